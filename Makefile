@@ -1,0 +1,43 @@
+# Two commands a fresh Debian machine needs: `make run` and `make test`.
+# Both install redis-server with apt-get when it is missing (run as root).
+
+export PATH := $(PATH):/usr/local/go/bin
+GO        ?= go
+BIN       := bin/seckill-harness
+GOFLAGS   ?=
+TESTFLAGS ?= -count=1 -timeout 14m
+
+.PHONY: all deps build run test vet fmt-check bench clean
+
+all: build
+
+## deps: install redis-server (Debian package) when it is missing.
+deps:
+	@if ! command -v redis-server >/dev/null 2>&1; then \
+		echo "redis-server missing: installing it with apt-get"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	fi
+	@redis-server --version
+
+## build: compile bin/seckill-harness.
+build:
+	$(GO) build $(GOFLAGS) -o $(BIN) .
+
+## run: the main job on the embedded default (a local cluster it starts and removes).
+run: deps build
+	./$(BIN) race
+
+## vet, fmt-check: the house checks.
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+## test: every package against real redis-server processes.
+test: deps vet fmt-check
+	$(GO) test $(TESTFLAGS) ./...
+
+clean:
+	rm -rf bin out

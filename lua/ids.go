@@ -1,0 +1,125 @@
+package lua
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base32"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+)
+
+// RequestShards is the number of request-result hashes per bucket.
+const RequestShards = 256
+
+// MaxIDLen is the longest activity, sku, user or request id accepted.
+const MaxIDLen = 128
+
+// Scope names one stock bucket of one activity version. All keys of a script
+// call are built from one Scope, so they share its hash tag and one slot.
+type Scope struct {
+	ActivityID string
+	SKUID      string
+	Version    int64
+	Bucket     uint32
+}
+
+// HashTag is the part of every key inside the braces:
+// a:<activity_id>:s:<sku_id>:v:<version>:b:<bucket>.
+func (s Scope) HashTag() string {
+	return "a:" + s.ActivityID + ":s:" + s.SKUID + ":v:" + strconv.FormatInt(s.Version, 10) +
+		":b:" + strconv.FormatUint(uint64(s.Bucket), 10)
+}
+
+// Key returns seckill:{<hash tag>}:<suffix>.
+func (s Scope) Key(suffix string) string { return "seckill:{" + s.HashTag() + "}:" + suffix }
+
+// MetaKey is the bucket's activity metadata hash.
+func (s Scope) MetaKey() string { return s.Key("meta") }
+
+// StockKey is the bucket's stock hash (initial, available, reserved, released_total).
+func (s Scope) StockKey() string { return s.Key("stock") }
+
+// ReqShardKey is the request-result hash that holds requestID's answer.
+func (s Scope) ReqShardKey(requestID string) string {
+	return s.Key(fmt.Sprintf("req:%03d", RequestShard(requestID)))
+}
+
+// ReqShardKeyN is request-result hash number n (0..RequestShards-1).
+func (s Scope) ReqShardKeyN(n int) string { return s.Key(fmt.Sprintf("req:%03d", n)) }
+
+// UserKey is the one-per-user marker of userID.
+func (s Scope) UserKey(userID string) string { return s.Key("user:" + userID) }
+
+// ResvKey is the reservation record of reservationID.
+func (s Scope) ResvKey(reservationID string) string { return s.Key("resv:" + reservationID) }
+
+// SendPendingKey is the zset of reservations waiting to be sent, by next retry time.
+func (s Scope) SendPendingKey() string { return s.Key("send_pending") }
+
+// ExpiryKey is the zset of reservations by expires_at_ms.
+func (s Scope) ExpiryKey() string { return s.Key("reservation_expiry") }
+
+// SoldoutKey is set while the bucket has no available stock.
+func (s Scope) SoldoutKey() string { return s.Key("soldout") }
+
+// RequestShard is fnv32a(requestID) % 256.
+func RequestShard(requestID string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(requestID))
+	return h.Sum32() % RequestShards
+}
+
+// BucketFor routes a user to a bucket: fnv64a(activity\0sku\0user) % buckets.
+// A user never changes bucket for a given bucket count. buckets <= 1 gives 0.
+func BucketFor(activityID, skuID, userID string, buckets uint32) uint32 {
+	if buckets <= 1 {
+		return 0
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(activityID))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(skuID))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(userID))
+	return uint32(h.Sum64() % uint64(buckets))
+}
+
+// ReservationID derives the reservation id of one request: the first 26
+// characters, lower case, of the unpadded base32 of
+// HMAC-SHA256(secret, activity\0sku\0user\0request). The same request always
+// gets the same id, which is what makes a retry after a lost reply safe.
+func ReservationID(secret []byte, activityID, skuID, userID, requestID string) string {
+	mac := hmac.New(sha256.New, secret)
+	_, _ = mac.Write([]byte(activityID))
+	_, _ = mac.Write([]byte{0})
+	_, _ = mac.Write([]byte(skuID))
+	_, _ = mac.Write([]byte{0})
+	_, _ = mac.Write([]byte(userID))
+	_, _ = mac.Write([]byte{0})
+	_, _ = mac.Write([]byte(requestID))
+	enc := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(mac.Sum(nil))
+	return strings.ToLower(enc[:26])
+}
+
+// MessageID is the id of the order message of a reservation: reserve-order:<id>:v1.
+func MessageID(reservationID string) string { return "reserve-order:" + reservationID + ":v1" }
+
+// ValidateID checks an id that goes into a key name or a packed request
+// result: 1..128 bytes of [A-Za-z0-9_-]. The error names the field.
+func ValidateID(field, v string) error {
+	if v == "" {
+		return fmt.Errorf("%s is empty", field)
+	}
+	if len(v) > MaxIDLen {
+		return fmt.Errorf("%s is %d bytes, at most %d allowed", field, len(v), MaxIDLen)
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("%s %q has %q at byte %d: only [A-Za-z0-9_-] is allowed", field, v, c, i)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package lua
+
+import (
+	"context"
+	"crypto/sha1"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// File names of the three scripts, embedded or in a --lua-dir.
+const (
+	ReserveFile    = "reserve.lua"
+	TransitionFile = "transition.lua"
+	CompensateFile = "compensate.lua"
+)
+
+//go:embed reserve.lua transition.lua compensate.lua
+var embedded embed.FS
+
+// Script is one Lua script run with EVALSHA, falling back to EVAL when the
+// node answers NOSCRIPT (script caches are per node and are not replicated:
+// the first call after a failover or restart meets an empty cache).
+type Script struct {
+	Name   string // file name, e.g. reserve.lua
+	Source string
+	SHA1   string
+}
+
+func newScript(name, src string) *Script {
+	sum := sha1.Sum([]byte(src))
+	return &Script{Name: name, Source: src, SHA1: hex.EncodeToString(sum[:])}
+}
+
+// Run sends EVALSHA and, on NOSCRIPT only, EVAL with the same keys and args.
+// fellBack reports whether EVAL was needed. The error is the reply's error;
+// with a client from this package a lost reply is an *OutcomeUnknownError.
+// Run never re-sends after any other error.
+func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, args ...any) (reply any, fellBack bool, err error) {
+	reply, err = rdb.EvalSha(ctx, s.SHA1, keys, args...).Result()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		reply, err = rdb.Eval(ctx, s.Source, keys, args...).Result()
+		return reply, true, err
+	}
+	return reply, false, err
+}
+
+// Scripts is the set of three scripts a run uses.
+type Scripts struct {
+	Reserve    *Script
+	Transition *Script
+	Compensate *Script
+	// Origin is "embedded" or the directory the scripts were read from.
+	Origin string
+}
+
+// Embedded returns the project's own scripts.
+func Embedded() *Scripts {
+	s, err := loadFS(embedded, "embedded")
+	if err != nil {
+		panic(err) // the files are compiled in: this cannot happen in a built binary
+	}
+	return s
+}
+
+// LoadDir reads reserve.lua, transition.lua and compensate.lua from dir, so a
+// team can test its own production scripts against the same contract
+// (DESIGN.md §1: same KEYS, ARGV and return tuples). The error names the
+// missing or empty file.
+func LoadDir(dir string) (*Scripts, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lua dir %q: %w (give a directory holding %s, %s and %s)", dir, err, ReserveFile, TransitionFile, CompensateFile)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("lua dir %q is not a directory (give a directory holding %s, %s and %s)", dir, ReserveFile, TransitionFile, CompensateFile)
+	}
+	abs, _ := filepath.Abs(dir)
+	return loadFS(os.DirFS(dir), abs)
+}
+
+func loadFS(fsys fs.FS, origin string) (*Scripts, error) {
+	read := func(name string) (*Script, error) {
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("lua dir %s has no %s: the directory needs %s, %s and %s", origin, name, ReserveFile, TransitionFile, CompensateFile)
+			}
+			return nil, fmt.Errorf("read %s/%s: %w", origin, name, err)
+		}
+		if strings.TrimSpace(string(b)) == "" {
+			return nil, fmt.Errorf("%s/%s is empty", origin, name)
+		}
+		return newScript(name, string(b)), nil
+	}
+	var s Scripts
+	var err error
+	if s.Reserve, err = read(ReserveFile); err != nil {
+		return nil, err
+	}
+	if s.Transition, err = read(TransitionFile); err != nil {
+		return nil, err
+	}
+	if s.Compensate, err = read(CompensateFile); err != nil {
+		return nil, err
+	}
+	s.Origin = origin
+	return &s, nil
+}
