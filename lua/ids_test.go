@@ -113,13 +113,13 @@ func TestActivityValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]func(a *Activity){
-		"version":   func(a *Activity) { a.Version = 0 },
-		"bucket":    func(a *Activity) { a.Buckets = 0 },
-		"buckets":   func(a *Activity) { a.Stock = 3 },
-		"negative":  func(a *Activity) { a.Stock = -1 },
-		"state":     func(a *Activity) { a.State = "OPEN" },
-		"before":    func(a *Activity) { a.EndsAtMs = a.StartsAtMs - 1 },
-		"retention": func(a *Activity) { a.RetentionUntilMs = a.EndsAtMs },
+		"version":       func(a *Activity) { a.Version = 0 },
+		"bucket":        func(a *Activity) { a.Buckets = 0 },
+		"buckets":       func(a *Activity) { a.Stock = 3 },
+		"negative":      func(a *Activity) { a.Stock = -1 },
+		"state":         func(a *Activity) { a.State = "OPEN" },
+		"before":        func(a *Activity) { a.EndsAtMs = a.StartsAtMs - 1 },
+		"retention":     func(a *Activity) { a.RetentionUntilMs = a.EndsAtMs },
 		"[A-Za-z0-9_-]": func(a *Activity) { a.ID = "a|b" },
 	}
 	for want, mut := range cases {
