@@ -9,10 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
-	"seckill-harness/compose"
 	"seckill-harness/lua"
 )
 
@@ -55,28 +53,21 @@ func runRace(ctx context.Context, out io.Writer, o raceOptions) error {
 	if o.users <= 0 || o.concurrency <= 0 {
 		return fmt.Errorf("--users and --concurrency must be positive")
 	}
-	scripts := lua.Embedded()
-	if o.luaDir != "" {
-		var err error
-		if scripts, err = lua.LoadDir(o.luaDir); err != nil {
-			return err
-		}
+	scripts, err := loadScripts(o.luaDir)
+	if err != nil {
+		return err
 	}
 	act := lua.NewActivity("race", "sku1", o.stock, o.buckets, time.Hour)
 	if err := act.Validate(); err != nil {
 		return fmt.Errorf("activity: %w", err)
 	}
 
-	t0 := time.Now()
-	cl, err := compose.Start(ctx, compose.Options{Masters: o.masters, ReplicasPerMaster: o.replicas})
+	st, err := startStand(ctx, out, clusterFlags{masters: o.masters, replicas: o.replicas}, 48)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	fmt.Fprintf(out, "cluster: %d masters x %d replicas ready in %.2fs\n", o.masters, o.replicas, time.Since(t0).Seconds())
-
-	rdb := lua.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), PoolSize: 64})
-	defer rdb.Close()
+	defer st.close()
+	rdb := st.rdb
 	if err := lua.Setup(ctx, rdb, act); err != nil {
 		return err
 	}

@@ -63,6 +63,6 @@ Exit codes: 0 pass, 1 a check failed, 2 harness or usage error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRaceCmd())
+	root.AddCommand(newRunCmd(), newRaceCmd())
 	return root
 }

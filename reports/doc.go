@@ -1,0 +1,32 @@
+// Package reports turns what a seckill-harness run recorded into the
+// artifacts people and CI jobs read afterwards.
+//
+// It has three parts:
+//
+//   - The report.json contract (report.go): [Report] and its parts, with
+//     the JSON names that CI jobs parse. Names may be added, never renamed.
+//     [Report.WriteJSON] and [ReadJSON] write and read the file; nil slices
+//     and maps are written as [] and {} so consumers never meet null.
+//   - Latency recording (latency.go): HdrHistogram helpers ([NewHistogram],
+//     [RecordDuration], [PercentilesOf]) and [Recorder], which aggregates
+//     every operation of a run into overall, per-phase and per-second
+//     latency and service-time distributions plus outcome counts.
+//   - Writers: [WriteHGRM] (the standard HdrHistogram percentile
+//     distribution, latency.hgrm) and [WriteText] (the terminal summary).
+//
+// Latency is coordinated-omission free: the latency of an operation is its
+// completion time minus its INTENDED send time (the time the open-loop pacer
+// scheduled it), so queueing inside the harness during a stall is counted.
+// Service time is completion minus the ACTUAL send time, i.e. what a closed
+// loop benchmark would report. Both are kept; the gap between them is the
+// interesting part during faults.
+//
+// Histograms record whole microseconds in [1 µs, 60 s]: overall and per
+// phase at 3 significant decimal digits (relative error at most 0.1%), per
+// second at 2 (below 1%, to keep a long run's memory small). Percentiles in
+// the report are milliseconds. Values outside the range are clamped and
+// counted (Totals.Clamped), never silently lost.
+//
+// Nothing in this package is goroutine-safe: the runner owns a Recorder and
+// feeds it from one goroutine.
+package reports

@@ -1,0 +1,405 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Status is the verdict of one invariant or assertion.
+type Status string
+
+// Status values, as written in report.json.
+const (
+	StatusPass Status = "pass"
+	StatusFail Status = "fail"
+	StatusSkip Status = "skip"
+)
+
+// Valid reports whether s is one of StatusPass, StatusFail, StatusSkip.
+func (s Status) Valid() bool {
+	return s == StatusPass || s == StatusFail || s == StatusSkip
+}
+
+// Outcome names the runner uses for the well-known outcomes. Any other
+// string (a business code name such as "USER_ALREADY_RESERVED") is counted
+// under its own name.
+const (
+	OutcomeAccepted = "ACCEPTED"
+	OutcomeSoldOut  = "SOLD_OUT"
+	// OutcomeUnknown: no reply (timeout, connection lost): the script may
+	// have run.
+	OutcomeUnknown = "UNKNOWN"
+	// OutcomeError: a non-business error reply (CROSSSLOT, OOM, ...).
+	OutcomeError = "ERROR"
+	// OutcomeUnset is what a Recorder counts a sample with an empty
+	// Outcome under, so a runner bug shows in the report.
+	OutcomeUnset = "UNSET"
+)
+
+// Report is the content of report.json. The JSON names of the fields that
+// exist in DESIGN.md §6 are a contract parsed by CI jobs: do not rename
+// them. Fields marked "additive" are extensions.
+type Report struct {
+	Scenario  string    `json:"scenario"`
+	Seed      int64     `json:"seed"`
+	Passed    bool      `json:"passed"`
+	StartedAt time.Time `json:"started_at"` // RFC 3339 (with fractional seconds)
+	DurationS float64   `json:"duration_s"` // wall-clock length of the load phase
+
+	Versions Versions `json:"versions"`
+	Topology Topology `json:"topology"`
+	Load     Load     `json:"load"`
+	Totals   Totals   `json:"totals"`
+
+	ThroughputOpsPerS float64     `json:"throughput_ops_per_s"`
+	LatencyMs         Percentiles `json:"latency_ms"`      // completion − intended send
+	ServiceTimeMs     Percentiles `json:"service_time_ms"` // completion − actual send
+
+	Phases     []Phase  `json:"phases"`
+	Timeseries []Second `json:"timeseries"`
+	Faults     []Fault  `json:"faults"`
+
+	Stock    Stock   `json:"stock"`
+	Unknown  Unknown `json:"unknown"`
+	LostAcks int64   `json:"lost_acks"`
+
+	Invariants []Invariant `json:"invariants"`
+	Assertions []Assertion `json:"assertions"`
+
+	// HistoryFile is the path of the per-operation history, if written
+	// (additive).
+	HistoryFile string `json:"history_file,omitempty"`
+	// HGRMFile is the path of the latency .hgrm file, if written (additive).
+	HGRMFile string `json:"hgrm_file,omitempty"`
+}
+
+// Versions of the parts the run used.
+type Versions struct {
+	Harness string `json:"harness"`
+	Redis   string `json:"redis"`
+	GoRedis string `json:"go_redis"`
+	Go      string `json:"go,omitempty"`      // additive: runtime.Version()
+	Scripts string `json:"scripts,omitempty"` // additive: which Lua scripts (path or SHA)
+}
+
+// Topology of the cluster under test.
+type Topology struct {
+	Masters           int      `json:"masters"`
+	ReplicasPerMaster int      `json:"replicas_per_master"`
+	Provider          string   `json:"provider"`        // "local", "compose", "testcontainers", "external"
+	Nodes             []string `json:"nodes,omitempty"` // additive: node addresses
+}
+
+// Load describes the offered load.
+type Load struct {
+	Mode       string  `json:"mode"`  // "open" or "closed"
+	Shape      string  `json:"shape"` // "constant", "linear", "sine", ...
+	TargetRate float64 `json:"target_rate"`
+	Users      int64   `json:"users"`
+	Stock      int64   `json:"stock"`
+	Buckets    int     `json:"buckets"`
+
+	Concurrency int            `json:"concurrency,omitempty"` // additive: workers
+	DurationS   float64        `json:"duration_s,omitempty"`  // additive: planned length
+	TimeoutMs   float64        `json:"timeout_ms,omitempty"`  // additive: per-call timeout
+	ShapeParams map[string]any `json:"shape_params,omitempty"`
+}
+
+// Totals over the whole run.
+type Totals struct {
+	// Ops counts operations that were sent (Dropped ones excluded); the
+	// outcome counts add up to Ops.
+	Ops int64 `json:"ops"`
+	// WireAttempts counts calls that went on the wire, retries included.
+	WireAttempts int64 `json:"wire_attempts"`
+	// LateStarts counts operations sent more than LateStartThresholdMs
+	// after their intended time.
+	LateStarts int64 `json:"late_starts"`
+	// Dropped counts scheduled operations that were never sent.
+	Dropped  int64            `json:"dropped"`
+	Outcomes map[string]int64 `json:"outcomes"`
+
+	LateStartThresholdMs float64          `json:"late_start_threshold_ms"` // additive
+	Errors               map[string]int64 `json:"errors"`                  // additive: error class → count
+	Clamped              Clamps           `json:"clamped"`                 // additive
+}
+
+// Clamps counts recorded durations that fell outside the histogram range
+// [1 µs, 60 s] and were clamped to it (additive). A negative duration (end
+// before start) counts as low.
+type Clamps struct {
+	LatencyLow  int64 `json:"latency_low"`
+	LatencyHigh int64 `json:"latency_high"`
+	ServiceLow  int64 `json:"service_low"`
+	ServiceHigh int64 `json:"service_high"`
+}
+
+// Total is the sum of all four counts.
+func (c Clamps) Total() int64 {
+	return c.LatencyLow + c.LatencyHigh + c.ServiceLow + c.ServiceHigh
+}
+
+// Percentiles of a distribution, in milliseconds.
+type Percentiles struct {
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+// Phase summarises the operations whose INTENDED send time fell in
+// [StartS, EndS).
+type Phase struct {
+	Name      string      `json:"name"`
+	StartS    float64     `json:"start_s"`
+	EndS      float64     `json:"end_s"`
+	Ops       int64       `json:"ops"`
+	LatencyMs Percentiles `json:"latency_ms"`
+
+	ServiceTimeMs Percentiles      `json:"service_time_ms"` // additive
+	Outcomes      map[string]int64 `json:"outcomes"`        // additive
+	Dropped       int64            `json:"dropped"`         // additive
+	// ThroughputOpsPerS: operations that COMPLETED inside the phase window,
+	// divided by the window length (additive).
+	ThroughputOpsPerS float64 `json:"throughput_ops_per_s"`
+}
+
+// Second summarises one second of the run: the operations whose intended
+// send time t satisfies TS <= t < TS+1 (seconds from the run start).
+// Its percentiles come from 2-significant-digit histograms (within 1%).
+type Second struct {
+	TS       int64            `json:"t_s"`
+	Ops      int64            `json:"ops"`
+	Outcomes map[string]int64 `json:"outcomes"`
+	P50Ms    float64          `json:"p50_ms"`
+	P99Ms    float64          `json:"p99_ms"`
+	MaxMs    float64          `json:"max_ms"`
+
+	// Additive.
+	P95Ms        float64 `json:"p95_ms"`
+	P999Ms       float64 `json:"p999_ms"`
+	ServiceP50Ms float64 `json:"service_p50_ms"`
+	ServiceP99Ms float64 `json:"service_p99_ms"`
+	ServiceMaxMs float64 `json:"service_max_ms"`
+	// Errors counts operations of this second without a business answer
+	// (outcome UNKNOWN or ERROR).
+	Errors  int64 `json:"errors"`
+	Dropped int64 `json:"dropped"`
+	// Completed counts operations that COMPLETED during this second,
+	// whatever their intended time: it drops to 0 during a stall.
+	Completed int64 `json:"completed"`
+}
+
+// Fault is one injected fault and the proof that it happened.
+type Fault struct {
+	Kind        string         `json:"kind"`
+	Target      string         `json:"target"`
+	Params      map[string]any `json:"params"`
+	InjectedAtS float64        `json:"injected_at_s"`
+	// HealedAtS: when the heal completed (0 and Healed false: never).
+	HealedAtS float64        `json:"healed_at_s"`
+	Evidence  map[string]any `json:"evidence"`
+
+	Name      string `json:"name,omitempty"`       // additive: the scenario's name for it
+	Healed    bool   `json:"healed"`               // additive
+	HealError string `json:"heal_error,omitempty"` // additive
+}
+
+// Stock is the final stock state, total and per bucket.
+type Stock struct {
+	Initial       int64         `json:"initial"`
+	Available     int64         `json:"available"`
+	Reserved      int64         `json:"reserved"`
+	ReleasedTotal int64         `json:"released_total"`
+	Buckets       []BucketStock `json:"buckets"`
+}
+
+// BucketStock is the final stock hash of one bucket.
+type BucketStock struct {
+	Bucket        int   `json:"bucket"`
+	Initial       int64 `json:"initial"`
+	Available     int64 `json:"available"`
+	Reserved      int64 `json:"reserved"`
+	ReleasedTotal int64 `json:"released_total"`
+}
+
+// Unknown is how the operations with outcome UNKNOWN were resolved by
+// reading their request results.
+type Unknown struct {
+	Total       int64 `json:"total"`
+	Executed    int64 `json:"executed"`
+	NotExecuted int64 `json:"not_executed"`
+	Unresolved  int64 `json:"unresolved"` // additive: could not be read
+}
+
+// Invariant is the verdict of one invariant check (I1..I9).
+type Invariant struct {
+	ID       string         `json:"id"`
+	Name     string         `json:"name"`
+	Status   Status         `json:"status"`
+	Detail   string         `json:"detail"`
+	Evidence map[string]any `json:"evidence"`
+}
+
+// Assertion is the verdict of one scenario assertion (for example a
+// latency bound).
+type Assertion struct {
+	Name     string  `json:"name"`
+	Status   Status  `json:"status"`
+	Observed float64 `json:"observed"`
+
+	Threshold *float64 `json:"threshold,omitempty"` // additive
+	Unit      string   `json:"unit,omitempty"`      // additive, e.g. "ms"
+	Detail    string   `json:"detail,omitempty"`    // additive
+}
+
+// FailedChecks lists the failed checks: the IDs of failed invariants (or
+// their names when the ID is empty) then the names of failed assertions.
+// It is nil when nothing failed.
+func (r *Report) FailedChecks() []string {
+	var out []string
+	for _, inv := range r.Invariants {
+		if inv.Status == StatusFail {
+			if inv.ID != "" {
+				out = append(out, inv.ID)
+			} else {
+				out = append(out, inv.Name)
+			}
+		}
+	}
+	for _, a := range r.Assertions {
+		if a.Status == StatusFail {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+// Verdict is the final line of the text summary: "PASS", or
+// "FAIL (n checks failed: I3, I6)". It is FAIL when a check failed or
+// when Passed is false.
+func (r *Report) Verdict() string {
+	failed := r.FailedChecks()
+	switch {
+	case len(failed) == 0 && r.Passed:
+		return "PASS"
+	case len(failed) == 0:
+		return "FAIL (passed=false, no invariant or assertion failed)"
+	}
+	noun := "checks"
+	if len(failed) == 1 {
+		noun = "check"
+	}
+	s := fmt.Sprintf("FAIL (%d %s failed: %s)", len(failed), noun, strings.Join(failed, ", "))
+	if r.Passed {
+		s += " [report says passed=true]"
+	}
+	return s
+}
+
+// MarshalJSON writes the report with every nil slice or map of the
+// contract as [] or {} (never null), and the four well-known outcomes
+// always present in totals.outcomes.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report // no methods: avoids recursion
+	n := plain(r)
+
+	n.Totals.Outcomes = withOutcomeKeys(n.Totals.Outcomes)
+	n.Totals.Errors = nonNilMap(n.Totals.Errors)
+
+	n.Phases = cloneSlice(n.Phases)
+	for i := range n.Phases {
+		n.Phases[i].Outcomes = nonNilMap(n.Phases[i].Outcomes)
+	}
+	n.Timeseries = cloneSlice(n.Timeseries)
+	for i := range n.Timeseries {
+		n.Timeseries[i].Outcomes = nonNilMap(n.Timeseries[i].Outcomes)
+	}
+	n.Faults = cloneSlice(n.Faults)
+	for i := range n.Faults {
+		n.Faults[i].Params = nonNilMap(n.Faults[i].Params)
+		n.Faults[i].Evidence = nonNilMap(n.Faults[i].Evidence)
+	}
+	n.Stock.Buckets = cloneSlice(n.Stock.Buckets)
+	n.Invariants = cloneSlice(n.Invariants)
+	for i := range n.Invariants {
+		n.Invariants[i].Evidence = nonNilMap(n.Invariants[i].Evidence)
+	}
+	n.Assertions = cloneSlice(n.Assertions)
+	return json.Marshal(n)
+}
+
+// cloneSlice returns a copy of s that is never nil.
+func cloneSlice[T any](s []T) []T {
+	return append(make([]T, 0, len(s)), s...)
+}
+
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}
+
+func withOutcomeKeys(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m)+4)
+	for _, k := range []string{OutcomeAccepted, OutcomeSoldOut, OutcomeUnknown, OutcomeError} {
+		out[k] = 0
+	}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// WriteJSON writes the report to path as indented JSON with a trailing
+// newline. It writes a temporary file in the same directory and renames it,
+// so a reader never sees a half-written report.
+func (r *Report) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("reports: encode %s: %w", path, err)
+	}
+	b = append(b, '\n')
+
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("reports: write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("reports: write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("reports: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("reports: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("reports: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadJSON reads a report written by WriteJSON (unknown fields are
+// ignored, so newer reports still read). Numbers inside the free-form
+// maps (params, evidence) come back as float64.
+func ReadJSON(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reports: read %s: %w", path, err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("reports: parse %s: %w", path, err)
+	}
+	return &r, nil
+}

@@ -1,0 +1,175 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"seckill-harness/lua"
+)
+
+// scripted drives the reference path by hand and records a history exactly
+// as the engine does, so the checker can be shown a real run whose Redis
+// state is then corrupted behind the script's back.
+type scripted struct {
+	t   *testing.T
+	tgt Target
+	e   *engine
+	h   History
+}
+
+func newScripted(t *testing.T, stock int64, buckets uint32) *scripted {
+	tgt := newTarget(t, stock, buckets)
+	e := &engine{cfg: smallConfig(), tgt: tgt, began: time.Now()}
+	return &scripted{t: t, tgt: tgt, e: e}
+}
+
+func (s *scripted) do(k Kind, user, req uint32) Op {
+	s.t.Helper()
+	op := s.e.executeOp(context.Background(), Op{ID: uint32(len(s.h.Ops)), Kind: k, User: user, Req: req, Intended: s.e.since()})
+	if op.Outcome < 0 {
+		s.t.Fatalf("op %+v failed: %s", op, op.ErrClass)
+	}
+	s.h.Ops = append(s.h.Ops, op)
+	return op
+}
+
+func (s *scripted) verify() *CheckReport {
+	s.t.Helper()
+	rep, err := Verify(context.Background(), s.tgt, CheckInput{History: &s.h})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return rep
+}
+
+func (s *scripted) scope(user uint32) lua.Scope {
+	a := s.tgt.Activity
+	return a.Scope(a.BucketOf(UserID(user)))
+}
+
+// sellOut: users 0..n-1 each reserve once; some replays, a foreign reuse
+// and a release, so every check has something to look at.
+func (s *scripted) sellOut(n uint32) {
+	for u := uint32(0); u < n; u++ {
+		s.do(KindFresh, u, u)
+	}
+	s.do(KindReplay, 0, 0)
+	s.do(KindSameUser, 1, 1000)
+	s.do(KindRelease, 2, 2)
+	s.do(KindRelease, 2, 2)
+}
+
+func wantFail(t *testing.T, rep *CheckReport, id string) {
+	t.Helper()
+	c := checkByID(t, rep, id)
+	if c.Status != StatusFail {
+		t.Fatalf("%s did not catch the corruption: %s %s", id, c.Status, c.Detail)
+	}
+	t.Logf("%s caught it: %s", id, c.Detail)
+}
+
+func TestCheckerPassesTheReferencePath(t *testing.T) {
+	s := newScripted(t, 5, 1)
+	s.sellOut(8)
+	rep := s.verify()
+	for _, c := range rep.Checks {
+		if c.Status == StatusFail {
+			t.Fatalf("%s failed on the reference path: %s", c.ID, c.Detail)
+		}
+	}
+	if checkByID(t, rep, "I8").Status != StatusPass || checkByID(t, rep, "I9").Status != StatusPass {
+		t.Fatal("I8/I9 did not run")
+	}
+}
+
+func TestCheckerCatchesCorruption(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		id      string
+		corrupt func(s *scripted)
+	}{
+		{"I1", func(s *scripted) { testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "available", 1) }},
+		{"I2", func(s *scripted) { // conserved, but reserved no longer counts the records
+			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "available", -1)
+			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "reserved", 1)
+		}},
+		{"I3", func(s *scripted) { // the bucket silently holds more than it was given
+			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "available", 3)
+			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "initial", 3)
+			for u := uint32(100); u < 104; u++ {
+				s.do(KindFresh, u, u)
+			}
+		}},
+		{"I4", func(s *scripted) { // a user's marker vanishes; the user reserves again
+			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "available", 1)
+			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "initial", 1)
+			testRDB.Del(ctx, s.scope(0).UserKey(UserID(0)))
+			s.do(KindSameUser, 0, 2000)
+		}},
+		{"I5", func(s *scripted) { // a replay answered differently
+			sc := s.scope(3)
+			testRDB.HSet(ctx, sc.ReqShardKey(RequestID(3)), RequestID(3), "15||0|SOLD_OUT|"+UserID(3))
+			s.do(KindReplay, 3, 3)
+		}},
+		{"I6", func(s *scripted) { // an acknowledged reservation's record is deleted
+			rid := s.h.Ops[4].RID
+			testRDB.Del(ctx, s.scope(4).ResvKey(rid))
+		}},
+		{"I7", func(s *scripted) { // an UNKNOWN whose request result cannot be read
+			testRDB.Del(ctx, s.scope(9).ReqShardKey(RequestID(9)))
+			testRDB.Set(ctx, s.scope(9).ReqShardKey(RequestID(9)), "not a hash", time.Hour)
+			s.h.Ops = append(s.h.Ops, Op{ID: uint32(len(s.h.Ops)), Kind: KindFresh, User: 9, Req: 9,
+				Bucket: uint16(s.tgt.Activity.BucketOf(UserID(9))), Outcome: OutcomeUnknown, Flags: FlagHadUnknown, Sends: 1})
+		}},
+		{"I8", func(s *scripted) { // a released reservation is put back to REJECTED and released again
+			rid := s.h.Ops[2].RID
+			testRDB.HSet(ctx, s.scope(2).ResvKey(rid), "status", "REJECTED")
+			s.do(KindRelease, 2, 2)
+		}},
+		{"I9", func(s *scripted) { // the bucket says SOLD_OUT while it holds stock
+			sk := s.scope(0).StockKey()
+			testRDB.HIncrBy(ctx, sk, "available", -1)
+			testRDB.HIncrBy(ctx, sk, "initial", -1)
+			s.do(KindFresh, 200, 200)
+			testRDB.HIncrBy(ctx, sk, "available", 1)
+			testRDB.HIncrBy(ctx, sk, "initial", 1)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.id, func(t *testing.T) {
+			s := newScripted(t, 5, 1)
+			s.sellOut(8)
+			c.corrupt(s)
+			rep := s.verify()
+			wantFail(t, rep, c.id)
+			ev := fmt.Sprint(checkByID(t, rep, c.id).Evidence)
+			if strings.TrimSpace(ev) == "" {
+				t.Fatal("no evidence")
+			}
+		})
+	}
+}
+
+func TestSamplerRecordsTransientViolation(t *testing.T) {
+	tgt := newTarget(t, 10, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan []StockSample)
+	began := time.Now()
+	go func() { done <- sampleStock(ctx, tgt, began, 50*time.Millisecond) }()
+	sk := tgt.Activity.Scope(0).StockKey()
+	time.Sleep(120 * time.Millisecond)
+	testRDB.HIncrBy(context.Background(), sk, "available", -1) // broken for a moment…
+	time.Sleep(150 * time.Millisecond)
+	testRDB.HIncrBy(context.Background(), sk, "available", 1) // …then repaired
+	time.Sleep(120 * time.Millisecond)
+	cancel()
+	samples := <-done
+	c := checkI1([]lua.Stock{{Initial: 10, Available: 10}}, samples)
+	if c.Status != StatusFail {
+		t.Fatalf("a transient violation went unseen: %s (%d samples)", c.Detail, len(samples))
+	}
+	t.Logf("%s %v", c.Detail, c.Evidence["transient_violations"])
+}

@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/lua"
+)
+
+// ErrClass is why an operation ended in ERROR.
+type ErrClass uint8
+
+// Error classes.
+const (
+	ErrNone        ErrClass = iota
+	ErrClusterDown          // CLUSTERDOWN: slots uncovered or the cluster is failing
+	ErrTryAgain             // TRYAGAIN: multi-key call while its slot migrates
+	ErrRedirects            // MOVED/ASK still answered after go-redis' redirect budget
+	ErrOOM                  // OOM command not allowed (noeviction at maxmemory)
+	ErrNoScript             // NOSCRIPT that the EVAL fallback did not cure
+	ErrCrossSlot            // CROSSSLOT: keys of one call in different slots
+	ErrConnect              // could not reach the node (dial refused, pool timeout): never sent
+	ErrMasterDown           // MASTERDOWN / LOADING / READONLY
+	ErrOther
+)
+
+var errClassNames = [...]string{"", "CLUSTERDOWN", "TRYAGAIN", "MOVED_ASK_EXHAUSTED", "OOM", "NOSCRIPT", "CROSSSLOT", "CONNECT", "MASTERDOWN", "OTHER"}
+
+func (c ErrClass) String() string {
+	if int(c) < len(errClassNames) {
+		return errClassNames[c]
+	}
+	return "OTHER"
+}
+
+// ErrClasses lists the error class names.
+func ErrClasses() []string { return errClassNames[1:] }
+
+// Classify turns the error of one send into an outcome. A nil error is not
+// classified here. Lost replies and deadlines after the write are UNKNOWN.
+func Classify(err error) (Outcome, ErrClass) {
+	if lua.IsOutcomeUnknown(err) {
+		return OutcomeUnknown, ErrNone
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		msg := err.Error()
+		switch {
+		case strings.HasPrefix(msg, "CLUSTERDOWN"):
+			return OutcomeError, ErrClusterDown
+		case strings.HasPrefix(msg, "TRYAGAIN"):
+			return OutcomeError, ErrTryAgain
+		case strings.HasPrefix(msg, "MOVED"), strings.HasPrefix(msg, "ASK"):
+			return OutcomeError, ErrRedirects
+		case strings.HasPrefix(msg, "OOM"):
+			return OutcomeError, ErrOOM
+		case strings.HasPrefix(msg, "NOSCRIPT"):
+			return OutcomeError, ErrNoScript
+		case strings.HasPrefix(msg, "CROSSSLOT"):
+			return OutcomeError, ErrCrossSlot
+		case strings.HasPrefix(msg, "MASTERDOWN"), strings.HasPrefix(msg, "LOADING"), strings.HasPrefix(msg, "READONLY"):
+			return OutcomeError, ErrMasterDown
+		}
+		return OutcomeError, ErrOther
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" || errors.Is(err, redis.ErrPoolTimeout) {
+		return OutcomeError, ErrConnect
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Deadline before a connection was had: never written.
+		return OutcomeError, ErrConnect
+	}
+	return OutcomeError, ErrOther
+}

@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Mode is open (paced by the schedule) or closed (workers as fast as they can).
+type Mode string
+
+// Modes.
+const (
+	ModeOpen   Mode = "open"
+	ModeClosed Mode = "closed"
+)
+
+// Shape names the arrival-rate curve of an open-loop run.
+type Shape struct {
+	Kind string  `json:"kind"` // constant | linear | sine | spike
+	Rate float64 `json:"rate"` // ops/s: the constant rate, linear start rate, sine mean, spike base
+	// linear: the rate grows by Slope ops/s every second.
+	Slope float64 `json:"slope,omitempty"`
+	// sine: Rate ± Amplitude over Period.
+	Amplitude float64       `json:"amplitude,omitempty"`
+	Period    time.Duration `json:"period,omitempty"`
+	// spike: from Rate, ramp to Peak over RampUp, hold for Hold, fall back
+	// to Rate over RampDown, starting at SpikeAt (seed 002 §6.1's wave).
+	Peak     float64       `json:"peak,omitempty"`
+	SpikeAt  time.Duration `json:"spike_at,omitempty"`
+	RampUp   time.Duration `json:"ramp_up,omitempty"`
+	Hold     time.Duration `json:"hold,omitempty"`
+	RampDown time.Duration `json:"ramp_down,omitempty"`
+}
+
+// Shapes lists the valid Shape.Kind values.
+var Shapes = []string{"constant", "linear", "sine", "spike"}
+
+// Mix gives the share of each operation kind; fresh requests take the rest.
+// Shares are in [0,1] and add up to at most 1.
+type Mix struct {
+	Replay         float64 `json:"replay"`          // an earlier request re-sent with the same ids
+	SameUser       float64 `json:"same_user"`       // an earlier user with a new request_id
+	ForeignRequest float64 `json:"foreign_request"` // another user's request_id reused
+	Release        float64 `json:"release"`         // an earlier reservation fenced (RELEASE_PENDING) and compensated
+}
+
+// Config is one run of the engine.
+type Config struct {
+	Seed        int64
+	Mode        Mode
+	Shape       Shape
+	Duration    time.Duration
+	Concurrency int // open: workers (connections in use at once); closed: workers
+	MaxInFlight int // open: cap on scheduled-but-unfinished operations; over it an op is dropped
+	MaxOps      int // 0: no cap; otherwise stop scheduling after this many operations
+	Users       int
+	Mix         Mix
+	TTL         time.Duration // reservation TTL passed to reserve.lua
+	CallTimeout time.Duration // per send; a send that times out is UNKNOWN
+	// RetrySends is how many times an UNKNOWN (or TRYAGAIN/CLUSTERDOWN) answer is
+	// re-sent with the same ids: never a new request_id (seed 000 §7.4).
+	RetrySends   int
+	RetryBackoff time.Duration
+	// LateThreshold: an operation that starts later than this after its intended time is a late start.
+	LateThreshold time.Duration
+	// SampleEvery is the period of the I1 sampler; 0 disables it.
+	SampleEvery time.Duration
+}
+
+// DefaultConfig is the engine's default: open loop, constant 2,000 ops/s for 10 s.
+func DefaultConfig() Config {
+	return Config{
+		Seed: 42, Mode: ModeOpen, Shape: Shape{Kind: "constant", Rate: 2000}, Duration: 10 * time.Second,
+		Concurrency: 64, MaxInFlight: 20000, Users: 20000,
+		Mix: Mix{Replay: 0.05, SameUser: 0.03, ForeignRequest: 0.02},
+		TTL: 15 * time.Minute, CallTimeout: 2 * time.Second, RetrySends: 3, RetryBackoff: 50 * time.Millisecond,
+		LateThreshold: time.Millisecond, SampleEvery: time.Second,
+	}
+}
+
+// Validate rejects impossible values; the error names the field and the fix.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+	switch c.Mode {
+	case ModeOpen, ModeClosed:
+	default:
+		bad("mode %q: want open or closed", c.Mode)
+	}
+	if c.Duration <= 0 {
+		bad("duration must be positive, got %s", c.Duration)
+	}
+	if c.Concurrency <= 0 {
+		bad("concurrency must be positive, got %d", c.Concurrency)
+	}
+	if c.Users <= 0 {
+		bad("users must be positive, got %d", c.Users)
+	}
+	if c.MaxOps < 0 {
+		bad("max ops must not be negative")
+	}
+	if c.TTL <= 0 {
+		bad("reservation TTL must be positive, got %s", c.TTL)
+	}
+	if c.CallTimeout <= 0 {
+		bad("call timeout must be positive, got %s", c.CallTimeout)
+	}
+	if c.RetrySends < 0 {
+		bad("retry sends must not be negative")
+	}
+	m := c.Mix
+	for name, v := range map[string]float64{"replay": m.Replay, "same_user": m.SameUser, "foreign_request": m.ForeignRequest, "release": m.Release} {
+		if v < 0 || v > 1 {
+			bad("mix %s = %g: want a share between 0 and 1", name, v)
+		}
+	}
+	if s := m.Replay + m.SameUser + m.ForeignRequest + m.Release; s > 1+1e-9 {
+		bad("mix shares add up to %g: at most 1 (fresh requests take the rest)", s)
+	}
+	if c.Mode == ModeOpen {
+		if c.MaxInFlight <= 0 {
+			bad("max in flight must be positive, got %d", c.MaxInFlight)
+		}
+		if err := c.Shape.validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s Shape) validate() error {
+	switch s.Kind {
+	case "constant":
+		if s.Rate <= 0 {
+			return fmt.Errorf("rate must be positive, got %g", s.Rate)
+		}
+	case "linear":
+		if s.Rate <= 0 {
+			return fmt.Errorf("linear shape: start rate must be positive, got %g", s.Rate)
+		}
+	case "sine":
+		if s.Rate <= 0 || s.Period <= 0 || s.Amplitude <= 0 || s.Amplitude >= s.Rate {
+			return fmt.Errorf("sine shape: want rate > amplitude > 0 and a positive period (rate %g, amplitude %g, period %s)", s.Rate, s.Amplitude, s.Period)
+		}
+	case "spike":
+		if s.Rate <= 0 || s.Peak < s.Rate || s.RampUp < 0 || s.Hold < 0 || s.RampDown < 0 || s.SpikeAt < 0 {
+			return fmt.Errorf("spike shape: want peak >= rate > 0 and non-negative spike_at/ramp_up/hold/ramp_down (rate %g, peak %g)", s.Rate, s.Peak)
+		}
+	default:
+		return fmt.Errorf("shape %q: want one of %v", s.Kind, Shapes)
+	}
+	return nil
+}

@@ -1,0 +1,317 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"seckill-harness/lua"
+)
+
+// Target is what the engine drives: the reserve path of one activity.
+type Target struct {
+	Store    *lua.Store
+	Activity *lua.Activity
+}
+
+// Result is what a run produced: the history and the run's clock.
+type Result struct {
+	Config   Config
+	Began    time.Time     // wall clock of offset 0
+	Elapsed  time.Duration // from offset 0 to the last answer
+	History  *History
+	Samples  []StockSample // the I1 sampler's readings, if it ran
+	Observed Observed
+}
+
+// Observed counts what the engine saw besides outcomes.
+type Observed struct {
+	Scheduled  int64 // operations the schedule produced (sent + dropped)
+	Dropped    int64 // over the in-flight cap
+	LateStarts int64 // started more than LateThreshold after their intended time
+	MaxLateBy  time.Duration
+}
+
+// Run drives tgt with cfg until the duration ends (or MaxOps is reached, or
+// ctx is cancelled: then it stops scheduling, lets the operations in flight
+// finish, and returns what it has with ctx's error). Every scheduled operation
+// is in the history, dropped ones included.
+func Run(ctx context.Context, cfg Config, tgt Target) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.LateThreshold <= 0 {
+		cfg.LateThreshold = time.Millisecond
+	}
+	var pacer vegeta.Pacer
+	if cfg.Mode == ModeOpen {
+		var err error
+		if pacer, err = NewPacer(cfg.Shape); err != nil {
+			return nil, err
+		}
+	}
+	a := tgt.Activity
+	e := &engine{cfg: cfg, tgt: tgt, wl: NewWorkload(cfg.Seed, cfg.Users, cfg.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) })}
+	e.began = time.Now()
+
+	sampleCtx, stopSampler := context.WithCancel(context.Background())
+	samplerDone := make(chan []StockSample, 1)
+	if cfg.SampleEvery > 0 {
+		go func() { samplerDone <- sampleStock(sampleCtx, tgt, e.began, cfg.SampleEvery) }()
+	} else {
+		samplerDone <- nil
+	}
+
+	if cfg.Mode == ModeOpen {
+		e.runOpen(ctx, pacer)
+	} else {
+		e.runClosed(ctx)
+	}
+	elapsed := time.Since(e.began)
+	stopSampler()
+	res := &Result{Config: cfg, Began: e.began, Elapsed: elapsed, Samples: <-samplerDone}
+
+	var ops []Op
+	for _, w := range e.workers {
+		ops = append(ops, w...)
+	}
+	ops = append(ops, e.dropped...)
+	sort.Slice(ops, func(i, j int) bool { return ops[i].ID < ops[j].ID })
+	res.History = &History{Ops: ops}
+	res.Observed = Observed{Scheduled: int64(len(ops)), Dropped: int64(len(e.dropped))}
+	for i := range ops {
+		if ops[i].Outcome == OutcomeDropped {
+			continue
+		}
+		if late := ops[i].Start - ops[i].Intended; late > cfg.LateThreshold {
+			res.Observed.LateStarts++
+			if late > res.Observed.MaxLateBy {
+				res.Observed.MaxLateBy = late
+			}
+		}
+	}
+	return res, ctx.Err()
+}
+
+type engine struct {
+	cfg     Config
+	tgt     Target
+	wl      *Workload
+	began   time.Time
+	workers [][]Op // one history slice per worker: no lock on the hot path
+	dropped []Op   // written by the scheduler only
+	wg      *sync.WaitGroup
+}
+
+type scheduled struct {
+	id       uint32
+	intended time.Duration
+}
+
+func (e *engine) since() time.Duration { return time.Since(e.began) }
+
+func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
+	queue := make(chan scheduled, e.cfg.MaxInFlight)
+	var inflight atomic.Int64
+	e.startWorkers(func(w int, record func(Op)) {
+		for s := range queue {
+			record(e.execute(ctx, s.id, s.intended))
+			inflight.Add(-1)
+		}
+	})
+
+	var n uint64
+	var last time.Duration
+	for ctx.Err() == nil {
+		if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) {
+			break
+		}
+		elapsed := e.since()
+		if elapsed >= e.cfg.Duration {
+			break
+		}
+		wait, stop := p.Pace(elapsed, n)
+		if stop {
+			break
+		}
+		var intended time.Duration
+		if wait > 0 {
+			intended = elapsed + wait
+			if intended >= e.cfg.Duration {
+				break
+			}
+			if !sleepCtx(ctx, wait) {
+				break
+			}
+		} else {
+			// Behind schedule: the operation was due at some point since the
+			// last one; find exactly when, so its latency counts the wait.
+			intended = dueTime(p, n, last, elapsed)
+		}
+		last = intended
+		id := uint32(n)
+		n++
+		if inflight.Load() >= int64(e.cfg.MaxInFlight) {
+			e.dropped = append(e.dropped, e.droppedOp(id, intended))
+			continue
+		}
+		inflight.Add(1)
+		queue <- scheduled{id: id, intended: intended}
+	}
+	close(queue)
+	e.wait()
+}
+
+func (e *engine) runClosed(ctx context.Context) {
+	var next atomic.Uint64
+	e.startWorkers(func(w int, record func(Op)) {
+		for ctx.Err() == nil {
+			n := next.Add(1) - 1
+			if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) {
+				return
+			}
+			now := e.since()
+			if now >= e.cfg.Duration {
+				return
+			}
+			record(e.execute(ctx, uint32(n), now))
+		}
+	})
+	e.wait()
+}
+
+func (e *engine) startWorkers(loop func(w int, record func(Op))) {
+	e.workers = make([][]Op, e.cfg.Concurrency)
+	e.wg = &sync.WaitGroup{}
+	for w := 0; w < e.cfg.Concurrency; w++ {
+		e.wg.Add(1)
+		go func(w int) {
+			defer e.wg.Done()
+			ops := make([]Op, 0, 1024)
+			loop(w, func(o Op) { ops = append(ops, o) })
+			e.workers[w] = ops
+		}(w)
+	}
+}
+
+func (e *engine) wait() { e.wg.Wait() }
+
+func (e *engine) droppedOp(id uint32, intended time.Duration) Op {
+	k, u, r := e.wl.Op(uint64(id))
+	return Op{ID: id, Kind: k, User: u, Req: r, Intended: intended, Outcome: OutcomeDropped,
+		Bucket: uint16(e.tgt.Activity.BucketOf(UserID(u)))}
+}
+
+// execute runs operation id and returns its record. Errors of the operation
+// are data in the record, never a Go error.
+func (e *engine) execute(ctx context.Context, id uint32, intended time.Duration) Op {
+	k, u, r := e.wl.Op(uint64(id))
+	return e.executeOp(ctx, Op{ID: id, Kind: k, User: u, Req: r, Intended: intended})
+}
+
+// executeOp runs an operation whose kind, user and request are set.
+func (e *engine) executeOp(ctx context.Context, op Op) Op {
+	op.Bucket = uint16(e.tgt.Activity.BucketOf(UserID(op.User)))
+	op.Start = e.since()
+	k := op.Kind
+	if k.IsReserve() {
+		e.reserve(ctx, &op)
+	} else {
+		e.release(ctx, &op)
+	}
+	op.End = e.since()
+	return op
+}
+
+// reserve sends reserve.lua and, after an UNKNOWN or a transient refusal,
+// re-sends the very same call (same request_id, reservation_id, message_id).
+func (e *engine) reserve(ctx context.Context, op *Op) {
+	st := e.tgt.Store
+	call, err := st.NewReserveCall(e.tgt.Activity, UserID(op.User), RequestID(op.Req), e.cfg.TTL)
+	if err != nil {
+		op.Outcome, op.ErrClass = OutcomeError, ErrOther
+		return
+	}
+	attempts := 0
+	for send := 0; ; send++ {
+		cctx, cancel := context.WithTimeout(ctx, e.cfg.CallTimeout)
+		res, err := st.Reserve(cctx, call)
+		cancel()
+		attempts += res.Attempts
+		op.Sends = sat8(send + 1)
+		if res.EvalFallback {
+			op.Flags |= FlagEvalFallback
+		}
+		if err == nil {
+			op.Outcome, op.ErrClass, op.RID = Outcome(res.Code), ErrNone, res.ReservationID
+			if res.Replay {
+				op.Flags |= FlagReplay
+			}
+			break
+		}
+		op.Outcome, op.ErrClass = Classify(err)
+		if op.Outcome == OutcomeUnknown {
+			op.Flags |= FlagHadUnknown
+		}
+		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !sleepCtx(ctx, e.cfg.RetryBackoff) {
+			break
+		}
+	}
+	op.Attempts = sat8(attempts)
+}
+
+// release fences an earlier reservation (RESERVED/SEND_UNKNOWN/ENQUEUED/REJECTED
+// -> RELEASE_PENDING) and compensates it; the outcome is compensate.lua's code.
+func (e *engine) release(ctx context.Context, op *Op) {
+	a := e.tgt.Activity
+	st := e.tgt.Store
+	uid := UserID(op.User)
+	rid := st.ReservationIDFor(a, uid, RequestID(op.Req))
+	sc := a.Scope(uint32(op.Bucket))
+	op.RID = rid
+	for send := 0; ; send++ {
+		cctx, cancel := context.WithTimeout(ctx, e.cfg.CallTimeout)
+		_, err := st.Transition(cctx, sc, rid, lua.TransitionArgs{Target: lua.StatusReleasePending})
+		var res lua.CompensateResult
+		if err == nil {
+			res, err = st.Compensate(cctx, sc, uid, rid, "harness-release", 0)
+		}
+		cancel()
+		op.Sends = sat8(send + 1)
+		op.Attempts = sat8(int(op.Attempts) + 2)
+		if err == nil {
+			op.Outcome, op.ErrClass = Outcome(res.Code), ErrNone
+			return
+		}
+		op.Outcome, op.ErrClass = Classify(err)
+		if op.Outcome == OutcomeUnknown {
+			op.Flags |= FlagHadUnknown
+		}
+		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !sleepCtx(ctx, e.cfg.RetryBackoff) {
+			return
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (c Config) String() string {
+	return fmt.Sprintf("%s %s rate=%g for %s, %d workers, %d users", c.Mode, c.Shape.Kind, c.Shape.Rate, c.Duration, c.Concurrency, c.Users)
+}

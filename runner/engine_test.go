@@ -1,0 +1,205 @@
+package runner
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"seckill-harness/lua"
+)
+
+func checkByID(t *testing.T, rep *CheckReport, id string) Check {
+	t.Helper()
+	for _, c := range rep.Checks {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("no check %s", id)
+	return Check{}
+}
+
+func smallConfig() Config {
+	cfg := DefaultConfig()
+	cfg.Shape = Shape{Kind: "constant", Rate: 1000}
+	cfg.Duration = 2 * time.Second
+	cfg.Users = 1500
+	cfg.Concurrency = 32
+	cfg.Mix = Mix{Replay: 0.05, SameUser: 0.05, ForeignRequest: 0.05, Release: 0.03}
+	cfg.SampleEvery = 200 * time.Millisecond
+	return cfg
+}
+
+func TestOpenLoopRunPassesEveryInvariant(t *testing.T) {
+	tgt := newTarget(t, 500, 2)
+	cfg := smallConfig()
+	res, err := Run(context.Background(), cfg, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := res.History.Ops
+	if n := len(ops); n < 1900 || n > 2000 {
+		t.Fatalf("%d ops scheduled in 2 s at 1000/s", n)
+	}
+	for i, o := range ops {
+		if int(o.ID) != i {
+			t.Fatalf("history not indexed by id at %d", i)
+		}
+		if o.Outcome == OutcomeDropped {
+			continue
+		}
+		if o.End < o.Start || o.Start < 0 || o.Intended < 0 || o.Sends == 0 {
+			t.Fatalf("op %+v has impossible times", o)
+		}
+	}
+	// Open loop: intended times follow the schedule, 1 ms apart, whatever the answers took.
+	if d := ops[1000].Intended - ops[999].Intended; d < 999*time.Microsecond || d > 1001*time.Microsecond {
+		t.Fatalf("intended spacing %v at 1000/s", d)
+	}
+	rep, err := Verify(context.Background(), tgt, CheckInput{History: res.History, Samples: res.Samples})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Checks {
+		t.Logf("%s %-24s %-4s %s", c.ID, c.Name, c.Status, c.Detail)
+		if c.Status == StatusFail {
+			t.Errorf("%s failed on the reference path: %s %v", c.ID, c.Detail, c.Evidence)
+		}
+	}
+	if len(res.Samples) == 0 {
+		t.Fatal("the I1 sampler took no sample")
+	}
+	kinds := map[Kind]int{}
+	for _, o := range ops {
+		kinds[o.Kind]++
+	}
+	if kinds[KindReplay] == 0 || kinds[KindSameUser] == 0 || kinds[KindForeignRequest] == 0 || kinds[KindRelease] == 0 {
+		t.Fatalf("mix not exercised: %v", kinds)
+	}
+}
+
+func TestClosedLoopRuns(t *testing.T) {
+	tgt := newTarget(t, 100, 1)
+	cfg := smallConfig()
+	cfg.Mode = ModeClosed
+	cfg.Concurrency = 8
+	cfg.Duration = time.Second
+	cfg.MaxOps = 3000
+	res, err := Run(context.Background(), cfg, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.History.Ops) == 0 || len(res.History.Ops) > 3000 {
+		t.Fatalf("%d ops", len(res.History.Ops))
+	}
+	rep, err := Verify(context.Background(), tgt, CheckInput{History: res.History})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Passed() {
+		t.Fatalf("failed: %v", rep.Failed())
+	}
+}
+
+func TestWorkloadIsDeterministic(t *testing.T) {
+	m := Mix{Replay: 0.1, SameUser: 0.1, ForeignRequest: 0.1, Release: 0.1}
+	a, b := NewWorkload(7, 1000, m, nil), NewWorkload(7, 1000, m, nil)
+	c := NewWorkload(8, 1000, m, nil)
+	same := true
+	seen := map[uint32]bool{}
+	for i := uint64(0); i < 5000; i++ {
+		k1, u1, r1 := a.Op(i)
+		k2, u2, r2 := b.Op(i)
+		if k1 != k2 || u1 != u2 || r1 != r2 {
+			t.Fatalf("op %d differs for one seed", i)
+		}
+		k3, u3, r3 := c.Op(i)
+		if k1 != k3 || u1 != u3 || r1 != r3 {
+			same = false
+		}
+		if u1 >= 1000 {
+			t.Fatalf("user %d out of range", u1)
+		}
+		if k1 == KindFresh {
+			if uint64(r1) != i {
+				t.Fatal("a fresh op must mint its own request")
+			}
+			if i < 1000 && seen[u1] {
+				t.Fatalf("fresh user %d repeated within the first pass over users", u1)
+			}
+			seen[u1] = true
+		} else if uint64(r1) > i {
+			t.Fatal("a repeat refers to a future request")
+		}
+	}
+	if same {
+		t.Fatal("another seed gave the same workload")
+	}
+}
+
+func TestPacersKeepTheirRates(t *testing.T) {
+	cases := []struct {
+		s    Shape
+		want float64 // ops due in the first 10 s
+	}{
+		{Shape{Kind: "constant", Rate: 100}, 1000},
+		{Shape{Kind: "linear", Rate: 100, Slope: 10}, 100*10 + 10*100/2},
+		{Shape{Kind: "spike", Rate: 100, Peak: 300, SpikeAt: 2 * time.Second, RampUp: 2 * time.Second, Hold: 2 * time.Second, RampDown: 2 * time.Second}, 100*10 + 200*4},
+	}
+	for _, c := range cases {
+		p, err := NewPacer(c.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n uint64
+		var last time.Duration
+		for {
+			d := dueTime(p, n, last, time.Hour)
+			if d > 10*time.Second {
+				break
+			}
+			if d < last {
+				t.Fatalf("%s: op %d due at %v before op %d at %v", c.s.Kind, n, d, n-1, last)
+			}
+			last = d
+			n++
+		}
+		if diff := float64(n) - c.want; diff < -2 || diff > 2 {
+			t.Fatalf("%s: %d ops due in 10 s, want %.0f", c.s.Kind, n, c.want)
+		}
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Shape.Rate = -1
+	cfg.Mix.Replay = 0.9
+	cfg.Mix.SameUser = 0.5
+	err := cfg.Validate()
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{"rate", "mix shares"} {
+		if !contains(err.Error(), want) {
+			t.Fatalf("error %q does not name %s", err, want)
+		}
+	}
+	cfg = DefaultConfig()
+	cfg.Mode = "fast"
+	if err := cfg.Validate(); err == nil || !contains(err.Error(), "open or closed") {
+		t.Fatalf("mode: %v", err)
+	}
+}
+
+func contains(s, sub string) bool { return len(s) >= len(sub) && (s == sub || indexOf(s, sub) >= 0) }
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+var _ = lua.Accepted

@@ -1,0 +1,141 @@
+package runner
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strconv"
+	"time"
+
+	"seckill-harness/lua"
+)
+
+// Outcome is the answer an operation ended with: for reserve operations a
+// lua.ReserveCode, for release operations a lua.CompensateCode, or one of
+// the negative values below.
+type Outcome int16
+
+// Outcomes that are not business codes.
+const (
+	OutcomeUnknown Outcome = -1 // the reply was lost on every send: the script may have run
+	OutcomeError   Outcome = -2 // Redis refused (ErrClass says why) or the client failed before sending
+	OutcomeDropped Outcome = -3 // never sent: the in-flight cap was reached
+)
+
+// Op flags.
+const (
+	FlagReplay       uint8 = 1 << iota // reserve.lua answered replay=1
+	FlagHadUnknown                     // at least one send lost its reply (then retried with the same ids)
+	FlagEvalFallback                   // a node answered NOSCRIPT and the source was sent
+)
+
+// Op is one operation of the history. It is kept compact (about 64 bytes
+// plus the answered reservation id) so that a run of a million operations
+// fits in memory; ids are rebuilt from indexes (UserID, RequestID).
+type Op struct {
+	Intended time.Duration // offsets from the run's start (one monotonic base)
+	Start    time.Duration // actual first send
+	End      time.Duration // answer of the last send
+	RID      string        // reservation id in the answer ("" when none)
+	ID       uint32
+	User     uint32
+	Req      uint32
+	Bucket   uint16
+	Outcome  Outcome
+	Kind     Kind
+	Flags    uint8
+	Attempts uint8 // script commands on the wire (saturates at 255)
+	Sends    uint8 // harness sends: 1 + re-sends with the same ids
+	ErrClass ErrClass
+}
+
+// Replay reports the replay flag of the answer.
+func (o *Op) Replay() bool { return o.Flags&FlagReplay != 0 }
+
+// HadUnknown reports whether some send of the operation lost its reply.
+func (o *Op) HadUnknown() bool { return o.Flags&FlagHadUnknown != 0 }
+
+// UserID is the operation's user id.
+func (o *Op) UserID() string { return UserID(o.User) }
+
+// RequestID is the operation's request id.
+func (o *Op) RequestID() string { return RequestID(o.Req) }
+
+// OutcomeName is the answer's name: a business code name, UNKNOWN, ERROR or DROPPED.
+func (o *Op) OutcomeName() string {
+	switch o.Outcome {
+	case OutcomeUnknown:
+		return "UNKNOWN"
+	case OutcomeError:
+		return "ERROR"
+	case OutcomeDropped:
+		return "DROPPED"
+	}
+	if o.Kind == KindRelease {
+		return lua.CompensateCode(o.Outcome).String()
+	}
+	return lua.ReserveCode(o.Outcome).String()
+}
+
+// Accepted reports a reserve operation answered ACCEPTED.
+func (o *Op) Accepted() bool { return o.Kind.IsReserve() && o.Outcome == Outcome(lua.Accepted) }
+
+// History is every operation of a run, indexed by Op.ID.
+type History struct {
+	Ops []Op
+}
+
+type jsonOp struct {
+	ID         uint32  `json:"op"`
+	Kind       string  `json:"kind"`
+	User       string  `json:"user"`
+	Request    string  `json:"request_id"`
+	RID        string  `json:"reservation_id,omitempty"`
+	Bucket     uint16  `json:"bucket"`
+	IntendedMs float64 `json:"intended_ms"`
+	StartMs    float64 `json:"start_ms"`
+	EndMs      float64 `json:"end_ms"`
+	Attempts   uint8   `json:"wire_attempts"`
+	Sends      uint8   `json:"sends"`
+	Outcome    string  `json:"outcome"`
+	ErrClass   string  `json:"error_class,omitempty"`
+	Replay     bool    `json:"replay,omitempty"`
+	HadUnknown bool    `json:"had_unknown,omitempty"`
+}
+
+// WriteJSONL streams the history as one JSON object per line, in op order.
+// Times are milliseconds from the run's start.
+func (h *History) WriteJSONL(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := json.NewEncoder(bw)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for i := range h.Ops {
+		o := &h.Ops[i]
+		j := jsonOp{ID: o.ID, Kind: o.Kind.String(), User: o.UserID(), Request: o.RequestID(), RID: o.RID,
+			Bucket: o.Bucket, IntendedMs: ms(o.Intended), StartMs: ms(o.Start), EndMs: ms(o.End),
+			Attempts: o.Attempts, Sends: o.Sends, Outcome: o.OutcomeName(), Replay: o.Replay(), HadUnknown: o.HadUnknown()}
+		if o.Outcome == OutcomeError {
+			j.ErrClass = o.ErrClass.String()
+		}
+		if o.Outcome == OutcomeDropped {
+			j.StartMs, j.EndMs = 0, 0
+		}
+		if err := enc.Encode(&j); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+func sat8(n int) uint8 {
+	if n > 255 {
+		return 255
+	}
+	if n < 0 {
+		return 0
+	}
+	return uint8(n)
+}
+
+// itoa is strconv.Itoa, short.
+func itoa(n int) string { return strconv.Itoa(n) }

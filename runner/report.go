@@ -1,0 +1,97 @@
+package runner
+
+import (
+	"seckill-harness/reports"
+)
+
+// ReportMeta is what a report needs besides the run and its checks.
+type ReportMeta struct {
+	Scenario    string
+	Versions    reports.Versions
+	Topology    reports.Topology
+	Phases      []reports.PhaseSpan
+	Faults      []reports.Fault
+	Assertions  []reports.Assertion
+	HistoryFile string
+	HGRMFile    string
+}
+
+// BuildReport turns a run, its checks and meta into report.json's shape
+// (DESIGN.md §6). It also returns the recorder whose histograms the report's
+// percentiles come from (for latency.hgrm). passed is every invariant not
+// failed and every assertion not failed.
+func BuildReport(res *Result, chk *CheckReport, meta ReportMeta) (*reports.Report, *reports.Recorder) {
+	cfg := res.Config
+	a := res.Config
+	rec := reports.NewRecorder(res.Began, meta.Phases)
+	rec.SetLateStartThreshold(cfg.LateThreshold)
+	var wire int64
+	for i := range res.History.Ops {
+		o := &res.History.Ops[i]
+		s := reports.Sample{Intended: o.Intended, Start: o.Start, End: o.End, Outcome: o.OutcomeName(), Dropped: o.Outcome == OutcomeDropped}
+		if o.Outcome == OutcomeError {
+			s.ErrorClass = o.ErrClass.String()
+		}
+		rec.Add(s)
+		wire += int64(o.Attempts)
+	}
+	rep := &reports.Report{
+		Scenario:    meta.Scenario,
+		Seed:        cfg.Seed,
+		StartedAt:   res.Began,
+		DurationS:   res.Elapsed.Seconds(),
+		Versions:    meta.Versions,
+		Topology:    meta.Topology,
+		Faults:      meta.Faults,
+		Assertions:  meta.Assertions,
+		HistoryFile: meta.HistoryFile,
+		HGRMFile:    meta.HGRMFile,
+		Load: reports.Load{
+			Mode: string(a.Mode), Shape: a.Shape.Kind, TargetRate: a.Shape.Rate, Users: int64(a.Users),
+			Concurrency: a.Concurrency, DurationS: a.Duration.Seconds(), TimeoutMs: float64(a.CallTimeout.Microseconds()) / 1000,
+			ShapeParams: shapeParams(a),
+		},
+	}
+	if cfg.Mode == ModeClosed {
+		rep.Load.Shape, rep.Load.TargetRate = "closed", 0
+	}
+	rec.Fill(rep)
+	rep.Totals.WireAttempts = wire
+
+	if chk != nil {
+		var st reports.Stock
+		for b, s := range chk.Buckets {
+			st.Buckets = append(st.Buckets, reports.BucketStock{Bucket: b, Initial: s.Initial, Available: s.Available, Reserved: s.Reserved, ReleasedTotal: s.ReleasedTotal})
+			st.Initial += s.Initial
+			st.Available += s.Available
+			st.Reserved += s.Reserved
+			st.ReleasedTotal += s.ReleasedTotal
+		}
+		rep.Stock = st
+		rep.Load.Stock = st.Initial
+		rep.Load.Buckets = len(chk.Buckets)
+		rep.Unknown = reports.Unknown{Total: int64(chk.Unknown.Total), Executed: int64(chk.Unknown.Executed),
+			NotExecuted: int64(chk.Unknown.NotExecuted), Unresolved: int64(chk.Unknown.Unresolved)}
+		rep.LostAcks = int64(len(chk.LostAcks))
+		for _, c := range chk.Checks {
+			rep.Invariants = append(rep.Invariants, reports.Invariant{ID: c.ID, Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail, Evidence: c.Evidence})
+		}
+	}
+	rep.Passed = len(rep.FailedChecks()) == 0 && chk != nil
+	return rep, rec
+}
+
+func shapeParams(c Config) map[string]any {
+	s := c.Shape
+	m := map[string]any{"rate": s.Rate}
+	switch s.Kind {
+	case "linear":
+		m["slope"] = s.Slope
+	case "sine":
+		m["amplitude"], m["period_s"] = s.Amplitude, s.Period.Seconds()
+	case "spike":
+		m["peak"], m["spike_at_s"], m["ramp_up_s"], m["hold_s"], m["ramp_down_s"] = s.Peak, s.SpikeAt.Seconds(), s.RampUp.Seconds(), s.Hold.Seconds(), s.RampDown.Seconds()
+	}
+	m["mix"] = map[string]float64{"replay": c.Mix.Replay, "same_user": c.Mix.SameUser, "foreign_request": c.Mix.ForeignRequest, "release": c.Mix.Release}
+	return m
+}

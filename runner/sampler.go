@@ -1,0 +1,49 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"seckill-harness/lua"
+)
+
+// StockSample is one reading of one bucket's stock hash during the run.
+type StockSample struct {
+	At     time.Duration // offset from the run's start
+	Bucket uint32
+	Stock  lua.Stock
+	Err    string // the read failed (e.g. during a failover); Stock is zero
+}
+
+// Violates reports a successful reading that breaks I1.
+func (s StockSample) Violates() bool { return s.Err == "" && !s.Stock.Conserved() }
+
+// sampleStock reads every bucket's stock about once per `every` until ctx
+// ends. Each reading is one HMGET with a short timeout, so a paused node
+// delays the sampler, never the load.
+func sampleStock(ctx context.Context, tgt Target, began time.Time, every time.Duration) []StockSample {
+	var out []StockSample
+	t := time.NewTicker(every)
+	defer t.Stop()
+	rdb := tgt.Store.Client()
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-t.C:
+		}
+		for b := uint32(0); b < tgt.Activity.Buckets; b++ {
+			rctx, cancel := context.WithTimeout(ctx, every)
+			st, err := lua.ReadStock(rctx, rdb, tgt.Activity.Scope(b))
+			cancel()
+			s := StockSample{At: time.Since(began), Bucket: b, Stock: st}
+			if err != nil {
+				if ctx.Err() != nil {
+					return out
+				}
+				s.Err = err.Error()
+			}
+			out = append(out, s)
+		}
+	}
+}

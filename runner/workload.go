@@ -1,0 +1,146 @@
+package runner
+
+import (
+	"strconv"
+)
+
+// Kind is the kind of one operation.
+type Kind uint8
+
+// Operation kinds.
+const (
+	KindFresh          Kind = iota // a new user's first request
+	KindReplay                     // an earlier request re-sent with the same ids
+	KindSameUser                   // an earlier user with a new request_id
+	KindForeignRequest             // another user reusing an earlier request_id
+	KindRelease                    // fence an earlier reservation (RELEASE_PENDING) and compensate it
+)
+
+var kindNames = [...]string{"fresh", "replay", "same_user", "foreign_request", "release"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind" + strconv.Itoa(int(k))
+}
+
+// IsReserve reports whether the operation calls reserve.lua.
+func (k Kind) IsReserve() bool { return k != KindRelease }
+
+// Workload decides operation i — its kind, user and request — as a pure
+// function of the seed and i, so a run is reproducible from --seed whatever
+// order the workers finish in. Users are "u<n>", requests "r<n>" where n is
+// the index of the operation that first sent it.
+type Workload struct {
+	seed       uint64
+	users      uint64
+	mult, add  uint64 // fresh users walk a permutation of 0..users-1
+	thresholds [4]uint64
+	bucketOf   func(user uint32) uint32
+}
+
+// NewWorkload returns the workload of seed over users users with mix m.
+// bucketOf routes a user to its stock bucket (nil: one bucket); a reused
+// request_id is given to another user of the same bucket, since request
+// results are cached per bucket.
+func NewWorkload(seed int64, users int, m Mix, bucketOf func(user uint32) uint32) *Workload {
+	if bucketOf == nil {
+		bucketOf = func(uint32) uint32 { return 0 }
+	}
+	w := &Workload{seed: uint64(seed), users: uint64(users), bucketOf: bucketOf}
+	w.add = splitmix(w.seed^0x5eed) % w.users
+	w.mult = 1
+	if w.users > 1 {
+		for c := splitmix(w.seed^0xface)%w.users | 1; ; c++ {
+			if gcd(c%w.users, w.users) == 1 && c%w.users != 0 {
+				w.mult = c % w.users
+				break
+			}
+		}
+	}
+	cum := 0.0
+	for i, share := range []float64{m.Replay, m.SameUser, m.ForeignRequest, m.Release} {
+		cum += share
+		w.thresholds[i] = uint64(cum * float64(1<<53))
+	}
+	return w
+}
+
+// UserID is the id of user u.
+func UserID(u uint32) string { return "u" + strconv.FormatUint(uint64(u), 10) }
+
+// RequestID is the id of request r.
+func RequestID(r uint32) string { return "r" + strconv.FormatUint(uint64(r), 10) }
+
+// Op returns operation i: its kind, its user and its request index.
+func (w *Workload) Op(i uint64) (Kind, uint32, uint32) {
+	k := w.kind(i)
+	if k == KindFresh {
+		return KindFresh, w.freshUser(i), uint32(i)
+	}
+	j, ok := w.earlierFresh(i)
+	if !ok {
+		return KindFresh, w.freshUser(i), uint32(i)
+	}
+	switch k {
+	case KindReplay, KindRelease:
+		return k, w.freshUser(j), uint32(j)
+	case KindSameUser:
+		return k, w.freshUser(j), uint32(i)
+	default: // KindForeignRequest: the next other user of the same bucket
+		owner := w.freshUser(j)
+		b := w.bucketOf(owner)
+		for step := uint64(1); step < w.users && step <= 1024; step++ {
+			if u := uint32((uint64(owner) + step) % w.users); w.bucketOf(u) == b {
+				return k, u, uint32(j)
+			}
+		}
+		return KindReplay, owner, uint32(j)
+	}
+}
+
+func (w *Workload) kind(i uint64) Kind {
+	if i == 0 {
+		return KindFresh
+	}
+	r := splitmix(w.seed^(i*0x9e3779b97f4a7c15)) >> 11
+	for k, t := range w.thresholds {
+		if r < t {
+			return Kind(k + 1)
+		}
+	}
+	return KindFresh
+}
+
+func (w *Workload) freshUser(i uint64) uint32 { return uint32((w.mult*(i%w.users) + w.add) % w.users) }
+
+// earlierFresh picks a fresh operation before i: uniformly among the earlier
+// indexes, then back to the nearest fresh one.
+func (w *Workload) earlierFresh(i uint64) (uint64, bool) {
+	j := splitmix(w.seed^(i*0xbf58476d1ce4e5b9)^0xabcdef) % i
+	for steps := 0; steps < 256; steps++ {
+		if w.kind(j) == KindFresh {
+			return j, true
+		}
+		if j == 0 {
+			break
+		}
+		j--
+	}
+	return 0, w.kind(0) == KindFresh
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
