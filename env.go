@@ -45,7 +45,7 @@ func (s *stand) close() {
 // On error nothing is left running.
 func startStand(ctx context.Context, log io.Writer, cf clusterFlags, workers int) (*stand, error) {
 	t0 := time.Now()
-	cl, err := compose.Start(ctx, compose.Options{Masters: cf.masters, ReplicasPerMaster: cf.replicas, NodeTimeout: cf.nodeTimeout})
+	cl, err := compose.Start(ctx, compose.Options{Masters: cf.masters, ReplicasPerMaster: replicasOpt(cf.replicas), NodeTimeout: cf.nodeTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -104,4 +104,12 @@ func loadScripts(dir string) (*lua.Scripts, error) {
 		return lua.Embedded(), nil
 	}
 	return lua.LoadDir(dir)
+}
+
+// replicasOpt maps the CLI's replica count to compose's (0 there means the default).
+func replicasOpt(n int) int {
+	if n == 0 {
+		return compose.NoReplicas
+	}
+	return n
 }

@@ -508,3 +508,17 @@ func (c *LocalCluster) client(p *proc) *redis.Client {
 	}
 	return p.client
 }
+
+// Admin returns a direct (unproxied) admin client of the node at addr, owned
+// by the cluster: do not Close it. It fails with ErrNotRunning when the node
+// is stopped, killed or paused.
+func (c *LocalCluster) Admin(addr string) (*redis.Client, error) {
+	p, err := c.proc(addr)
+	if err != nil {
+		return nil, err
+	}
+	if cl := c.client(p); cl != nil {
+		return cl, nil
+	}
+	return nil, fmt.Errorf("node %s: %w", addr, ErrNotRunning)
+}
