@@ -24,9 +24,10 @@ deps:
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) .
 
-## run: the main job on the embedded default (a local cluster it starts and removes).
+## run: the main job on the embedded default: a local 3x1 cluster it starts and
+## removes, 20,000 users against stock 1,000 in 2 buckets at 2,000 req/s for 10 s.
 run: deps build
-	./$(BIN) race
+	./$(BIN) run --out out --history history.jsonl
 
 ## vet, fmt-check: the house checks.
 vet:

@@ -15,10 +15,11 @@ import (
 )
 
 type raceOptions struct {
-	users, concurrency, masters, replicas int
-	stock                                 int64
-	buckets                               uint32
-	luaDir                                string
+	users, concurrency int
+	cluster            clusterFlags
+	stock              int64
+	buckets            uint32
+	luaDir             string
 }
 
 func newRaceCmd() *cobra.Command {
@@ -43,8 +44,7 @@ initial == available + reserved.`,
 	f.Int64Var(&o.stock, "stock", 1, "total stock")
 	f.Uint32Var(&o.buckets, "buckets", 1, "stock buckets")
 	f.IntVar(&o.concurrency, "concurrency", 512, "goroutines sending at once")
-	f.IntVar(&o.masters, "masters", 3, "masters of the local cluster")
-	f.IntVar(&o.replicas, "replicas", 1, "replicas per master")
+	addClusterFlags(f, &o.cluster)
 	f.StringVar(&o.luaDir, "lua-dir", "", "directory with reserve.lua, transition.lua, compensate.lua (default: the embedded scripts)")
 	return cmd
 }
@@ -62,7 +62,7 @@ func runRace(ctx context.Context, out io.Writer, o raceOptions) error {
 		return fmt.Errorf("activity: %w", err)
 	}
 
-	st, err := startStand(ctx, out, clusterFlags{masters: o.masters, replicas: o.replicas}, 48)
+	st, err := startStand(ctx, out, o.cluster, 48)
 	if err != nil {
 		return err
 	}

@@ -82,9 +82,7 @@ Exit codes: 0 every check passed, 1 a check failed, 2 harness or usage error.`,
 	f.DurationVar(&c.Shape.RampUp, "ramp-up", 0, "spike: ramp to the peak")
 	f.DurationVar(&c.Shape.Hold, "hold", 0, "spike: time at the peak")
 	f.DurationVar(&c.Shape.RampDown, "ramp-down", 0, "spike: fall back to the base rate")
-	f.IntVar(&o.cluster.masters, "masters", 3, "masters of the local cluster")
-	f.IntVar(&o.cluster.replicas, "replicas", 1, "replicas per master")
-	f.DurationVar(&o.cluster.nodeTimeout, "node-timeout", 2*time.Second, "cluster-node-timeout of the local cluster")
+	addClusterFlags(f, &o.cluster)
 	f.StringVar(&o.scenario, "name", "adhoc", "name of the run in the report")
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
 
 	"seckill-harness/compose"
 	"seckill-harness/lua"
@@ -20,6 +21,15 @@ import (
 type clusterFlags struct {
 	masters, replicas int
 	nodeTimeout       time.Duration
+	redisServer       string
+}
+
+// addClusterFlags registers the flags of the local cluster.
+func addClusterFlags(f *pflag.FlagSet, cf *clusterFlags) {
+	f.IntVar(&cf.masters, "masters", 3, "masters of the local cluster")
+	f.IntVar(&cf.replicas, "replicas", 1, "replicas per master (0: none)")
+	f.DurationVar(&cf.nodeTimeout, "node-timeout", 2*time.Second, "cluster-node-timeout of the local cluster")
+	f.StringVar(&cf.redisServer, "redis-server", "", "path of redis-server (default: found on PATH)")
 }
 
 // stand is what a command stands on: the cluster it started and a hardened client.
@@ -44,8 +54,11 @@ func (s *stand) close() {
 // startStand starts a local cluster and a client whose pool fits `workers`.
 // On error nothing is left running.
 func startStand(ctx context.Context, log io.Writer, cf clusterFlags, workers int) (*stand, error) {
+	if cf.masters < 1 || cf.replicas < 0 {
+		return nil, fmt.Errorf("--masters must be at least 1 and --replicas at least 0 (got %d and %d)", cf.masters, cf.replicas)
+	}
 	t0 := time.Now()
-	cl, err := compose.Start(ctx, compose.Options{Masters: cf.masters, ReplicasPerMaster: replicasOpt(cf.replicas), NodeTimeout: cf.nodeTimeout})
+	cl, err := compose.Start(ctx, compose.Options{Masters: cf.masters, ReplicasPerMaster: replicasOpt(cf.replicas), NodeTimeout: cf.nodeTimeout, RedisServer: cf.redisServer})
 	if err != nil {
 		return nil, err
 	}

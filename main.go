@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -30,15 +31,17 @@ var errChecksFailed = errors.New("checks failed")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:])
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
 // run executes the CLI with args and returns the process exit code.
-func run(ctx context.Context, args []string) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	switch {
 	case err == nil:
@@ -46,7 +49,7 @@ func run(ctx context.Context, args []string) int {
 	case errors.Is(err, errChecksFailed):
 		return exitCheckFailed
 	default:
-		fmt.Fprintln(os.Stderr, "seckill-harness:", err)
+		fmt.Fprintln(stderr, "seckill-harness:", err)
 		return exitHarnessError
 	}
 }
