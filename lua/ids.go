@@ -5,9 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"strconv"
-	"strings"
 )
 
 // RequestShards is the number of request-result hashes per bucket.
@@ -91,16 +91,26 @@ func BucketFor(activityID, skuID, userID string, buckets uint32) uint32 {
 // HMAC-SHA256(secret, activity\0sku\0user\0request). The same request always
 // gets the same id, which is what makes a retry after a lost reply safe.
 func ReservationID(secret []byte, activityID, skuID, userID, requestID string) string {
-	mac := hmac.New(sha256.New, secret)
-	_, _ = mac.Write([]byte(activityID))
-	_, _ = mac.Write([]byte{0})
-	_, _ = mac.Write([]byte(skuID))
-	_, _ = mac.Write([]byte{0})
-	_, _ = mac.Write([]byte(userID))
-	_, _ = mac.Write([]byte{0})
-	_, _ = mac.Write([]byte(requestID))
-	enc := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(mac.Sum(nil))
-	return strings.ToLower(enc[:26])
+	return reservationID(hmac.New(sha256.New, secret), activityID, skuID, userID, requestID)
+}
+
+var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// reservationID computes the id with a fresh (or Reset) HMAC state.
+func reservationID(mac hash.Hash, activityID, skuID, userID, requestID string) string {
+	var buf [4*MaxIDLen + 3]byte
+	b := append(buf[:0], activityID...)
+	b = append(b, 0)
+	b = append(b, skuID...)
+	b = append(b, 0)
+	b = append(b, userID...)
+	b = append(b, 0)
+	b = append(b, requestID...)
+	_, _ = mac.Write(b)
+	var sum [sha256.Size]byte
+	var enc [52]byte // base32 of 32 bytes, unpadded
+	lowerBase32.Encode(enc[:], mac.Sum(sum[:0]))
+	return string(enc[:26])
 }
 
 // MessageID is the id of the order message of a reservation: reserve-order:<id>:v1.

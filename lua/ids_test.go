@@ -1,6 +1,9 @@
 package lua
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base32"
 	"fmt"
 	"hash/fnv"
 	"regexp"
@@ -161,5 +164,26 @@ func TestScriptsLoadDir(t *testing.T) {
 	}
 	if _, err := LoadDir(dir + "/reserve.lua"); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf("file as dir: %v", err)
+	}
+}
+
+// The optimised derivation must equal the specification's, byte for byte.
+func TestReservationIDMatchesTheSpecification(t *testing.T) {
+	spec := func(secret []byte, a, s, u, r string) string {
+		mac := hmac.New(sha256.New, secret)
+		mac.Write([]byte(a + "\x00" + s + "\x00" + u + "\x00" + r))
+		return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(mac.Sum(nil))[:26])
+	}
+	st := NewStore(nil, nil, []byte("sekret"))
+	a := &Activity{ID: "act", SKU: "sku"}
+	for i := 0; i < 200; i++ {
+		u, r := fmt.Sprintf("user-%d", i), strings.Repeat("r", i%130)+fmt.Sprint(i)
+		want := spec([]byte("sekret"), "act", "sku", u, r)
+		if got := ReservationID([]byte("sekret"), "act", "sku", u, r); got != want {
+			t.Fatalf("ReservationID %s want %s", got, want)
+		}
+		if got := st.ReservationIDFor(a, u, r); got != want {
+			t.Fatalf("Store.ReservationIDFor %s want %s", got, want)
+		}
 	}
 }

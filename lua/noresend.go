@@ -67,12 +67,15 @@ func wireStatsFrom(ctx context.Context) *WireStats {
 
 // NewClusterClient makes a cluster client that never re-sends a script whose
 // reply was lost (see Harden). opt is copied; MaxRetries is forced to -1 (no
-// per-node retry loop), everything else is kept, including Dialer and
+// per-node retry loop), Protocol defaults to RESP2, everything else is kept, including Dialer and
 // MaxRedirects (MOVED/ASK/TRYAGAIN and dial errors are still followed: the
 // script did not run there).
 func NewClusterClient(opt *redis.ClusterOptions) *redis.ClusterClient {
 	o := *opt
 	o.MaxRetries = -1
+	if o.Protocol == 0 {
+		o.Protocol = 2 // RESP2: the scripts need no push notifications, and each call skips their check
+	}
 	c := redis.NewClusterClient(&o)
 	if err := Harden(c); err != nil {
 		panic(err) // MaxRetries was just set: unreachable
@@ -84,6 +87,9 @@ func NewClusterClient(opt *redis.ClusterOptions) *redis.ClusterClient {
 func NewClient(opt *redis.Options) *redis.Client {
 	o := *opt
 	o.MaxRetries = -1
+	if o.Protocol == 0 {
+		o.Protocol = 2
+	}
 	c := redis.NewClient(&o)
 	c.AddHook(noResendHook{addr: o.Addr})
 	return c

@@ -2,10 +2,14 @@ package lua
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,6 +21,7 @@ type Store struct {
 	rdb     redis.UniversalClient
 	scripts *Scripts
 	secret  []byte
+	macs    sync.Pool // of hash.Hash keyed with secret: one HMAC state per call, reused
 }
 
 // NewStore binds scripts to rdb. rdb should come from NewClusterClient or
@@ -26,7 +31,9 @@ func NewStore(rdb redis.UniversalClient, scripts *Scripts, secret []byte) *Store
 	if scripts == nil {
 		scripts = Embedded()
 	}
-	return &Store{rdb: rdb, scripts: scripts, secret: append([]byte(nil), secret...)}
+	s := &Store{rdb: rdb, scripts: scripts, secret: append([]byte(nil), secret...)}
+	s.macs.New = func() any { return hmac.New(sha256.New, s.secret) }
+	return s
 }
 
 // Scripts returns the scripts the store runs.
@@ -78,7 +85,7 @@ func (s *Store) NewReserveCall(a *Activity, userID, requestID string, ttl time.D
 	if ttl <= 0 {
 		return ReserveCall{}, fmt.Errorf("reservation TTL must be positive, got %s", ttl)
 	}
-	rid := ReservationID(s.secret, a.ID, a.SKU, userID, requestID)
+	rid := s.ReservationIDFor(a, userID, requestID)
 	return ReserveCall{
 		Scope:         a.Scope(a.BucketOf(userID)),
 		UserID:        userID,
@@ -93,7 +100,11 @@ func (s *Store) NewReserveCall(a *Activity, userID, requestID string, ttl time.D
 // ReservationIDFor is the reservation id this store derives for userID's
 // requestID in activity a (what reserve.lua will create for that request).
 func (s *Store) ReservationIDFor(a *Activity, userID, requestID string) string {
-	return ReservationID(s.secret, a.ID, a.SKU, userID, requestID)
+	mac := s.macs.Get().(hash.Hash)
+	mac.Reset()
+	id := reservationID(mac, a.ID, a.SKU, userID, requestID)
+	s.macs.Put(mac)
+	return id
 }
 
 // ReserveResult is reserve.lua's answer plus what the call did on the wire.

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,14 +75,15 @@ func Run(ctx context.Context, cfg Config, tgt Target) (*Result, error) {
 	stopSampler()
 	res := &Result{Config: cfg, Began: e.began, Elapsed: elapsed, Samples: <-samplerDone}
 
-	var ops []Op
-	for _, w := range e.workers {
-		ops = append(ops, w...)
-	}
-	ops = append(ops, e.dropped...)
-	sort.Slice(ops, func(i, j int) bool { return ops[i].ID < ops[j].ID })
+	ops := e.store.flatten()
 	res.History = &History{Ops: ops}
-	res.Observed = Observed{Scheduled: int64(len(ops)), Dropped: int64(len(e.dropped))}
+	dropped := 0
+	for i := range ops {
+		if ops[i].Outcome == OutcomeDropped {
+			dropped++
+		}
+	}
+	res.Observed = Observed{Scheduled: int64(len(ops)), Dropped: int64(dropped)}
 	for i := range ops {
 		if ops[i].Outcome == OutcomeDropped {
 			continue
@@ -99,13 +99,12 @@ func Run(ctx context.Context, cfg Config, tgt Target) (*Result, error) {
 }
 
 type engine struct {
-	cfg     Config
-	tgt     Target
-	wl      *Workload
-	began   time.Time
-	workers [][]Op // one history slice per worker: no lock on the hot path
-	dropped []Op   // written by the scheduler only
-	wg      *sync.WaitGroup
+	cfg   Config
+	tgt   Target
+	wl    *Workload
+	began time.Time
+	store opStore
+	wg    *sync.WaitGroup
 }
 
 type scheduled struct {
@@ -157,7 +156,7 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 		id := uint32(n)
 		n++
 		if inflight.Load() >= int64(e.cfg.MaxInFlight) {
-			e.dropped = append(e.dropped, e.droppedOp(id, intended))
+			e.store.put(e.droppedOp(id, intended))
 			continue
 		}
 		inflight.Add(1)
@@ -186,15 +185,12 @@ func (e *engine) runClosed(ctx context.Context) {
 }
 
 func (e *engine) startWorkers(loop func(w int, record func(Op))) {
-	e.workers = make([][]Op, e.cfg.Concurrency)
 	e.wg = &sync.WaitGroup{}
 	for w := 0; w < e.cfg.Concurrency; w++ {
 		e.wg.Add(1)
 		go func(w int) {
 			defer e.wg.Done()
-			ops := make([]Op, 0, 1024)
-			loop(w, func(o Op) { ops = append(ops, o) })
-			e.workers[w] = ops
+			loop(w, e.store.put)
 		}(w)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 
 	"seckill-harness/lua"
@@ -27,6 +28,7 @@ const (
 	FlagReplay       uint8 = 1 << iota // reserve.lua answered replay=1
 	FlagHadUnknown                     // at least one send lost its reply (then retried with the same ids)
 	FlagEvalFallback                   // a node answered NOSCRIPT and the source was sent
+	flagRecorded     uint8 = 1 << 7    // internal: the slot of opStore holds an operation
 )
 
 // Op is one operation of the history. It is kept compact (about 64 bytes
@@ -80,9 +82,62 @@ func (o *Op) OutcomeName() string {
 // Accepted reports a reserve operation answered ACCEPTED.
 func (o *Op) Accepted() bool { return o.Kind.IsReserve() && o.Outcome == Outcome(lua.Accepted) }
 
-// History is every operation of a run, indexed by Op.ID.
+// History is every operation of a run, in Op.ID order. IDs are dense from
+// 0 in open loop; a closed-loop run may end with IDs claimed but not run.
 type History struct {
 	Ops []Op
+}
+
+// opStore keeps operations by ID in fixed chunks written in place, so the
+// hot path neither appends nor copies, and the final history is built with
+// one exact allocation (a million operations fit in about 64 MB).
+type opStore struct {
+	mu     sync.Mutex
+	chunks [][]Op
+}
+
+const opChunk = 1 << 16
+
+func (s *opStore) put(o Op) {
+	ci := int(o.ID / opChunk)
+	s.mu.Lock()
+	for len(s.chunks) <= ci {
+		s.chunks = append(s.chunks, nil)
+	}
+	c := s.chunks[ci]
+	if c == nil {
+		c = make([]Op, opChunk)
+		s.chunks[ci] = c
+	}
+	s.mu.Unlock()
+	o.Flags |= flagRecorded
+	c[o.ID%opChunk] = o
+}
+
+// flatten returns the recorded operations in ID order and frees the chunks.
+// Call it once every writer is done.
+func (s *opStore) flatten() []Op {
+	n := 0
+	for _, c := range s.chunks {
+		for i := range c {
+			if c[i].Flags&flagRecorded != 0 {
+				n++
+			}
+		}
+	}
+	out := make([]Op, 0, n)
+	for ci, c := range s.chunks {
+		for i := range c {
+			if c[i].Flags&flagRecorded != 0 {
+				o := c[i]
+				o.Flags &^= flagRecorded
+				out = append(out, o)
+			}
+		}
+		s.chunks[ci] = nil
+	}
+	s.chunks = nil
+	return out
 }
 
 type jsonOp struct {

@@ -1,0 +1,174 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/lua"
+)
+
+const benchConns = 32
+
+// redisBenchmarkReserve runs redis-benchmark against one master with the
+// same reserve.lua (EVALSHA, random user, request and reservation ids, the
+// accept path) and returns its requests per second.
+func redisBenchmarkReserve(b *testing.B, addr, sha string, a *lua.Activity, n int) float64 {
+	b.Helper()
+	host, port, _ := strings.Cut(addr, ":")
+	sc := a.Scope(0)
+	args := []string{"-h", host, "-p", port, "-c", strconv.Itoa(benchConns), "-n", strconv.Itoa(n),
+		"-r", "1000000000", "--csv",
+		"EVALSHA", sha, "8",
+		sc.MetaKey(), sc.StockKey(), sc.ReqShardKeyN(0), sc.UserKey("u__rand_int__"), sc.ResvKey("x__rand_int__"),
+		sc.SendPendingKey(), sc.ExpiryKey(), sc.SoldoutKey(),
+		"r__rand_int__", "x__rand_int__", a.ID, a.SKU, "u__rand_int__", "1", "900000", "1", "0",
+		"reserve-order:x__rand_int__:v1", "0"}
+	out, err := exec.Command("redis-benchmark", args...).CombinedOutput()
+	if err != nil {
+		b.Fatalf("redis-benchmark: %v\n%s", err, out)
+	}
+	// --csv: a header line, then "test","rps",...
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) >= 2 && strings.HasPrefix(f[0], `"EVALSHA`) {
+			rps, err := strconv.ParseFloat(strings.Trim(f[1], `"`), 64)
+			if err == nil {
+				return rps
+			}
+		}
+	}
+	b.Fatalf("no rate in redis-benchmark output:\n%s", out)
+	return 0
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkReserveVsRedisBenchmark: against one master, closed loop, the same
+// connection count: the harness's reserve throughput over redis-benchmark
+// running the same script (target ratio >= 0.90), the harness's client CPU
+// per operation (target <= 15 µs) and its history bytes per operation
+// (target <= 200).
+func BenchmarkReserveVsRedisBenchmark(b *testing.B) {
+	const n = 100_000
+	ctx := context.Background()
+	rdb := lua.NewClusterClient(&redis.ClusterOptions{Addrs: testCluster.Addrs(), PoolSize: benchConns, ContextTimeoutEnabled: true, Protocol: 2})
+	defer rdb.Close()
+	// Each round gets a fresh activity in the same slot (same hash tag
+	// shape, so the same master), so neither tool replays the other's requests.
+	round := func(r int) (*lua.Activity, string, string) {
+		a := lua.NewActivity(fmt.Sprintf("bench%d", actSeq.Add(1)), "sku1", 1_000_000_000, 1, time.Hour)
+		if err := lua.Setup(ctx, testRDB, a); err != nil {
+			b.Fatal(err)
+		}
+		slot, _ := testRDB.ClusterKeySlot(ctx, a.Scope(0).StockKey()).Result()
+		master, err := testCluster.MasterOfSlot(ctx, int(slot))
+		if err != nil {
+			b.Fatal(err)
+		}
+		admin, err := testCluster.Admin(master.Addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sha, err := admin.ScriptLoad(ctx, lua.Embedded().Reserve.Source).Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return a, master.Addr, sha
+	}
+
+	var bestRB, bestH, cpuPerOp float64
+	var histBytes float64
+	for r := 0; r < 2; r++ {
+		a, addr, sha := round(r)
+		defer lua.Teardown(ctx, testRDB, a)
+		tgt := Target{Store: lua.NewStore(rdb, lua.Embedded(), []byte("bench")), Activity: a}
+		if rps := redisBenchmarkReserve(b, addr, sha, a, n); rps > bestRB {
+			bestRB = rps
+		}
+		cfg := DefaultConfig()
+		cfg.Mode, cfg.Concurrency, cfg.MaxOps, cfg.Duration = ModeClosed, benchConns, n, time.Minute
+		cfg.Users, cfg.Mix, cfg.Seed = n, Mix{}, int64(r+1)
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		cpu0 := cpuTime()
+		res, err := Run(ctx, cfg, tgt)
+		cpu := cpuTime() - cpu0
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops := len(res.History.Ops)
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(res)
+		if rps := float64(ops) / res.Elapsed.Seconds(); rps > bestH {
+			bestH = rps
+			cpuPerOp = float64(cpu.Microseconds()) / float64(ops)
+			histBytes = float64(after.HeapAlloc-before.HeapAlloc) / float64(ops)
+		}
+		for i := range res.History.Ops {
+			if o := res.History.Ops[i]; o.Outcome != Outcome(lua.Accepted) {
+				b.Fatalf("op %d: %s (the benchmark measures the accept path)", o.ID, o.OutcomeName())
+			}
+		}
+	}
+	b.ReportMetric(bestRB, "redis-benchmark-ops/s")
+	b.ReportMetric(bestH, "harness-ops/s")
+	b.ReportMetric(bestH/bestRB, "ratio")
+	b.ReportMetric(cpuPerOp, "client-cpu-µs/op")
+	b.ReportMetric(histBytes, "history-B/op")
+	fmt.Printf("reserve, accept path, one master, %d connections: redis-benchmark %.0f ops/s, harness %.0f ops/s, ratio %.3f (target >= 0.90); client CPU %.1f µs/op (target <= 15); history %.0f B/op (target <= 200)\n",
+		benchConns, bestRB, bestH, bestH/bestRB, cpuPerOp, histBytes)
+}
+
+// BenchmarkMillionOps: a 1,000,000-operation closed-loop run (sold-out path,
+// the flash sale's common case) with its whole history kept; reports the
+// process's peak RSS (target < 300 MB) and the history's bytes per op.
+func BenchmarkMillionOps(b *testing.B) {
+	const n = 1_000_000
+	ctx := context.Background()
+	a := lua.NewActivity(fmt.Sprintf("million%d", actSeq.Add(1)), "sku1", 1000, 1, time.Hour)
+	if err := lua.Setup(ctx, testRDB, a); err != nil {
+		b.Fatal(err)
+	}
+	defer lua.Teardown(ctx, testRDB, a)
+	cfg := DefaultConfig()
+	cfg.Mode, cfg.Concurrency, cfg.MaxOps, cfg.Duration = ModeClosed, benchConns, n, 10*time.Minute
+	cfg.Users = n
+	t0 := time.Now()
+	res, err := Run(ctx, cfg, Target{Store: testStore, Activity: a})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	rssMB := float64(ru.Maxrss) / 1024
+	ops := len(res.History.Ops)
+	var rid int
+	for i := range res.History.Ops {
+		rid += len(res.History.Ops[i].RID)
+	}
+	per := float64(unsafe.Sizeof(Op{})) + float64(rid)/float64(ops)
+	b.ReportMetric(rssMB, "peak-RSS-MB")
+	b.ReportMetric(per, "history-B/op")
+	fmt.Printf("%d ops in %.1fs (%.0f ops/s): peak RSS %.0f MB (target < 300), history %.0f B/op\n",
+		ops, time.Since(t0).Seconds(), float64(ops)/res.Elapsed.Seconds(), rssMB, per)
+	if ops != n {
+		b.Fatalf("%d ops, want %d", ops, n)
+	}
+}
