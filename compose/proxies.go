@@ -1,5 +1,415 @@
 package compose
 
-// Proxies: an embedded toxiproxy with one proxy in front of every node.
-// (Placeholder type; the implementation is being written.)
-type Proxies struct{}
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/Shopify/toxiproxy/v2/toxics"
+	"github.com/rs/zerolog"
+	zlog "github.com/rs/zerolog/log"
+)
+
+// quietToxics silences zerolog's global logger once: some toxics (bandwidth)
+// log through it at trace level, straight to stderr, whatever logger the
+// server was given. Nothing else in the harness uses zerolog.
+var quietToxics sync.Once
+
+// ErrProxiesClosed is returned by the Dialer and by AddToxic/Disable after
+// Proxies.Close.
+var ErrProxiesClosed = errors.New("compose: proxies are closed")
+
+// Toxic describes one toxiproxy toxic (see the toxics/ package of
+// github.com/Shopify/toxiproxy/v2 for the types and their attributes):
+// latency {latency, jitter} ms; bandwidth {rate} KB/s; slicer {average_size,
+// size_variation} bytes, {delay} µs; reset_peer {timeout} ms; limit_data
+// {bytes}; timeout {timeout} ms; slow_close {delay} ms.
+type Toxic struct {
+	Name string // unique per proxy; "" means "<type>_<stream>"
+	Type string
+	// Stream is "downstream" (Redis → client, the default) or "upstream"
+	// (client → Redis). An upstream toxic keeps requests from reaching Redis.
+	Stream string
+	// Toxicity is the probability that the toxic applies to a connection.
+	// It is drawn per connection (and again on every connection whenever a
+	// toxic of the same stream is added or removed), not per request.
+	// 0 means 1.
+	Toxicity   float32
+	Attributes map[string]any
+}
+
+// Proxies is an embedded, in-process toxiproxy server with one TCP proxy in
+// front of every node of a LocalCluster. Only the harness's client
+// connections go through it (via Dialer); replication and the cluster bus
+// use the nodes' real addresses and are never proxied. A node that restarts
+// keeps its address, so its proxy stays valid.
+//
+// All methods are safe for concurrent use.
+type Proxies struct {
+	cluster *LocalCluster
+	srv     *toxiproxy.ApiServer
+	dialer  net.Dialer
+
+	mu      sync.Mutex
+	byNode  map[string]*nodeProxy // real node address → its proxy
+	byListn map[string]string     // proxy listen address → real node address
+	closed  bool
+}
+
+type nodeProxy struct {
+	px       *toxiproxy.Proxy
+	node     string // upstream: the node's real address
+	listen   string // the proxy's bound address (fixed for its lifetime)
+	disabled bool   // guarded by Proxies.mu
+	conns    atomic.Int64
+	dialed   atomic.Int64
+}
+
+// NewProxies starts an in-process toxiproxy server and one proxy per node of
+// c (listening on 127.0.0.1:0, upstream the node's real address). c may be
+// nil: proxies are then only created on the fly by the Dialer.
+func NewProxies(c *LocalCluster) (*Proxies, error) {
+	quietToxics.Do(func() { zlog.Logger = zerolog.Nop() })
+	p := &Proxies{
+		cluster: c,
+		srv:     toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
+		byNode:  map[string]*nodeProxy{},
+		byListn: map[string]string{},
+		dialer:  net.Dialer{Timeout: 2 * time.Second},
+	}
+	if c != nil {
+		for _, addr := range c.Addrs() {
+			if _, err := p.ensure(addr); err != nil {
+				_ = p.Close()
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+// isLoopbackHost reports whether host names this machine.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ensure returns the proxy of nodeAddr, creating it if there is none yet.
+func (p *Proxies) ensure(nodeAddr string) (*nodeProxy, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ensureLocked(nodeAddr)
+}
+
+func (p *Proxies) ensureLocked(nodeAddr string) (*nodeProxy, error) {
+	if p.closed {
+		return nil, ErrProxiesClosed
+	}
+	if np, ok := p.byNode[nodeAddr]; ok {
+		return np, nil
+	}
+	host, _, err := net.SplitHostPort(nodeAddr)
+	if err != nil {
+		return nil, fmt.Errorf("compose: proxy for %q: %w", nodeAddr, err)
+	}
+	if !isLoopbackHost(host) {
+		return nil, fmt.Errorf("compose: no proxy for non-local address %s", nodeAddr)
+	}
+	px := toxiproxy.NewProxy(p.srv, "node-"+nodeAddr, "127.0.0.1:0", nodeAddr)
+	if err := p.srv.Collection.Add(px, true); err != nil {
+		return nil, fmt.Errorf("compose: starting the proxy for %s: %w", nodeAddr, err)
+	}
+	// px.Listen is the bound address once Start returned; it is rewritten
+	// (to the same value) by every Enable, so it is read only here.
+	np := &nodeProxy{px: px, node: nodeAddr, listen: px.Listen}
+	p.byNode[nodeAddr] = np
+	p.byListn[np.listen] = nodeAddr
+	return np, nil
+}
+
+// lookup returns the proxy of nodeAddr or nil (and whether p is closed).
+func (p *Proxies) lookup(nodeAddr string) (*nodeProxy, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.byNode[nodeAddr], p.closed
+}
+
+// Dialer returns a dial function for go-redis (ClusterOptions.Dialer or
+// Options.Dialer). It maps a node's real address — as CLUSTER SLOTS, MOVED
+// and ASK name it — to the listen address of that node's proxy. A loopback
+// address with no proxy yet (a node added later) gets one on the fly; an
+// address that already is a proxy's listen address, and any non-loopback
+// address, is dialled directly. After Close it fails with ErrProxiesClosed.
+//
+// toxiproxy accepts a connection before it dials the upstream, and closes it
+// if that dial fails: through a bare proxy a killed node would look like a
+// connection that was accepted and then cut (EOF in the handshake) instead
+// of "connection refused". So when the cluster's bookkeeping says the node
+// is not running (killed, stopped or paused), the Dialer first probes the
+// node directly and returns the real dial error if it refuses; a paused node
+// still accepts (the kernel does) and is dialled through its proxy.
+func (p *Proxies) Dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, fmt.Errorf("dial %s: %w", addr, ErrProxiesClosed)
+		}
+		if _, isProxy := p.byListn[addr]; isProxy {
+			p.mu.Unlock()
+			return p.dialer.DialContext(ctx, network, addr)
+		}
+		if host, _, err := net.SplitHostPort(addr); err != nil || !isLoopbackHost(host) {
+			p.mu.Unlock()
+			return p.dialer.DialContext(ctx, network, addr) // not ours to proxy
+		}
+		np, err := p.ensureLocked(addr)
+		p.mu.Unlock()
+		if err != nil {
+			return nil, err // never bypass the proxies silently
+		}
+		if err := p.probeDown(ctx, network, addr); err != nil {
+			return nil, err
+		}
+		conn, err := p.dialer.DialContext(ctx, network, np.listen)
+		if err != nil {
+			return nil, err
+		}
+		np.dialed.Add(1)
+		np.conns.Add(1)
+		return &trackedConn{Conn: conn, np: np}, nil
+	}
+}
+
+// probeDown returns the node's own dial error when the cluster's bookkeeping
+// says the node is not running and a direct dial is refused.
+func (p *Proxies) probeDown(ctx context.Context, network, addr string) error {
+	if p.cluster == nil {
+		return nil
+	}
+	if _, err := p.cluster.Admin(addr); err == nil {
+		return nil // running and not paused
+	}
+	c, err := p.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return err
+	}
+	_ = c.Close()
+	return nil
+}
+
+// trackedConn counts a client connection through a proxy until the client closes it.
+type trackedConn struct {
+	net.Conn
+	np   *nodeProxy
+	once sync.Once
+}
+
+// SyscallConn exposes the socket, as a bare *net.TCPConn would: go-redis's
+// pool health check (a MSG_PEEK on the fd when a connection is taken from
+// the pool) only runs on connections that implement syscall.Conn; without
+// it a connection the proxy closed while idle would only be noticed when a
+// command is written to it.
+func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("compose: proxied connection has no file descriptor")
+	}
+	return sc.SyscallConn()
+}
+
+// NetConn returns the underlying connection.
+func (c *trackedConn) NetConn() net.Conn { return c.Conn }
+
+func (c *trackedConn) Close() error {
+	c.once.Do(func() { c.np.conns.Add(-1) })
+	return c.Conn.Close()
+}
+
+// ListenAddr returns the proxy listen address for nodeAddr, if it has a proxy.
+func (p *Proxies) ListenAddr(nodeAddr string) (string, bool) {
+	np, _ := p.lookup(nodeAddr)
+	if np == nil {
+		return "", false
+	}
+	return np.listen, true
+}
+
+// NodeAddrs returns the node addresses that have a proxy, sorted.
+func (p *Proxies) NodeAddrs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]string, 0, len(p.byNode))
+	for a := range p.byNode {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AddToxic adds t to nodeAddr's proxy (creating the proxy if needed). It
+// fails if a toxic of that name exists, if the type is unknown or if an
+// attribute is not one of the type's.
+func (p *Proxies) AddToxic(nodeAddr string, t Toxic) error {
+	np, err := p.ensure(nodeAddr)
+	if err != nil {
+		return err
+	}
+	if t.Stream == "" {
+		t.Stream = "downstream"
+	}
+	if t.Stream != "downstream" && t.Stream != "upstream" {
+		return fmt.Errorf("compose: toxic %q: stream %q: want downstream or upstream", t.Name, t.Stream)
+	}
+	if t.Toxicity == 0 {
+		t.Toxicity = 1
+	}
+	if t.Toxicity < 0 || t.Toxicity > 1 {
+		return fmt.Errorf("compose: toxic %q: toxicity %v: want (0,1]", t.Name, t.Toxicity)
+	}
+	if t.Attributes == nil {
+		t.Attributes = map[string]any{}
+	}
+	attrs, err := json.Marshal(t.Attributes)
+	if err != nil {
+		return fmt.Errorf("compose: toxic %q: attributes: %w", t.Name, err)
+	}
+	// Reject unknown types and attributes up front (toxiproxy ignores
+	// unknown attributes silently).
+	inst := toxics.New(&toxics.ToxicWrapper{Type: t.Type})
+	if inst == nil {
+		return fmt.Errorf("compose: toxic %q: unknown type %q", t.Name, t.Type)
+	}
+	dec := json.NewDecoder(bytes.NewReader(attrs))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(inst); err != nil {
+		return fmt.Errorf("compose: toxic %q of type %s: attributes %s: %w", t.Name, t.Type, attrs, err)
+	}
+	body, err := json.Marshal(map[string]any{
+		"name": t.Name, "type": t.Type, "stream": t.Stream, "toxicity": t.Toxicity,
+		"attributes": json.RawMessage(attrs),
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := np.px.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
+		return fmt.Errorf("compose: adding toxic %q (%s %s) to the proxy of %s: %w", t.Name, t.Type, t.Stream, nodeAddr, err)
+	}
+	return nil
+}
+
+// RemoveToxic removes the named toxic from nodeAddr's proxy. Idempotent: a
+// missing toxic or proxy, or closed proxies, yield nil. Removing a timeout
+// toxic closes the connections it held.
+func (p *Proxies) RemoveToxic(nodeAddr, name string) error {
+	np, closed := p.lookup(nodeAddr)
+	if np == nil || closed {
+		return nil
+	}
+	err := np.px.Toxics.RemoveToxic(context.Background(), name)
+	if err != nil && !errors.Is(err, toxiproxy.ErrToxicNotFound) {
+		return fmt.Errorf("compose: removing toxic %q from the proxy of %s: %w", name, nodeAddr, err)
+	}
+	return nil
+}
+
+// ResetToxics removes every toxic of nodeAddr's proxy (nil if it has none).
+func (p *Proxies) ResetToxics(nodeAddr string) error {
+	np, closed := p.lookup(nodeAddr)
+	if np == nil || closed {
+		return nil
+	}
+	np.px.Toxics.ResetToxics(context.Background())
+	return nil
+}
+
+// ToxicNames lists the toxics on nodeAddr's proxy.
+func (p *Proxies) ToxicNames(nodeAddr string) []string {
+	np, closed := p.lookup(nodeAddr)
+	if np == nil || closed {
+		return nil
+	}
+	var out []string
+	for _, t := range np.px.Toxics.GetToxicArray() {
+		if w, ok := t.(*toxics.ToxicWrapper); ok {
+			out = append(out, w.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Disable partitions nodeAddr from the clients: its proxy stops listening
+// and closes every connection through it (in-flight calls lose their
+// replies; new dials are refused), while the node itself keeps running and
+// keeps talking to its peers. Idempotent.
+func (p *Proxies) Disable(nodeAddr string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	np, err := p.ensureLocked(nodeAddr)
+	if err != nil {
+		return err
+	}
+	np.px.Stop()
+	np.disabled = true
+	return nil
+}
+
+// Enable undoes Disable: the proxy listens again on the same address.
+// Idempotent; nil for a node without a proxy or after Close.
+func (p *Proxies) Enable(nodeAddr string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	np := p.byNode[nodeAddr]
+	if np == nil || p.closed {
+		return nil
+	}
+	if err := np.px.Start(); err != nil && !errors.Is(err, toxiproxy.ErrProxyAlreadyStarted) {
+		return fmt.Errorf("compose: re-enabling the proxy of %s on %s: %w", nodeAddr, np.listen, err)
+	}
+	np.disabled = false
+	return nil
+}
+
+// Disabled reports whether nodeAddr's proxy is disabled.
+func (p *Proxies) Disabled(nodeAddr string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	np := p.byNode[nodeAddr]
+	return np != nil && np.disabled
+}
+
+// Stats returns how many client connections the Dialer opened through
+// nodeAddr's proxy and the client has not closed yet (the warm pool).
+func (p *Proxies) Stats(nodeAddr string) (connections int, err error) {
+	np, _ := p.lookup(nodeAddr)
+	if np == nil {
+		return 0, fmt.Errorf("compose: no proxy for %s", nodeAddr)
+	}
+	return int(np.conns.Load()), nil
+}
+
+// Close stops every proxy (closing their listeners and connections) and
+// the server. Idempotent.
+func (p *Proxies) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	return p.srv.Collection.Clear()
+}

@@ -1,0 +1,49 @@
+package faults
+
+import "seckill-harness/compose"
+
+// bandwidth: toxiproxy bandwidth toxic on the target's proxy, limiting the
+// chosen stream to rate KB/s per connection.
+
+const kindBandwidth = "bandwidth"
+
+func init() {
+	Register(Spec{
+		Kind: kindBandwidth,
+		Help: "limit traffic through the target node's proxy to rate KB/s per connection",
+		Params: []Param{
+			TargetParam,
+			{Name: "rate", Default: "64", Help: "KB/s per connection (>= 1)"},
+			streamDoc,
+			toxicityDoc,
+		},
+		New: newBandwidth,
+	})
+}
+
+func newBandwidth(params map[string]string) (Fault, error) {
+	params = copyParams(params)
+	target, err := ParseTarget(params)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckParams(params, "rate", "stream", "toxicity"); err != nil {
+		return nil, err
+	}
+	rate, err := intParam(params, "rate", 64, 1, 1<<40, "KB/s")
+	if err != nil {
+		return nil, err
+	}
+	stream, err := streamParam(params, "downstream")
+	if err != nil {
+		return nil, err
+	}
+	tox, err := toxicityParam(params)
+	if err != nil {
+		return nil, err
+	}
+	return newToxicFault(kindBandwidth, target, compose.Toxic{
+		Type: "bandwidth", Stream: stream, Toxicity: tox,
+		Attributes: map[string]any{"rate": rate},
+	}, map[string]any{"rate_kb_s": rate}), nil
+}

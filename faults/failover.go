@@ -1,0 +1,655 @@
+package faults
+
+// failover: move the hot slot's master to one of its replicas, the polite
+// way (CLUSTER FAILOVER, FORCE, TAKEOVER sent to a replica) or the hard way
+// (SIGKILL or SIGSTOP of the master process, the cluster elects a replica
+// itself after cluster-node-timeout).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"seckill-harness/compose"
+)
+
+// Failover modes.
+const (
+	FailoverGraceful = "graceful"
+	FailoverForce    = "force"
+	FailoverTakeover = "takeover"
+	FailoverKill     = "kill"
+	FailoverPause    = "pause"
+)
+
+func init() {
+	Register(Spec{
+		Kind: "failover",
+		Help: "fail the target master over to a replica: CLUSTER FAILOVER [FORCE|TAKEOVER] sent to a replica, " +
+			"SIGKILL of the master process (healed by restarting it: it rejoins as a replica), or SIGSTOP " +
+			"(healed by SIGCONT; a pause longer than cluster-node-timeout makes the cluster fail it over by itself)",
+		Params: []Param{
+			TargetParam,
+			{Name: "mode", Default: FailoverGraceful, Help: "graceful | force | takeover (CLUSTER FAILOVER sent to a replica) | kill (SIGKILL the master) | pause (SIGSTOP the master)"},
+			{Name: "pause", Default: "0 (until heal)", Help: "mode=pause: how long the master stays stopped; Inject returns after it was resumed"},
+			{Name: "wait", Default: "15s", Help: "how long to wait for the new master of the hot slot (and, at heal, for a healthy cluster)"},
+			{Name: "failback", Default: "false", Help: "at heal, make the old master master again (graceful CLUSTER FAILOVER sent to it)"},
+		},
+		New: newFailover,
+	})
+}
+
+func newFailover(params map[string]string) (Fault, error) {
+	p := tpCopyParams(params)
+	tgt, err := ParseTarget(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckParams(p, "mode", "pause", "wait", "failback"); err != nil {
+		return nil, err
+	}
+	f := &Failover{target: tgt, mode: FailoverGraceful, wait: 15 * time.Second}
+	if v, ok := p["mode"]; ok {
+		switch v {
+		case FailoverGraceful, FailoverForce, FailoverTakeover, FailoverKill, FailoverPause:
+			f.mode = v
+		default:
+			return nil, fmt.Errorf("mode=%q: want graceful, force, takeover, kill or pause", v)
+		}
+	}
+	if f.pause, err = tpDuration(p, "pause", 0); err != nil {
+		return nil, err
+	}
+	if _, ok := p["pause"]; ok && f.mode != FailoverPause {
+		return nil, fmt.Errorf("pause=%s only applies to mode=pause", p["pause"])
+	}
+	if f.wait, err = tpDuration(p, "wait", f.wait); err != nil {
+		return nil, err
+	}
+	if f.wait <= 0 {
+		return nil, errors.New("wait must be positive")
+	}
+	if f.failback, err = tpBool(p, "failback", false); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Failover is the "failover" fault. Build it with Plan/Parse.
+type Failover struct {
+	target   Target
+	mode     string
+	pause    time.Duration
+	wait     time.Duration
+	failback bool
+
+	healMu sync.Mutex // serialises Heal
+	mu     sync.Mutex // guards the fields below
+	// resolved at Inject
+	resolved  string
+	slot      int
+	old       compose.Node
+	candidate compose.Node // the replica told to take over (FAILOVER modes) or expected to be elected
+	replicas  []string
+	// progress
+	started     bool // something was done to the cluster
+	injectedAt  time.Time
+	killed      bool
+	paused      bool
+	resumedAt   time.Time
+	newMaster   compose.Node
+	recovered   bool
+	recovery    time.Duration
+	converged   time.Duration
+	auto        bool
+	watchStop   chan struct{}
+	watchDone   chan struct{}
+	restarted   bool
+	healed      bool
+	healDur     time.Duration
+	roleAfter   string
+	masterAfter string
+	failedBack  bool
+	requests    int // CLUSTER FAILOVER requests sent
+	healthy     bool
+	notes       []string
+	logLines    []string
+}
+
+var _ Fault = (*Failover)(nil)
+
+// Kind implements Fault.
+func (f *Failover) Kind() string { return "failover" }
+
+// Target implements Fault: the old master's address once injected.
+func (f *Failover) Target() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.resolved != "" {
+		return f.resolved
+	}
+	return f.target.String()
+}
+
+func (f *Failover) note(format string, args ...any) {
+	f.mu.Lock()
+	f.notes = append(f.notes, fmt.Sprintf(format, args...))
+	f.mu.Unlock()
+}
+
+// Inject implements Fault.
+func (f *Failover) Inject(ctx context.Context, env *Env) error {
+	if env == nil || env.Cluster == nil {
+		return errors.New("failover: no cluster in the environment")
+	}
+	c := env.Cluster
+	n, err := f.target.ResolveOne(ctx, env)
+	if err != nil {
+		return fmt.Errorf("failover: %w", err)
+	}
+	master, cand := n, compose.Node{}
+	if n.Role == "replica" {
+		if f.mode == FailoverKill || f.mode == FailoverPause {
+			return fmt.Errorf("failover: mode=%s acts on a master, target %s is a replica", f.mode, n.Addr)
+		}
+		cand = n
+		if master, err = c.NodeByID(ctx, n.MasterID); err != nil {
+			return fmt.Errorf("failover: master of replica %s: %w", n.Addr, err)
+		}
+	}
+	if master.Role != "master" || len(master.Slots) == 0 {
+		return fmt.Errorf("failover: target %s is not a master owning slots", master.Addr)
+	}
+	slot := master.Slots[0][0]
+	if len(env.HotSlots) > 0 && master.HasSlot(env.HotSlots[0]) {
+		slot = env.HotSlots[0]
+	}
+	reps, err := c.ReplicasOf(ctx, master.ID)
+	if err != nil {
+		return fmt.Errorf("failover: replicas of %s: %w", master.Addr, err)
+	}
+	var repAddrs []string
+	for _, r := range reps {
+		repAddrs = append(repAddrs, r.Addr)
+		if cand.ID == "" && healthy(r) {
+			cand = r
+		}
+	}
+	f.mu.Lock()
+	f.resolved, f.slot, f.old, f.candidate, f.replicas = master.Addr, slot, master, cand, repAddrs
+	f.mu.Unlock()
+	env.logf("failover: mode=%s master %s (%s) slot %d, replicas %v", f.mode, master.Addr, shortID(master.ID), slot, repAddrs)
+
+	switch f.mode {
+	case FailoverGraceful, FailoverForce, FailoverTakeover:
+		if cand.ID == "" {
+			return fmt.Errorf("failover: master %s has no healthy replica to fail over to", master.Addr)
+		}
+		adm, err := c.Admin(cand.Addr)
+		if err != nil {
+			return fmt.Errorf("failover: replica %s: %w", cand.Addr, err)
+		}
+		args := []any{"CLUSTER", "FAILOVER"}
+		if f.mode != FailoverGraceful {
+			args = append(args, strings.ToUpper(f.mode))
+		}
+		send := func() error {
+			f.mu.Lock()
+			f.requests++
+			f.mu.Unlock()
+			if err := adm.Do(ctx, args...).Err(); err != nil {
+				return fmt.Errorf("failover: %s on replica %s: %w", strings.Join(tpArgs(args), " "), cand.Addr, err)
+			}
+			return nil
+		}
+		f.mu.Lock()
+		f.started, f.injectedAt = true, time.Now()
+		f.mu.Unlock()
+		if err := send(); err != nil {
+			return err
+		}
+		return f.awaitNewMaster(ctx, env, func(m compose.Node) bool { return m.ID == cand.ID }, send)
+
+	case FailoverKill:
+		f.mu.Lock()
+		f.started, f.injectedAt, f.killed = true, time.Now(), true
+		f.mu.Unlock()
+		if err := c.Kill(master.Addr); err != nil {
+			return fmt.Errorf("failover: SIGKILL %s: %w", master.Addr, err)
+		}
+		if len(repAddrs) == 0 {
+			return fmt.Errorf("failover: killed master %s has no replica: slot %d stays down until heal", master.Addr, slot)
+		}
+		return f.awaitNewMaster(ctx, env, func(m compose.Node) bool { return m.ID != master.ID }, nil)
+
+	case FailoverPause:
+		f.mu.Lock()
+		f.started, f.injectedAt = true, time.Now()
+		f.mu.Unlock()
+		if err := c.Pause(master.Addr); err != nil {
+			return fmt.Errorf("failover: SIGSTOP %s: %w", master.Addr, err)
+		}
+		f.mu.Lock()
+		f.paused = true
+		f.watchStop, f.watchDone = make(chan struct{}), make(chan struct{})
+		stop, done := f.watchStop, f.watchDone
+		f.mu.Unlock()
+		go f.watch(context.WithoutCancel(ctx), env, stop, done)
+		if f.pause <= 0 {
+			return nil // stopped until Heal
+		}
+		t := time.NewTimer(f.pause)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("failover: pause interrupted (heal resumes the node): %w", ctx.Err())
+		case <-t.C:
+		}
+		if err := c.Resume(master.Addr); err != nil {
+			return fmt.Errorf("failover: SIGCONT %s: %w", master.Addr, err)
+		}
+		f.mu.Lock()
+		f.paused, f.resumedAt = false, time.Now()
+		f.mu.Unlock()
+		env.logf("failover: %s resumed after %v", master.Addr, f.pause)
+		if env.Client != nil {
+			env.Client.ReloadState(ctx)
+		}
+		return nil
+	}
+	return fmt.Errorf("failover: unknown mode %q", f.mode)
+}
+
+// manualFailoverRetry is how long a CLUSTER FAILOVER is given before it is
+// sent again: Redis aborts a manual failover after 5s (CLUSTER_MF_TIMEOUT),
+// e.g. when the masters refuse to vote because they voted for a replica of
+// the same master less than 2 × node-timeout ago.
+const manualFailoverRetry = 5500 * time.Millisecond
+
+// awaitNewMaster polls until the hot slot's owner satisfies ok, records the
+// recovery time, reloads the load client's slot map and waits (within the
+// same budget) until every running node agrees on the new owner. resend, if
+// not nil, re-sends the CLUSTER FAILOVER request when it has not succeeded
+// within manualFailoverRetry.
+func (f *Failover) awaitNewMaster(ctx context.Context, env *Env, ok func(compose.Node) bool, resend func() error) error {
+	f.mu.Lock()
+	slot, t0 := f.slot, f.injectedAt
+	f.mu.Unlock()
+	wctx, cancel := context.WithDeadline(ctx, t0.Add(f.wait))
+	defer cancel()
+	var last error
+	lastSend := t0
+	for {
+		if resend != nil && time.Since(lastSend) > manualFailoverRetry {
+			env.logf("failover: no new master after %v: sending the request again", time.Since(lastSend).Round(time.Millisecond))
+			lastSend = time.Now()
+			if err := resend(); err != nil {
+				return err
+			}
+		}
+		m, err := env.Cluster.MasterOfSlot(wctx, slot)
+		if err == nil && ok(m) {
+			f.mu.Lock()
+			f.newMaster, f.recovered, f.recovery = m, true, time.Since(t0)
+			if f.mode == FailoverKill || f.mode == FailoverPause {
+				f.auto = true
+			}
+			f.mu.Unlock()
+			env.logf("failover: slot %d now owned by %s (%s) after %v", slot, m.Addr, shortID(m.ID), time.Since(t0).Round(time.Millisecond))
+			break
+		}
+		if err != nil {
+			last = err
+		} else {
+			last = fmt.Errorf("slot %d still owned by %s (%s)", slot, m.Addr, shortID(m.ID))
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("failover: no new master for slot %d within wait=%v: %v", slot, f.wait, last)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if env.Client != nil {
+		env.Client.ReloadState(ctx)
+	}
+	f.mu.Lock()
+	id := f.newMaster.ID
+	f.mu.Unlock()
+	if err := env.Cluster.WaitSlotOwner(wctx, slot, id); err != nil {
+		f.note("not every node agreed on the new owner within wait: %v", err)
+		return nil
+	}
+	f.mu.Lock()
+	f.converged = time.Since(t0)
+	f.mu.Unlock()
+	if env.Client != nil {
+		env.Client.ReloadState(ctx)
+	}
+	return nil
+}
+
+// watch follows the hot slot's owner while the master is paused and records
+// an automatic failover.
+func (f *Failover) watch(ctx context.Context, env *Env, stop, done chan struct{}) {
+	defer close(done)
+	f.mu.Lock()
+	slot, oldID, t0 := f.slot, f.old.ID, f.injectedAt
+	f.mu.Unlock()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		m, err := env.Cluster.MasterOfSlot(cctx, slot)
+		cancel()
+		if err == nil && m.ID != oldID {
+			f.mu.Lock()
+			f.newMaster, f.recovered, f.recovery, f.auto = m, true, time.Since(t0), true
+			f.mu.Unlock()
+			env.logf("failover: automatic failover of paused master: slot %d now owned by %s after %v", slot, m.Addr, time.Since(t0).Round(time.Millisecond))
+			if env.Client != nil {
+				env.Client.ReloadState(ctx)
+			}
+			return
+		}
+	}
+}
+
+// Heal implements Fault: resume a paused master, restart a killed one (it
+// rejoins as a replica), optionally fail back, and wait for a healthy cluster.
+func (f *Failover) Heal(ctx context.Context, env *Env) error {
+	f.healMu.Lock()
+	defer f.healMu.Unlock()
+	f.mu.Lock()
+	started, old := f.started, f.old
+	stop, done := f.watchStop, f.watchDone
+	f.watchStop = nil
+	f.mu.Unlock()
+	if !started || env == nil || env.Cluster == nil {
+		return nil
+	}
+	c := env.Cluster
+	t0 := time.Now()
+	var errs []error
+
+	if f.mode == FailoverPause {
+		if err := c.Resume(old.Addr); err != nil {
+			errs = append(errs, fmt.Errorf("SIGCONT %s: %w", old.Addr, err))
+		} else {
+			f.mu.Lock()
+			if f.paused {
+				f.paused, f.resumedAt = false, time.Now()
+			}
+			f.mu.Unlock()
+		}
+		if stop != nil {
+			close(stop)
+			<-done
+		}
+	}
+	if f.mode == FailoverKill {
+		if n, ok := c.NodeByAddr(old.Addr); ok && n.PID == 0 {
+			if err := c.Restart(ctx, old.Addr); err != nil {
+				errs = append(errs, fmt.Errorf("restart %s: %w", old.Addr, err))
+			} else {
+				f.mu.Lock()
+				f.restarted = true
+				f.mu.Unlock()
+				env.logf("failover: restarted %s", old.Addr)
+			}
+		}
+	}
+
+	budget := max(f.wait, 30*time.Second)
+	hctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	if err := c.WaitHealthy(hctx); err != nil {
+		errs = append(errs, err)
+	}
+
+	// Anything the watcher missed: did the slot move while the master was stopped?
+	f.mu.Lock()
+	slot := f.slot
+	f.mu.Unlock()
+	if m, err := c.MasterOfSlot(hctx, slot); err == nil {
+		f.mu.Lock()
+		if m.ID != old.ID && !f.recovered {
+			f.newMaster, f.recovered, f.auto = m, true, true
+			f.notes = append(f.notes, "the failover was noticed only at heal (recovery time unknown)")
+		}
+		f.mu.Unlock()
+	}
+
+	if f.failback && len(errs) == 0 {
+		if err := f.failBack(hctx, env); err != nil {
+			errs = append(errs, err)
+		}
+	}
+
+	if env.Client != nil {
+		env.Client.ReloadState(ctx)
+	}
+	n, _ := c.NodeByAddr(old.Addr)
+	owner, _ := c.MasterOfSlot(hctx, slot)
+	f.mu.Lock()
+	f.roleAfter = n.Role
+	f.masterAfter = owner.Addr
+	f.healthy = len(errs) == 0
+	f.healDur = time.Since(t0)
+	if len(errs) == 0 {
+		f.healed = true
+	}
+	cand := f.newMaster.Addr
+	if cand == "" {
+		cand = f.candidate.Addr
+	}
+	f.mu.Unlock()
+	if cand != "" {
+		f.collectLog(c, cand)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("failover heal: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// failBack makes the old master master again with a graceful CLUSTER FAILOVER.
+func (f *Failover) failBack(ctx context.Context, env *Env) error {
+	c := env.Cluster
+	f.mu.Lock()
+	old, slot := f.old, f.slot
+	f.mu.Unlock()
+	if m, err := c.MasterOfSlot(ctx, slot); err == nil && m.ID == old.ID {
+		return nil // nothing to fail back
+	}
+	n, ok := c.NodeByAddr(old.Addr)
+	if !ok || n.Role != "replica" {
+		return fmt.Errorf("failback: %s is %q, not a replica", old.Addr, n.Role)
+	}
+	adm, err := c.Admin(old.Addr)
+	if err != nil {
+		return fmt.Errorf("failback: %w", err)
+	}
+	for attempt := 1; ; attempt++ {
+		if err := adm.Do(ctx, "CLUSTER", "FAILOVER").Err(); err != nil {
+			return fmt.Errorf("failback: CLUSTER FAILOVER on %s: %w", old.Addr, err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, manualFailoverRetry)
+		err := c.WaitSlotOwner(wctx, slot, old.ID)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("failback (%d requests): %w", attempt, err)
+		}
+		env.logf("failover: failback to %s not done after %v, requesting again", old.Addr, manualFailoverRetry)
+	}
+	if env.Client != nil {
+		env.Client.ReloadState(ctx)
+	}
+	f.mu.Lock()
+	f.failedBack = true
+	f.mu.Unlock()
+	return c.WaitHealthy(ctx)
+}
+
+// collectLog keeps the failover-related lines of the promoted node's log.
+func (f *Failover) collectLog(c *compose.LocalCluster, addr string) {
+	f.mu.Lock()
+	since := f.injectedAt.Add(-50 * time.Millisecond)
+	f.mu.Unlock()
+	var keep []string
+	for _, l := range strings.Split(c.NodeLogTail(addr, 300), "\n") {
+		ll := strings.ToLower(l)
+		if !strings.Contains(ll, "failover") && !strings.Contains(ll, "election") && !strings.Contains(ll, "marking node") {
+			continue
+		}
+		// "pid:R 29 Nov 2026 09:20:51.567 # text": keep this fault's lines only.
+		if _, rest, ok := strings.Cut(l, " "); ok && len(rest) >= 24 {
+			if ts, err := time.ParseInLocation("02 Jan 2006 15:04:05.000", rest[:24], time.Local); err == nil && ts.Before(since) {
+				continue
+			}
+		}
+		keep = append(keep, strings.TrimSpace(l))
+	}
+	if len(keep) > 12 {
+		keep = keep[len(keep)-12:]
+	}
+	f.mu.Lock()
+	f.logLines = keep
+	f.mu.Unlock()
+}
+
+// Evidence implements Fault.
+func (f *Failover) Evidence() map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ev := map[string]any{"mode": f.mode, "target": f.target.String()}
+	if f.resolved == "" {
+		return ev
+	}
+	ev["slot"] = f.slot
+	ev["old_master"] = tpNodeRef(f.old)
+	ev["replicas"] = f.replicas
+	if f.candidate.ID != "" {
+		ev["candidate"] = tpNodeRef(f.candidate)
+	}
+	if !f.started {
+		return ev
+	}
+	ev["injected_at"] = f.injectedAt.UTC().Format(time.RFC3339Nano)
+	ev["new_master_seen"] = f.recovered
+	if f.recovered {
+		ev["new_master"] = tpNodeRef(f.newMaster)
+		ev["recovery_ms"] = tpMillis(f.recovery)
+	}
+	if f.converged > 0 {
+		ev["converged_ms"] = tpMillis(f.converged)
+	}
+	ev["automatic_failover"] = f.auto
+	if f.requests > 0 {
+		ev["failover_requests"] = f.requests
+	}
+	if f.mode == FailoverPause {
+		if !f.resumedAt.IsZero() {
+			ev["paused_ms"] = tpMillis(f.resumedAt.Sub(f.injectedAt))
+		} else {
+			ev["paused_ms"] = nil // still paused
+		}
+	}
+	if f.mode == FailoverKill {
+		ev["restarted"] = f.restarted
+	}
+	if f.healed {
+		ev["healed"] = true
+		ev["heal_ms"] = tpMillis(f.healDur)
+		ev["old_master_role_after"] = f.roleAfter
+		ev["slot_owner_after"] = f.masterAfter
+		ev["cluster_healthy_after_heal"] = f.healthy
+		if f.mode == FailoverKill && f.restarted {
+			ev["restarted_as_replica"] = f.roleAfter == "replica"
+		}
+	}
+	if f.failback {
+		ev["failed_back"] = f.failedBack
+	}
+	if len(f.notes) > 0 {
+		ev["notes"] = append([]string(nil), f.notes...)
+	}
+	if len(f.logLines) > 0 {
+		ev["log"] = append([]string(nil), f.logLines...)
+	}
+	return ev
+}
+
+// ---- small helpers shared by this package's kinds ----
+
+func tpNodeRef(n compose.Node) map[string]any {
+	return map[string]any{"addr": n.Addr, "id": n.ID}
+}
+
+func tpMillis(d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000
+}
+
+func tpCopyParams(p map[string]string) map[string]string {
+	out := make(map[string]string, len(p))
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
+}
+
+func tpDuration(p map[string]string, name string, def time.Duration) (time.Duration, error) {
+	v, ok := p[name]
+	if !ok || v == "" {
+		return def, nil
+	}
+	if v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s=%q: want a non-negative duration like 20ms", name, v)
+	}
+	return d, nil
+}
+
+func tpBool(p map[string]string, name string, def bool) (bool, error) {
+	v, ok := p[name]
+	if !ok || v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s=%q: want true or false", name, v)
+	}
+	return b, nil
+}
+
+func tpInt(p map[string]string, name string, def, minimum int) (int, error) {
+	v, ok := p[name]
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < minimum {
+		return 0, fmt.Errorf("%s=%q: want an integer >= %d", name, v, minimum)
+	}
+	return n, nil
+}
+
+func tpArgs(args []any) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = fmt.Sprint(a)
+	}
+	return out
+}

@@ -1,0 +1,55 @@
+package faults
+
+import "seckill-harness/compose"
+
+// latency: toxiproxy latency toxic on the target's proxy; every chunk in the
+// chosen stream is delayed by latency ± jitter ms. Evidence at run level is
+// the service-time shift of the target's slots in the window.
+
+const kindLatency = "latency"
+
+func init() {
+	Register(Spec{
+		Kind: kindLatency,
+		Help: "delay traffic through the target node's proxy by latency ± jitter ms",
+		Params: []Param{
+			TargetParam,
+			{Name: "latency", Default: "100", Help: "added delay in milliseconds"},
+			{Name: "jitter", Default: "0", Help: "± random spread in milliseconds"},
+			streamDoc,
+			toxicityDoc,
+		},
+		New: newLatency,
+	})
+}
+
+func newLatency(params map[string]string) (Fault, error) {
+	params = copyParams(params)
+	target, err := ParseTarget(params)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckParams(params, "latency", "jitter", "stream", "toxicity"); err != nil {
+		return nil, err
+	}
+	lat, err := intParam(params, "latency", 100, 0, 600_000, "milliseconds")
+	if err != nil {
+		return nil, err
+	}
+	jit, err := intParam(params, "jitter", 0, 0, 600_000, "milliseconds")
+	if err != nil {
+		return nil, err
+	}
+	stream, err := streamParam(params, "downstream")
+	if err != nil {
+		return nil, err
+	}
+	tox, err := toxicityParam(params)
+	if err != nil {
+		return nil, err
+	}
+	return newToxicFault(kindLatency, target, compose.Toxic{
+		Type: "latency", Stream: stream, Toxicity: tox,
+		Attributes: map[string]any{"latency": lat, "jitter": jit},
+	}, map[string]any{"latency_ms": lat, "jitter_ms": jit}), nil
+}
