@@ -62,7 +62,7 @@ func runRace(ctx context.Context, out io.Writer, o raceOptions) error {
 		return fmt.Errorf("activity: %w", err)
 	}
 
-	st, err := startStand(ctx, out, o.cluster, 48)
+	st, err := startStand(ctx, out, o.cluster, 48, false)
 	if err != nil {
 		return err
 	}

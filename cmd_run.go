@@ -17,15 +17,15 @@ import (
 )
 
 type runOptions struct {
-	cluster    clusterFlags
-	cfg        runner.Config
-	stock      int64
-	buckets    uint32
-	out        string
-	history    string
-	luaDir     string
-	scenario   string
-	noTeardown bool
+	cluster  clusterFlags
+	cfg      runner.Config
+	stock    int64
+	buckets  uint32
+	out      string
+	history  string
+	luaDir   string
+	scenario string
+	faults   []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -43,7 +43,9 @@ Exit codes: 0 every check passed, 1 a check failed, 2 harness or usage error.`,
 		Example: `  seckill-harness run
   seckill-harness run --rate 5000 --duration 30s --stock 10000 --buckets 4 --out out/
   seckill-harness run --mode closed --concurrency 32 --duration 10s
-  seckill-harness run --shape spike --rate 500 --peak 5000 --spike-at 2s --ramp-up 1s --hold 3s --ramp-down 1s`,
+  seckill-harness run --shape spike --rate 500 --peak 5000 --spike-at 2s --ramp-up 1s --hold 3s --ramp-down 1s
+  seckill-harness run --duration 15s --fault failover:mode=kill,at=4s,for=6s
+  seckill-harness run --fault disconnect-before-reply:toxic=reset_peer,at=3s,for=2s --fault latency:latency=20,at=7s,for=2s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Mode = runner.Mode(mode)
@@ -84,6 +86,7 @@ Exit codes: 0 every check passed, 1 a check failed, 2 harness or usage error.`,
 	f.DurationVar(&c.Shape.RampDown, "ramp-down", 0, "spike: fall back to the base rate")
 	addClusterFlags(f, &o.cluster)
 	f.StringVar(&o.scenario, "name", "adhoc", "name of the run in the report")
+	f.StringArrayVar(&o.faults, "fault", nil, "inject a fault: KIND:key=value,... with at= (offset) and for= (duration); repeatable; see 'seckill-harness faults'")
 	return cmd
 }
 
@@ -104,7 +107,12 @@ func runRun(ctx context.Context, out io.Writer, o runOptions) error {
 		return fmt.Errorf("--out %s: %w", o.out, err)
 	}
 
-	st, err := startStand(ctx, out, o.cluster, o.cfg.Concurrency)
+	planned, err := planFaults(o.faults, o.cfg.Duration)
+	if err != nil {
+		return err
+	}
+
+	st, err := startStand(ctx, out, o.cluster, o.cfg.Concurrency, len(planned) > 0)
 	if err != nil {
 		return err
 	}
@@ -116,18 +124,43 @@ func runRun(ctx context.Context, out io.Writer, o runOptions) error {
 	tgt := runner.Target{Store: store, Activity: act}
 	fmt.Fprintf(out, "load: %s; stock %d over %d buckets\n", o.cfg, o.stock, o.buckets)
 
-	res, runErr := runner.Run(ctx, o.cfg, tgt)
+	tl, err := newTimeline(ctx, out, st, act, planned)
+	if err != nil {
+		return err
+	}
+	tctx, stopTimeline := context.WithCancel(ctx)
+	defer stopTimeline()
+	// Heal on every way out: normal end, error, Ctrl-C (the load's ctx is
+	// cancelled; healing runs on a fresh one).
+	healed := false
+	heal := func() error {
+		if healed {
+			return nil
+		}
+		healed = true
+		stopTimeline()
+		hctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		return tl.HealAll(hctx)
+	}
+	defer heal()
+
+	res, runErr := runner.Run(ctx, o.cfg, tgt, runner.WithOnStart(func(began time.Time) { tl.Start(tctx, began) }))
 	if res == nil {
 		return runErr
 	}
+	healErr := heal()
 	// The checks read Redis even after Ctrl-C: a partial run is still reported.
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: res.History, Samples: res.Samples})
+	healthErr := settle(cctx, out, st, len(planned) > 0)
+	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: len(planned) > 0})
 	if err != nil {
 		return fmt.Errorf("reading the final state back: %w", err)
 	}
 	meta := runner.ReportMeta{Scenario: o.scenario, Versions: versions(cctx, st.rdb, scripts), Topology: st.topology(o.cluster), HGRMFile: "latency.hgrm"}
+	meta.Faults, meta.Phases = faultReports(planned, res, chk, act)
+	meta.Assertions = append(meta.Assertions, healthAssertions(healErr, healthErr, len(planned) > 0)...)
 	if o.history != "" {
 		meta.HistoryFile = o.history
 	}

@@ -35,6 +35,7 @@ func addClusterFlags(f *pflag.FlagSet, cf *clusterFlags) {
 // stand is what a command stands on: the cluster it started and a hardened client.
 type stand struct {
 	cluster *compose.LocalCluster
+	proxies *compose.Proxies // nil unless faults need them
 	rdb     *redis.ClusterClient
 	started time.Duration
 }
@@ -45,15 +46,20 @@ func (s *stand) close() {
 		_ = s.rdb.Close()
 		s.rdb = nil
 	}
+	if s.proxies != nil {
+		_ = s.proxies.Close()
+		s.proxies = nil
+	}
 	if s.cluster != nil {
 		_ = s.cluster.Close()
 		s.cluster = nil
 	}
 }
 
-// startStand starts a local cluster and a client whose pool fits `workers`.
-// On error nothing is left running.
-func startStand(ctx context.Context, log io.Writer, cf clusterFlags, workers int) (*stand, error) {
+// startStand starts a local cluster and a client whose pool fits `workers`;
+// with proxied, an embedded toxiproxy sits in front of every node and the
+// client dials through it. On error nothing is left running.
+func startStand(ctx context.Context, log io.Writer, cf clusterFlags, workers int, proxied bool) (*stand, error) {
 	if cf.masters < 1 || cf.replicas < 0 {
 		return nil, fmt.Errorf("--masters must be at least 1 and --replicas at least 0 (got %d and %d)", cf.masters, cf.replicas)
 	}
@@ -64,16 +70,27 @@ func startStand(ctx context.Context, log io.Writer, cf clusterFlags, workers int
 	}
 	s := &stand{cluster: cl, started: time.Since(t0)}
 	fmt.Fprintf(log, "cluster: %d masters x %d replicas of redis-server on 127.0.0.1, ready in %.2fs\n", cf.masters, cf.replicas, s.started.Seconds())
-	s.rdb = lua.NewClusterClient(&redis.ClusterOptions{
+	opt := &redis.ClusterOptions{
 		Addrs:                 cl.Addrs(),
 		PoolSize:              workers + 16,
 		ContextTimeoutEnabled: true,
-	})
+	}
+	if proxied {
+		px, err := compose.NewProxies(cl)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("start the proxies: %w", err)
+		}
+		s.proxies = px
+		opt.Dialer = px.Dialer()
+		fmt.Fprintf(log, "proxies: embedded toxiproxy in front of every node (client connections only)\n")
+	}
+	s.rdb = lua.NewClusterClient(opt)
 	return s, nil
 }
 
 func (s *stand) topology(cf clusterFlags) reports.Topology {
-	return reports.Topology{Masters: cf.masters, ReplicasPerMaster: cf.replicas, Provider: "local", Nodes: s.cluster.Addrs()}
+	return reports.Topology{Masters: cf.masters, ReplicasPerMaster: cf.replicas, Provider: "local", Nodes: s.cluster.Addrs(), Proxied: s.proxies != nil}
 }
 
 // versions reports the harness, go-redis and Redis versions actually in use.

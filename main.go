@@ -30,7 +30,15 @@ const (
 var errChecksFailed = errors.New("checks failed")
 
 func main() {
+	// The first SIGINT/SIGTERM cancels the run: the load stops, every fault
+	// is healed, the state is checked and a partial report written. A second
+	// signal gets the default action (the harness's redis-server children
+	// die with it: they run with a parent-death signal).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -66,6 +74,6 @@ Exit codes: 0 pass, 1 a check failed, 2 harness or usage error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newRaceCmd())
+	root.AddCommand(newRunCmd(), newRaceCmd(), newFaultsCmd())
 	return root
 }

@@ -60,7 +60,8 @@ func WithWireStats(ctx context.Context, ws *WireStats) context.Context {
 	return context.WithValue(ctx, wireStatsKey{}, ws)
 }
 
-func wireStatsFrom(ctx context.Context) *WireStats {
+// WireStatsFrom returns the WireStats attached to ctx, or nil.
+func WireStatsFrom(ctx context.Context) *WireStats {
 	ws, _ := ctx.Value(wireStatsKey{}).(*WireStats)
 	return ws
 }
@@ -160,7 +161,7 @@ func (h noResendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 
 // after records one attempt and classifies its error.
 func (h noResendHook) after(ctx context.Context, cmd redis.Cmder, err error) error {
-	ws := wireStatsFrom(ctx)
+	ws := WireStatsFrom(ctx)
 	if err != nil && neverSent(err) {
 		return err // never reached a socket: safe for go-redis to try again
 	}

@@ -352,7 +352,7 @@ func (s *Store) ReadReservation(ctx context.Context, scope Scope, reservationID 
 }
 
 func ensureWireStats(ctx context.Context) (*WireStats, context.Context) {
-	if ws := wireStatsFrom(ctx); ws != nil {
+	if ws := WireStatsFrom(ctx); ws != nil {
 		return ws, ctx
 	}
 	ws := &WireStats{}

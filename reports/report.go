@@ -90,8 +90,9 @@ type Versions struct {
 type Topology struct {
 	Masters           int      `json:"masters"`
 	ReplicasPerMaster int      `json:"replicas_per_master"`
-	Provider          string   `json:"provider"`        // "local", "compose", "testcontainers", "external"
-	Nodes             []string `json:"nodes,omitempty"` // additive: node addresses
+	Provider          string   `json:"provider"`          // "local", "compose", "testcontainers", "external"
+	Nodes             []string `json:"nodes,omitempty"`   // additive: node addresses
+	Proxied           bool     `json:"proxied,omitempty"` // additive: client connections went through toxiproxy
 }
 
 // Load describes the offered load.

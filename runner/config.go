@@ -73,7 +73,7 @@ func DefaultConfig() Config {
 	return Config{
 		Seed: 42, Mode: ModeOpen, Shape: Shape{Kind: "constant", Rate: 2000}, Duration: 10 * time.Second,
 		Concurrency: 64, MaxInFlight: 20000, Users: 20000,
-		Mix: Mix{Replay: 0.05, SameUser: 0.03, ForeignRequest: 0.02},
+		Mix: Mix{Replay: 0.05, SameUser: 0.03, ForeignRequest: 0.02, Release: 0.01},
 		TTL: 15 * time.Minute, CallTimeout: 2 * time.Second, RetrySends: 3, RetryBackoff: 50 * time.Millisecond,
 		LateThreshold: time.Millisecond, SampleEvery: time.Second,
 	}

@@ -36,11 +36,26 @@ type Observed struct {
 	MaxLateBy  time.Duration
 }
 
+// Option adjusts a run.
+type Option func(*options)
+
+type options struct {
+	onStart func(began time.Time)
+}
+
+// WithOnStart calls fn with the run's offset 0 just before the first
+// operation is scheduled (e.g. to start a fault timeline on the same clock).
+func WithOnStart(fn func(began time.Time)) Option { return func(o *options) { o.onStart = fn } }
+
 // Run drives tgt with cfg until the duration ends (or MaxOps is reached, or
 // ctx is cancelled: then it stops scheduling, lets the operations in flight
 // finish, and returns what it has with ctx's error). Every scheduled operation
 // is in the history, dropped ones included.
-func Run(ctx context.Context, cfg Config, tgt Target) (*Result, error) {
+func Run(ctx context.Context, cfg Config, tgt Target, opts ...Option) (*Result, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -57,6 +72,7 @@ func Run(ctx context.Context, cfg Config, tgt Target) (*Result, error) {
 	a := tgt.Activity
 	e := &engine{cfg: cfg, tgt: tgt, wl: NewWorkload(cfg.Seed, cfg.Users, cfg.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) })}
 	e.began = time.Now()
+	e.ctx = ctx
 
 	sampleCtx, stopSampler := context.WithCancel(context.Background())
 	samplerDone := make(chan []StockSample, 1)
@@ -66,6 +82,9 @@ func Run(ctx context.Context, cfg Config, tgt Target) (*Result, error) {
 		samplerDone <- nil
 	}
 
+	if o.onStart != nil {
+		o.onStart(e.began)
+	}
 	if cfg.Mode == ModeOpen {
 		e.runOpen(ctx, pacer)
 	} else {
@@ -105,6 +124,7 @@ type engine struct {
 	began time.Time
 	store opStore
 	wg    *sync.WaitGroup
+	ctx   context.Context // the run's context, set by Run
 }
 
 type scheduled struct {
@@ -117,9 +137,9 @@ func (e *engine) since() time.Duration { return time.Since(e.began) }
 func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 	queue := make(chan scheduled, e.cfg.MaxInFlight)
 	var inflight atomic.Int64
-	e.startWorkers(func(w int, record func(Op)) {
+	e.startWorkers(func(wctx context.Context, record func(Op)) {
 		for s := range queue {
-			record(e.execute(ctx, s.id, s.intended))
+			record(e.execute(wctx, s.id, s.intended))
 			inflight.Add(-1)
 		}
 	})
@@ -168,7 +188,7 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 
 func (e *engine) runClosed(ctx context.Context) {
 	var next atomic.Uint64
-	e.startWorkers(func(w int, record func(Op)) {
+	e.startWorkers(func(wctx context.Context, record func(Op)) {
 		for ctx.Err() == nil {
 			n := next.Add(1) - 1
 			if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) {
@@ -178,20 +198,22 @@ func (e *engine) runClosed(ctx context.Context) {
 			if now >= e.cfg.Duration {
 				return
 			}
-			record(e.execute(ctx, uint32(n), now))
+			record(e.execute(wctx, uint32(n), now))
 		}
 	})
 	e.wait()
 }
 
-func (e *engine) startWorkers(loop func(w int, record func(Op))) {
+// startWorkers starts cfg.Concurrency workers; each gets a context carrying
+// its own lua.WireStats (so per-operation wire counts are deltas of it).
+func (e *engine) startWorkers(loop func(wctx context.Context, record func(Op))) {
 	e.wg = &sync.WaitGroup{}
 	for w := 0; w < e.cfg.Concurrency; w++ {
 		e.wg.Add(1)
-		go func(w int) {
+		go func() {
 			defer e.wg.Done()
-			loop(w, e.store.put)
-		}(w)
+			loop(lua.WithWireStats(e.ctx, &lua.WireStats{}), e.store.put)
+		}()
 	}
 }
 
@@ -234,6 +256,13 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 		return
 	}
 	attempts := 0
+	if ws := lua.WireStatsFrom(ctx); ws != nil {
+		ta, mv, ask := ws.TryAgain.Load(), ws.Moved.Load(), ws.Ask.Load()
+		defer func() {
+			op.TryAgain = sat8(int(ws.TryAgain.Load() - ta))
+			op.Redirs = sat8(int(ws.Moved.Load() - mv + ws.Ask.Load() - ask))
+		}()
+	}
 	for send := 0; ; send++ {
 		cctx, cancel := context.WithTimeout(ctx, e.cfg.CallTimeout)
 		res, err := st.Reserve(cctx, call)
@@ -259,6 +288,11 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 		}
 	}
 	op.Attempts = sat8(attempts)
+	// A refusal of the last send says nothing of an earlier send whose reply
+	// was lost: that one may have run. The operation's outcome is unknown.
+	if op.Outcome == OutcomeError && op.HadUnknown() {
+		op.Outcome = OutcomeUnknown
+	}
 }
 
 // release fences an earlier reservation (RESERVED/SEND_UNKNOWN/ENQUEUED/REJECTED
@@ -289,6 +323,9 @@ func (e *engine) release(ctx context.Context, op *Op) {
 			op.Flags |= FlagHadUnknown
 		}
 		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !sleepCtx(ctx, e.cfg.RetryBackoff) {
+			if op.Outcome == OutcomeError && op.HadUnknown() {
+				op.Outcome = OutcomeUnknown // an earlier send may have run
+			}
 			return
 		}
 	}

@@ -49,6 +49,8 @@ type Op struct {
 	Attempts uint8 // script commands on the wire (saturates at 255)
 	Sends    uint8 // harness sends: 1 + re-sends with the same ids
 	ErrClass ErrClass
+	TryAgain uint8 // TRYAGAIN answers seen on the wire (saturates)
+	Redirs   uint8 // MOVED and ASK answers go-redis followed (saturates)
 }
 
 // Replay reports the replay flag of the answer.
@@ -155,6 +157,8 @@ type jsonOp struct {
 	Outcome    string  `json:"outcome"`
 	ErrClass   string  `json:"error_class,omitempty"`
 	Replay     bool    `json:"replay,omitempty"`
+	TryAgain   uint8   `json:"tryagain,omitempty"`
+	Redirects  uint8   `json:"redirects,omitempty"`
 	HadUnknown bool    `json:"had_unknown,omitempty"`
 }
 
@@ -168,7 +172,8 @@ func (h *History) WriteJSONL(w io.Writer) error {
 		o := &h.Ops[i]
 		j := jsonOp{ID: o.ID, Kind: o.Kind.String(), User: o.UserID(), Request: o.RequestID(), RID: o.RID,
 			Bucket: o.Bucket, IntendedMs: ms(o.Intended), StartMs: ms(o.Start), EndMs: ms(o.End),
-			Attempts: o.Attempts, Sends: o.Sends, Outcome: o.OutcomeName(), Replay: o.Replay(), HadUnknown: o.HadUnknown()}
+			Attempts: o.Attempts, Sends: o.Sends, Outcome: o.OutcomeName(), Replay: o.Replay(), HadUnknown: o.HadUnknown(),
+			TryAgain: o.TryAgain, Redirects: o.Redirs}
 		if o.Outcome == OutcomeError {
 			j.ErrClass = o.ErrClass.String()
 		}
