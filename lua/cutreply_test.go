@@ -99,6 +99,13 @@ func (r *cutRelay) accept() {
 			buf := make([]byte, 64<<10)
 			for {
 				n, err := s.Read(buf)
+				if n > 0 && r.mode.Load().(string) == "handshake" && !scriptSent.Load() {
+					// Every new connection loses its first reply: the handshake.
+					c.(*net.TCPConn).SetLinger(0)
+					c.Close()
+					s.Close()
+					return
+				}
 				if n > 0 {
 					mode := r.mode.Load().(string)
 					if mode != "" && scriptSent.Load() && r.mode.CompareAndSwap(mode, "") {
@@ -230,4 +237,33 @@ func TestPlainGoRedisResendsSilently(t *testing.T) {
 		t.Fatalf("relay saw %d scripts, replay=%v: want a silent re-send answered from the cache", relay.scripts.Load(), res.Replay)
 	}
 	t.Logf("plain go-redis: one call, %d script commands on the wire, answer replay=%v", relay.scripts.Load(), res.Replay)
+}
+
+// A connection whose handshake reply is cut never carried the script: the
+// call fails without ErrOutcomeUnknown (go-redis may dial again: nothing ran)
+// and no script reached Redis.
+func TestCutHandshakeIsNotAnUnknownOutcome(t *testing.T) {
+	a := newActivity(t, 10, 1)
+	rdb, relay := relayedClient(t, a, true, 300*time.Millisecond)
+	store := NewStore(rdb, Embedded(), testSecret)
+	ctx := context.Background()
+	relay.arm("handshake")
+	call, _ := store.NewReserveCall(a, "u1", "r1", time.Minute)
+	res, err := store.Reserve(ctx, call)
+	if err == nil || errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("cut handshakes gave %+v, %v: want a plain (never sent) error", res, err)
+	}
+	if res.Attempts != 0 || relay.scripts.Load() != 0 {
+		t.Fatalf("client counted %d attempts, relay saw %d scripts: want 0", res.Attempts, relay.scripts.Load())
+	}
+	if !Retryable(err) {
+		t.Fatalf("a never-sent call must be retryable: %v", err)
+	}
+	if _, found, _ := testStore.LookupRequest(ctx, call.Scope, "r1"); found {
+		t.Fatal("the request ran")
+	}
+	relay.arm("")
+	if res, err := store.Reserve(ctx, call); err != nil || res.Code != Accepted || res.Replay {
+		t.Fatalf("after the cut: %+v %v", res, err)
+	}
 }

@@ -120,8 +120,14 @@ func (noResendHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h noResendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
 		if !isScriptCmd(cmd) {
+			return next(ctx, cmd)
+		}
+		probe, before := probeOf(cmd)
+		err := next(ctx, cmd)
+		if err != nil && probe != nil && probe.n.Load() == before {
+			// The command was never written into a connection (dial or
+			// handshake failed): nothing ran, go-redis may try again.
 			return err
 		}
 		if out := h.after(ctx, cmd, err); out != err {
@@ -135,15 +141,22 @@ func (h noResendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (h noResendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	// go-redis sends ASKING + the command as a two-command pipeline after ASK.
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		before := make([]int32, len(cmds))
+		for i, cmd := range cmds {
+			_, before[i] = probeOf(cmd)
+		}
 		err := next(ctx, cmds)
 		var firstUnknown error
-		for _, cmd := range cmds {
+		for i, cmd := range cmds {
 			if !isScriptCmd(cmd) {
 				continue
 			}
 			cerr := cmd.Err()
 			if cerr == nil && err != nil && !isRedisError(err) {
 				cerr = err
+			}
+			if probe, _ := probeOf(cmd); cerr != nil && probe != nil && probe.n.Load() == before[i] {
+				continue // never written
 			}
 			if out := h.after(ctx, cmd, cerr); out != cerr {
 				cmd.SetErr(out)
@@ -193,6 +206,32 @@ func (h noResendHook) after(ctx context.Context, cmd redis.Cmder, err error) err
 		return err
 	}
 	return &OutcomeUnknownError{Cmd: cmd.Name(), Addr: h.addr, cause: err}
+}
+
+// writeProbe is a script argument that marshals to its string and counts
+// how often go-redis wrote it into a connection buffer: a failed call whose
+// probe count did not move was never sent.
+type writeProbe struct {
+	s string
+	n atomic.Int32
+}
+
+// MarshalBinary is called by go-redis as it writes the command.
+func (w *writeProbe) MarshalBinary() ([]byte, error) {
+	w.n.Add(1)
+	return []byte(w.s), nil
+}
+
+func (w *writeProbe) String() string { return w.s }
+
+// probeOf finds the write probe among a command's arguments.
+func probeOf(cmd redis.Cmder) (*writeProbe, int32) {
+	for _, a := range cmd.Args() {
+		if p, ok := a.(*writeProbe); ok {
+			return p, p.n.Load()
+		}
+	}
+	return nil, 0
 }
 
 func isScriptCmd(cmd redis.Cmder) bool {

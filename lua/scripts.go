@@ -44,6 +44,13 @@ func newScript(name, src string) *Script {
 // with a client from this package a lost reply is an *OutcomeUnknownError.
 // Run never re-sends after any other error.
 func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, args ...any) (reply any, fellBack bool, err error) {
+	if len(args) > 0 {
+		if first, ok := args[0].(string); ok {
+			// Lets the no-re-send hook tell a call that never reached a
+			// socket (its connection's handshake failed) from a lost reply.
+			args = append([]any{&writeProbe{s: first}}, args[1:]...)
+		}
+	}
 	reply, err = rdb.EvalSha(ctx, s.SHA1, keys, args...).Result()
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		reply, err = rdb.Eval(ctx, s.Source, keys, args...).Result()

@@ -160,7 +160,8 @@ type RetryPolicy struct {
 }
 
 // Retryable reports whether re-sending the same call is both safe and useful:
-// the outcome is unknown, or Redis refused without running the script for a
+// the outcome is unknown, the call never reached a socket (refused dial, cut
+// handshake, pool timeout), or Redis refused without running the script for a
 // transient reason (TRYAGAIN, CLUSTERDOWN, MASTERDOWN, LOADING).
 func Retryable(err error) bool {
 	if err == nil {
@@ -169,12 +170,13 @@ func Retryable(err error) bool {
 	if IsOutcomeUnknown(err) {
 		return true
 	}
-	if isRedisError(err) {
-		msg := err.Error()
-		for _, p := range []string{"TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "LOADING"} {
-			if strings.HasPrefix(msg, p) {
-				return true
-			}
+	if !isRedisError(err) {
+		return true // never sent: with this package's clients every sent script's failure is ErrOutcomeUnknown
+	}
+	msg := err.Error()
+	for _, p := range []string{"TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "LOADING"} {
+		if strings.HasPrefix(msg, p) {
+			return true
 		}
 	}
 	return false

@@ -3,8 +3,10 @@ package runner
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"strings"
+	"syscall"
 
 	"github.com/redis/go-redis/v9"
 
@@ -67,12 +69,13 @@ func Classify(err error) (Outcome, ErrClass) {
 		}
 		return OutcomeError, ErrOther
 	}
+	// Every error of a script that reached a socket is ErrOutcomeUnknown
+	// (the lua hook sees to it); what is left failed before the send: a
+	// refused dial, a handshake cut, a pool timeout, a deadline while waiting.
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" || errors.Is(err, redis.ErrPoolTimeout) {
-		return OutcomeError, ErrConnect
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		// Deadline before a connection was had: never written.
+	if errors.As(err, &op) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) {
 		return OutcomeError, ErrConnect
 	}
 	return OutcomeError, ErrOther
