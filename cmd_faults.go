@@ -125,7 +125,8 @@ func faultReports(planned []*faults.Planned, res *runner.Result, chk *runner.Che
 	var windows []runner.FaultWindow
 	for _, p := range planned {
 		w := p.Window()
-		fw := runner.FaultWindow{Name: p.Kind, InjectedAt: w.InjectedAt, HealedAt: w.HealedAt, Healed: w.Healed}
+		end, ended := p.EffectEnd()
+		fw := runner.FaultWindow{Name: p.Kind, InjectedAt: w.InjectedAt, HealedAt: end, Healed: ended}
 		params := map[string]any{}
 		for k, v := range p.Params {
 			params[k] = v
@@ -137,6 +138,9 @@ func faultReports(planned []*faults.Planned, res *runner.Result, chk *runner.Che
 		}
 		if w.HealErr != nil {
 			f.HealError = w.HealErr.Error()
+		}
+		if w.InjectDone > 0 {
+			f.Evidence["inject_returned_at_s"] = w.InjectDone.Seconds()
 		}
 		for k, v := range p.Fault.Evidence() {
 			f.Evidence[k] = v

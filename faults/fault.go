@@ -56,6 +56,13 @@ type Fault interface {
 	Evidence() map[string]any
 }
 
+// Completing is implemented by kinds whose effect ends when Inject returns
+// (a slot migration is over once the slot has moved). With no for=, their
+// window in the report ends there rather than at the end of the load.
+type Completing interface {
+	CompletesOnInject() bool
+}
+
 // Param documents one parameter of a kind.
 type Param struct {
 	Name    string
@@ -128,6 +135,7 @@ type Planned struct {
 
 	mu         sync.Mutex
 	injectedAt time.Duration
+	injectDone time.Duration
 	healedAt   time.Duration
 	injected   bool
 	healed     bool
@@ -216,6 +224,7 @@ func CheckParams(params map[string]string, known ...string) error {
 // Window is when a planned fault was in force, as offsets from the load's start.
 type Window struct {
 	InjectedAt, HealedAt time.Duration
+	InjectDone           time.Duration // when Inject returned
 	Injected, Healed     bool
 	InjectErr, HealErr   error
 }
@@ -224,7 +233,18 @@ type Window struct {
 func (p *Planned) Window() Window {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return Window{p.injectedAt, p.healedAt, p.injected, p.healed, p.injectErr, p.healErr}
+	return Window{InjectedAt: p.injectedAt, HealedAt: p.healedAt, InjectDone: p.injectDone,
+		Injected: p.injected, Healed: p.healed, InjectErr: p.injectErr, HealErr: p.healErr}
+}
+
+// EffectEnd is when the fault stopped acting: the heal, or for a Completing
+// kind without for= the return of Inject. ok is false while it still acts.
+func (p *Planned) EffectEnd() (time.Duration, bool) {
+	w := p.Window()
+	if c, is := p.Fault.(Completing); is && c.CompletesOnInject() && p.For == 0 && w.InjectDone > 0 {
+		return w.InjectDone, true
+	}
+	return w.HealedAt, w.Healed
 }
 
 // Timeline runs planned faults against env at offsets from began.
@@ -267,6 +287,7 @@ func (t *Timeline) inject(ctx context.Context, p *Planned) {
 	}
 	p.mu.Lock()
 	p.injectErr = err
+	p.injectDone = time.Since(t.began)
 	p.mu.Unlock()
 }
 

@@ -609,3 +609,6 @@ func (m *SlotMigration) Evidence() map[string]any {
 	}
 	return ev
 }
+
+// CompletesOnInject: the migration is over when Inject returns.
+func (m *SlotMigration) CompletesOnInject() bool { return true }

@@ -13,9 +13,19 @@ import (
 )
 
 // Target is what the engine drives: the reserve path of one activity.
+// Store reads the state back (checker, sampler) and derives ids; Path sends
+// the operations (nil: the reference path on Store).
 type Target struct {
 	Store    *lua.Store
 	Activity *lua.Activity
+	Path     Path
+}
+
+func (t Target) path() Path {
+	if t.Path != nil {
+		return t.Path
+	}
+	return ReferencePath{Store: t.Store}
 }
 
 // Result is what a run produced: the history and the run's clock.
@@ -263,9 +273,13 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 			op.Redirs = sat8(int(ws.Moved.Load() - mv + ws.Ask.Load() - ask))
 		}()
 	}
+	path := e.tgt.path()
 	for send := 0; ; send++ {
+		if send > 0 {
+			call = path.Resend(call, send-1)
+		}
 		cctx, cancel := context.WithTimeout(ctx, e.cfg.CallTimeout)
-		res, err := st.Reserve(cctx, call)
+		res, err := path.Reserve(cctx, call)
 		cancel()
 		attempts += res.Attempts
 		op.Sends = sat8(send + 1)
@@ -306,11 +320,7 @@ func (e *engine) release(ctx context.Context, op *Op) {
 	op.RID = rid
 	for send := 0; ; send++ {
 		cctx, cancel := context.WithTimeout(ctx, e.cfg.CallTimeout)
-		_, err := st.Transition(cctx, sc, rid, lua.TransitionArgs{Target: lua.StatusReleasePending})
-		var res lua.CompensateResult
-		if err == nil {
-			res, err = st.Compensate(cctx, sc, uid, rid, "harness-release", 0)
-		}
+		res, err := e.tgt.path().Release(cctx, sc, uid, rid)
 		cancel()
 		op.Sends = sat8(send + 1)
 		op.Attempts = sat8(int(op.Attempts) + 2)
