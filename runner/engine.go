@@ -30,12 +30,29 @@ func (t Target) path() Path {
 
 // Result is what a run produced: the history and the run's clock.
 type Result struct {
-	Config   Config
+	Config   Config        // the first phase's configuration
+	Phases   []PhaseResult // every load phase, in order
 	Began    time.Time     // wall clock of offset 0
 	Elapsed  time.Duration // from offset 0 to the last answer
 	History  *History
 	Samples  []StockSample // the I1 sampler's readings, if it ran
 	Observed Observed
+}
+
+// Phase is one load phase of a run: its own shape, rate, mode, concurrency
+// and mix, run after the previous one on the same clock and op-id sequence.
+type Phase struct {
+	Name   string
+	Config Config
+}
+
+// PhaseResult is when a phase ran, as offsets from the run's start, and the
+// operation ids it scheduled ([FirstOp, EndOp)).
+type PhaseResult struct {
+	Name           string
+	Config         Config
+	Start, End     time.Duration
+	FirstOp, EndOp uint64
 }
 
 // Observed counts what the engine saw besides outcomes.
@@ -62,32 +79,49 @@ func WithOnStart(fn func(began time.Time)) Option { return func(o *options) { o.
 // finish, and returns what it has with ctx's error). Every scheduled operation
 // is in the history, dropped ones included.
 func Run(ctx context.Context, cfg Config, tgt Target, opts ...Option) (*Result, error) {
+	return RunPhases(ctx, []Phase{{Name: "load", Config: cfg}}, tgt, opts...)
+}
+
+// RunPhases runs the phases back to back on one clock: latency offsets, op
+// ids, the workload (its users and request ids) and the I1 sampler continue
+// across them. Users, Seed, SampleEvery and LateThreshold come from the first
+// phase. Errors are as for Run; a cancelled ctx skips the remaining phases.
+func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) (*Result, error) {
 	var o options
 	for _, f := range opts {
 		f(&o)
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
+	if len(phases) == 0 {
+		return nil, fmt.Errorf("no load phase")
 	}
-	if cfg.LateThreshold <= 0 {
-		cfg.LateThreshold = time.Millisecond
+	pacers := make([]vegeta.Pacer, len(phases))
+	first := phases[0].Config
+	if first.LateThreshold <= 0 {
+		first.LateThreshold = time.Millisecond
 	}
-	var pacer vegeta.Pacer
-	if cfg.Mode == ModeOpen {
-		var err error
-		if pacer, err = NewPacer(cfg.Shape); err != nil {
-			return nil, err
+	for i := range phases {
+		cfg := &phases[i].Config
+		cfg.Users, cfg.Seed, cfg.LateThreshold = first.Users, first.Seed, first.LateThreshold
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("phase %q: %w", phases[i].Name, err)
+		}
+		if cfg.Mode == ModeOpen {
+			p, err := NewPacer(cfg.Shape)
+			if err != nil {
+				return nil, fmt.Errorf("phase %q: %w", phases[i].Name, err)
+			}
+			pacers[i] = p
 		}
 	}
 	a := tgt.Activity
-	e := &engine{cfg: cfg, tgt: tgt, wl: NewWorkload(cfg.Seed, cfg.Users, cfg.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) })}
+	e := &engine{tgt: tgt, wl: NewWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) })}
 	e.began = time.Now()
 	e.ctx = ctx
 
 	sampleCtx, stopSampler := context.WithCancel(context.Background())
 	samplerDone := make(chan []StockSample, 1)
-	if cfg.SampleEvery > 0 {
-		go func() { samplerDone <- sampleStock(sampleCtx, tgt, e.began, cfg.SampleEvery) }()
+	if first.SampleEvery > 0 {
+		go func() { samplerDone <- sampleStock(sampleCtx, tgt, e.began, first.SampleEvery) }()
 	} else {
 		samplerDone <- nil
 	}
@@ -95,14 +129,28 @@ func Run(ctx context.Context, cfg Config, tgt Target, opts ...Option) (*Result, 
 	if o.onStart != nil {
 		o.onStart(e.began)
 	}
-	if cfg.Mode == ModeOpen {
-		e.runOpen(ctx, pacer)
-	} else {
-		e.runClosed(ctx)
+	res := &Result{Config: first, Began: e.began}
+	for i, ph := range phases {
+		if ctx.Err() != nil {
+			break
+		}
+		e.cfg = ph.Config
+		e.phaseStart = e.since()
+		if i > 0 {
+			e.wl.StartSegment(e.nextID, ph.Config.Mix)
+		}
+		pr := PhaseResult{Name: ph.Name, Config: ph.Config, Start: e.phaseStart, FirstOp: e.nextID}
+		if ph.Config.Mode == ModeOpen {
+			e.runOpen(ctx, pacers[i])
+		} else {
+			e.runClosed(ctx)
+		}
+		pr.End, pr.EndOp = e.since(), e.nextID
+		res.Phases = append(res.Phases, pr)
 	}
-	elapsed := time.Since(e.began)
+	res.Elapsed = time.Since(e.began)
 	stopSampler()
-	res := &Result{Config: cfg, Began: e.began, Elapsed: elapsed, Samples: <-samplerDone}
+	res.Samples = <-samplerDone
 
 	ops := e.store.flatten()
 	res.History = &History{Ops: ops}
@@ -117,7 +165,7 @@ func Run(ctx context.Context, cfg Config, tgt Target, opts ...Option) (*Result, 
 		if ops[i].Outcome == OutcomeDropped {
 			continue
 		}
-		if late := ops[i].Start - ops[i].Intended; late > cfg.LateThreshold {
+		if late := ops[i].Start - ops[i].Intended; late > first.LateThreshold {
 			res.Observed.LateStarts++
 			if late > res.Observed.MaxLateBy {
 				res.Observed.MaxLateBy = late
@@ -128,13 +176,15 @@ func Run(ctx context.Context, cfg Config, tgt Target, opts ...Option) (*Result, 
 }
 
 type engine struct {
-	cfg   Config
-	tgt   Target
-	wl    *Workload
-	began time.Time
-	store opStore
-	wg    *sync.WaitGroup
-	ctx   context.Context // the run's context, set by Run
+	cfg        Config // the current phase's
+	tgt        Target
+	wl         *Workload
+	began      time.Time
+	phaseStart time.Duration // offset of the current phase
+	nextID     uint64        // first op id of the next phase
+	store      opStore
+	wg         *sync.WaitGroup
+	ctx        context.Context // the run's context, set by RunPhases
 }
 
 type scheduled struct {
@@ -155,12 +205,15 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 	})
 
 	var n uint64
-	var last time.Duration
+	base := e.nextID
+	last := e.phaseStart
 	for ctx.Err() == nil {
 		if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) {
 			break
 		}
-		elapsed := e.since()
+		// The pacer sees time since the phase began; intended times are
+		// offsets from the run's start.
+		elapsed := e.since() - e.phaseStart
 		if elapsed >= e.cfg.Duration {
 			break
 		}
@@ -170,20 +223,20 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 		}
 		var intended time.Duration
 		if wait > 0 {
-			intended = elapsed + wait
-			if intended >= e.cfg.Duration {
+			if elapsed+wait >= e.cfg.Duration {
 				break
 			}
+			intended = e.phaseStart + elapsed + wait
 			if !sleepCtx(ctx, wait) {
 				break
 			}
 		} else {
 			// Behind schedule: the operation was due at some point since the
 			// last one; find exactly when, so its latency counts the wait.
-			intended = dueTime(p, n, last, elapsed)
+			intended = e.phaseStart + dueTime(p, n, last-e.phaseStart, elapsed)
 		}
 		last = intended
-		id := uint32(n)
+		id := uint32(base + n)
 		n++
 		if inflight.Load() >= int64(e.cfg.MaxInFlight) {
 			e.store.put(e.droppedOp(id, intended))
@@ -192,12 +245,14 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 		inflight.Add(1)
 		queue <- scheduled{id: id, intended: intended}
 	}
+	e.nextID = base + n
 	close(queue)
 	e.wait()
 }
 
 func (e *engine) runClosed(ctx context.Context) {
 	var next atomic.Uint64
+	base := e.nextID
 	e.startWorkers(func(wctx context.Context, record func(Op)) {
 		for ctx.Err() == nil {
 			n := next.Add(1) - 1
@@ -205,13 +260,15 @@ func (e *engine) runClosed(ctx context.Context) {
 				return
 			}
 			now := e.since()
-			if now >= e.cfg.Duration {
+			if now-e.phaseStart >= e.cfg.Duration {
 				return
 			}
-			record(e.execute(wctx, uint32(n), now))
+			record(e.execute(wctx, uint32(base+n), now))
 		}
 	})
 	e.wait()
+	// Ids claimed by workers that then stopped are skipped, not reused.
+	e.nextID = base + next.Load()
 }
 
 // startWorkers starts cfg.Concurrency workers; each gets a context carrying

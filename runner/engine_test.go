@@ -203,3 +203,44 @@ func indexOf(s, sub string) int {
 }
 
 var _ = lua.Accepted
+
+func TestPhasesContinueOneClockAndOneWorkload(t *testing.T) {
+	tgt := newTarget(t, 200, 1)
+	p1 := smallConfig()
+	p1.Duration, p1.Mix = time.Second, Mix{}
+	p2 := smallConfig()
+	p2.Mode, p2.Duration, p2.MaxOps, p2.Concurrency, p2.Mix = ModeClosed, time.Second, 500, 8, Mix{Replay: 1}
+	res, err := RunPhases(context.Background(), []Phase{{"sell", p1}, {"replays", p2}}, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Phases) != 2 || res.Phases[1].FirstOp != res.Phases[0].EndOp || res.Phases[1].Start < res.Phases[0].End {
+		t.Fatalf("phases %+v", res.Phases)
+	}
+	replays := 0
+	for _, o := range res.History.Ops {
+		inSecond := uint64(o.ID) >= res.Phases[1].FirstOp
+		if inSecond && o.Intended < res.Phases[1].Start {
+			t.Fatalf("op %d of phase 2 intended at %v, before the phase", o.ID, o.Intended)
+		}
+		if inSecond && o.Kind == KindReplay {
+			replays++
+			if uint64(o.Req) >= res.Phases[1].FirstOp {
+				t.Fatalf("phase-2 replay of a request %d that phase 1 did not send", o.Req)
+			}
+		}
+		if !inSecond && o.Kind != KindFresh {
+			t.Fatalf("phase 1 op %d is %s, its mix is all fresh", o.ID, o.Kind)
+		}
+	}
+	if n := res.Phases[1].EndOp - res.Phases[1].FirstOp; replays < int(n)*9/10 {
+		t.Fatalf("%d replays of %d phase-2 ops", replays, n)
+	}
+	rep, err := Verify(context.Background(), tgt, CheckInput{History: res.History, Samples: res.Samples})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Passed() {
+		t.Fatalf("failed %v", rep.Failed())
+	}
+}

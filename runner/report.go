@@ -55,6 +55,13 @@ func BuildReport(res *Result, chk *CheckReport, meta ReportMeta) (*reports.Repor
 	if cfg.Mode == ModeClosed {
 		rep.Load.Shape, rep.Load.TargetRate = "closed", 0
 	}
+	if len(res.Phases) > 1 {
+		var total float64
+		for _, p := range res.Phases {
+			total += p.Config.Duration.Seconds()
+		}
+		rep.Load.DurationS = total
+	}
 	rec.Fill(rep)
 	rep.Totals.WireAttempts = wire
 

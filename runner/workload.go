@@ -33,11 +33,34 @@ func (k Kind) IsReserve() bool { return k != KindRelease }
 // order the workers finish in. Users are "u<n>", requests "r<n>" where n is
 // the index of the operation that first sent it.
 type Workload struct {
-	seed       uint64
-	users      uint64
-	mult, add  uint64 // fresh users walk a permutation of 0..users-1
+	seed      uint64
+	users     uint64
+	mult, add uint64    // fresh users walk a permutation of 0..users-1
+	segments  []segment // mix per range of op indexes, ascending by from
+	bucketOf  func(user uint32) uint32
+}
+
+// segment: from op index `from` on, kinds are drawn with these thresholds.
+type segment struct {
+	from       uint64
 	thresholds [4]uint64
-	bucketOf   func(user uint32) uint32
+}
+
+func thresholdsOf(m Mix) [4]uint64 {
+	var t [4]uint64
+	cum := 0.0
+	for i, share := range []float64{m.Replay, m.SameUser, m.ForeignRequest, m.Release} {
+		cum += share
+		t[i] = uint64(cum * float64(1<<53))
+	}
+	return t
+}
+
+// StartSegment switches the mix from op index `from` on (a new load phase).
+// Earlier ops keep their kinds, so repeats still find their originals.
+// from must not be below an earlier segment's start.
+func (w *Workload) StartSegment(from uint64, m Mix) {
+	w.segments = append(w.segments, segment{from: from, thresholds: thresholdsOf(m)})
 }
 
 // NewWorkload returns the workload of seed over users users with mix m.
@@ -59,11 +82,7 @@ func NewWorkload(seed int64, users int, m Mix, bucketOf func(user uint32) uint32
 			}
 		}
 	}
-	cum := 0.0
-	for i, share := range []float64{m.Replay, m.SameUser, m.ForeignRequest, m.Release} {
-		cum += share
-		w.thresholds[i] = uint64(cum * float64(1<<53))
-	}
+	w.segments = []segment{{from: 0, thresholds: thresholdsOf(m)}}
 	return w
 }
 
@@ -105,7 +124,13 @@ func (w *Workload) kind(i uint64) Kind {
 		return KindFresh
 	}
 	r := splitmix(w.seed^(i*0x9e3779b97f4a7c15)) >> 11
-	for k, t := range w.thresholds {
+	seg := w.segments[0]
+	for _, sg := range w.segments[1:] {
+		if i >= sg.from {
+			seg = sg
+		}
+	}
+	for k, t := range seg.thresholds {
 		if r < t {
 			return Kind(k + 1)
 		}
