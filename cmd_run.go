@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,8 @@ type runOptions struct {
 	luaDir   string
 	scenario string
 	faults   []string
+	progress string
+	errOut   io.Writer
 }
 
 func newRunCmd() *cobra.Command {
@@ -50,6 +53,7 @@ Exit codes: 0 every check passed, 1 a check failed, 2 harness or usage error.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Mode = runner.Mode(mode)
 			o.cfg.Shape.Kind = shape
+			o.errOut = cmd.ErrOrStderr()
 			return runRun(cmd.Context(), cmd.OutOrStdout(), o)
 		},
 	}
@@ -86,6 +90,7 @@ Exit codes: 0 every check passed, 1 a check failed, 2 harness or usage error.`,
 	f.DurationVar(&c.Shape.RampDown, "ramp-down", 0, "spike: fall back to the base rate")
 	addClusterFlags(f, &o.cluster)
 	f.StringVar(&o.scenario, "name", "adhoc", "name of the run in the report")
+	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (a rewritten line on a terminal, a plain line every 5 s otherwise), tty, plain, off")
 	f.StringArrayVar(&o.faults, "fault", nil, "inject a fault: KIND:key=value,... with at= (offset) and for= (duration); repeatable; see 'seckill-harness faults'")
 	return cmd
 }
@@ -93,6 +98,9 @@ Exit codes: 0 every check passed, 1 a check failed, 2 harness or usage error.`,
 func runRun(ctx context.Context, out io.Writer, o runOptions) error {
 	if err := o.cfg.Validate(); err != nil {
 		return fmt.Errorf("invalid flags: %w", err)
+	}
+	if err := checkProgressMode(o.progress); err != nil {
+		return err
 	}
 	scripts, err := loadScripts(o.luaDir)
 	if err != nil {
@@ -145,7 +153,11 @@ func runRun(ctx context.Context, out io.Writer, o runOptions) error {
 	}
 	defer heal()
 
-	res, runErr := runner.Run(ctx, o.cfg, tgt, runner.WithOnStart(func(began time.Time) { tl.Start(tctx, began) }))
+	runOpts := []runner.Option{runner.WithOnStart(func(began time.Time) { tl.Start(tctx, began) })}
+	if pp := progressOption(o.progress, o.errOut, func() string { return strings.Join(tl.Active(), "+") }); pp != nil {
+		runOpts = append(runOpts, pp)
+	}
+	res, runErr := runner.Run(ctx, o.cfg, tgt, runOpts...)
 	if res == nil {
 		return runErr
 	}

@@ -343,3 +343,18 @@ func sleepUntil(ctx context.Context, at time.Time) bool {
 		return true
 	}
 }
+
+// Active lists the faults in force now (injected, effect not ended), by their spec text.
+func (t *Timeline) Active() []string {
+	var out []string
+	for _, p := range t.Items {
+		w := p.Window()
+		if !w.Injected {
+			continue
+		}
+		if _, ended := p.EffectEnd(); !ended {
+			out = append(out, p.Kind)
+		}
+	}
+	return out
+}

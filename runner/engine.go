@@ -67,7 +67,9 @@ type Observed struct {
 type Option func(*options)
 
 type options struct {
-	onStart func(began time.Time)
+	onStart       func(began time.Time)
+	progress      func(Progress)
+	progressEvery time.Duration
 }
 
 // WithOnStart calls fn with the run's offset 0 just before the first
@@ -129,6 +131,17 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	if o.onStart != nil {
 		o.onStart(e.began)
 	}
+	var total time.Duration
+	for _, ph := range phases {
+		total += ph.Config.Duration
+	}
+	var phaseName atomic.Value
+	phaseName.Store(phases[0].Name)
+	stopProgress := func() {}
+	if o.progress != nil {
+		e.live = newLiveStats()
+		stopProgress = e.reportProgress(o.progress, o.progressEvery, total, &phaseName)
+	}
 	res := &Result{Config: first, Began: e.began}
 	for i, ph := range phases {
 		if ctx.Err() != nil {
@@ -136,6 +149,7 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 		}
 		e.cfg = ph.Config
 		e.phaseStart = e.since()
+		phaseName.Store(ph.Name)
 		if i > 0 {
 			e.wl.StartSegment(e.nextID, ph.Config.Mix)
 		}
@@ -149,6 +163,7 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 		res.Phases = append(res.Phases, pr)
 	}
 	res.Elapsed = time.Since(e.began)
+	stopProgress()
 	stopSampler()
 	res.Samples = <-samplerDone
 
@@ -185,6 +200,44 @@ type engine struct {
 	store      opStore
 	wg         *sync.WaitGroup
 	ctx        context.Context // the run's context, set by RunPhases
+	live       *liveStats      // nil unless progress is reported
+}
+
+// reportProgress calls fn every `every` until the returned stop is called,
+// which also delivers a final snapshot.
+func (e *engine) reportProgress(fn func(Progress), every time.Duration, total time.Duration, phase *atomic.Value) (stop func()) {
+	if every <= 0 {
+		every = time.Second
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		var prev int64
+		last := time.Now()
+		emit := func() {
+			now := time.Now()
+			p := Progress{Elapsed: e.since(), Total: total, Phase: phase.Load().(string)}
+			e.live.snapshot(&p, now.Sub(last), prev)
+			prev, last = p.Completed, now
+			fn(p)
+		}
+		for {
+			select {
+			case <-done:
+				emit()
+				return
+			case <-t.C:
+				emit()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 type scheduled struct {
@@ -238,8 +291,13 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 		last = intended
 		id := uint32(base + n)
 		n++
+		if e.live != nil {
+			e.live.scheduled.Add(1)
+		}
 		if inflight.Load() >= int64(e.cfg.MaxInFlight) {
-			e.store.put(e.droppedOp(id, intended))
+			d := e.droppedOp(id, intended)
+			e.live.record(&d)
+			e.store.put(d)
 			continue
 		}
 		inflight.Add(1)
@@ -263,6 +321,9 @@ func (e *engine) runClosed(ctx context.Context) {
 			if now-e.phaseStart >= e.cfg.Duration {
 				return
 			}
+			if e.live != nil {
+				e.live.scheduled.Add(1)
+			}
 			record(e.execute(wctx, uint32(base+n), now))
 		}
 	})
@@ -279,7 +340,10 @@ func (e *engine) startWorkers(loop func(wctx context.Context, record func(Op))) 
 		e.wg.Add(1)
 		go func() {
 			defer e.wg.Done()
-			loop(lua.WithWireStats(e.ctx, &lua.WireStats{}), e.store.put)
+			loop(lua.WithWireStats(e.ctx, &lua.WireStats{}), func(o Op) {
+				e.live.record(&o)
+				e.store.put(o)
+			})
 		}()
 	}
 }

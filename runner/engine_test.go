@@ -244,3 +244,30 @@ func TestPhasesContinueOneClockAndOneWorkload(t *testing.T) {
 		t.Fatalf("failed %v", rep.Failed())
 	}
 }
+
+func TestProgressSnapshots(t *testing.T) {
+	tgt := newTarget(t, 100, 1)
+	cfg := smallConfig()
+	cfg.Duration = 1500 * time.Millisecond
+	var snaps []Progress
+	res, err := Run(context.Background(), cfg, tgt, WithProgress(300*time.Millisecond, func(p Progress) { snaps = append(snaps, p) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) < 4 {
+		t.Fatalf("%d snapshots in 1.5 s at 300 ms", len(snaps))
+	}
+	last := snaps[len(snaps)-1]
+	answered := int64(0)
+	for _, o := range res.History.Ops {
+		if o.Outcome != OutcomeDropped {
+			answered++
+		}
+	}
+	if last.Completed != answered || last.InFlight != 0 || last.Scheduled != int64(len(res.History.Ops)) {
+		t.Fatalf("final snapshot %+v, history has %d answered of %d", last, answered, len(res.History.Ops))
+	}
+	if mid := snaps[len(snaps)/2]; mid.Rate < 500 || mid.LastP99 <= 0 {
+		t.Fatalf("mid-run snapshot %+v", mid)
+	}
+}
