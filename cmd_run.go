@@ -197,6 +197,9 @@ func writeOutputs(o runOptions, rep *reports.Report, rec *reports.Recorder, res 
 	if err := rep.WriteJSON(filepath.Join(o.out, "report.json")); err != nil {
 		return err
 	}
+	if err := reports.WriteJUnitFile(o.out, rep); err != nil {
+		return err
+	}
 	hf, err := os.Create(filepath.Join(o.out, "latency.hgrm"))
 	if err != nil {
 		return err
