@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
@@ -99,42 +100,119 @@ func runRun(ctx context.Context, out io.Writer, o runOptions) error {
 	if err := o.cfg.Validate(); err != nil {
 		return fmt.Errorf("invalid flags: %w", err)
 	}
-	if err := checkProgressMode(o.progress); err != nil {
-		return err
-	}
-	scripts, err := loadScripts(o.luaDir)
-	if err != nil {
-		return err
-	}
-	act := lua.NewActivity(fmt.Sprintf("run%d", time.Now().UnixMilli()), "sku1", o.stock, o.buckets,
-		o.cfg.Duration+time.Hour)
-	if err := act.Validate(); err != nil {
-		return fmt.Errorf("invalid flags: %w", err)
-	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return fmt.Errorf("--out %s: %w", o.out, err)
-	}
-
 	planned, err := planFaults(o.faults, o.cfg.Duration)
 	if err != nil {
 		return err
 	}
-
-	st, err := startStand(ctx, out, o.cluster, o.cfg.Concurrency, len(planned) > 0)
+	p := &plan{name: o.scenario, cluster: o.cluster, stock: o.stock, buckets: o.buckets,
+		phases: []runner.Phase{{Name: "load", Config: o.cfg}}, faults: planned}
+	oc, err := executePlan(ctx, out, p, o.exec())
 	if err != nil {
 		return err
+	}
+	return oc.exitErr()
+}
+
+func (o runOptions) exec() execOptions {
+	return execOptions{out: o.out, history: o.history, luaDir: o.luaDir, progress: o.progress, errOut: o.errOut}
+}
+
+// plan is one run, resolved from a scenario or from flags.
+type plan struct {
+	name     string
+	cluster  clusterFlags
+	stock    int64
+	buckets  uint32
+	phases   []runner.Phase
+	faults   []*faults.Planned
+	path     func(*lua.Store) runner.Path              // nil: the reference path
+	evaluate func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none
+}
+
+func (p *plan) duration() time.Duration {
+	var d time.Duration
+	for _, ph := range p.phases {
+		d += ph.Config.Duration
+	}
+	return d
+}
+
+func (p *plan) maxConcurrency() int {
+	n := 1
+	for _, ph := range p.phases {
+		n = max(n, ph.Config.Concurrency)
+	}
+	return n
+}
+
+// execOptions say where and how a run writes.
+type execOptions struct {
+	out, history, luaDir, progress string
+	errOut                         io.Writer
+}
+
+// outcome is a finished run: its report (also written to disk) and, when the
+// load was interrupted, why.
+type outcome struct {
+	rep    *reports.Report
+	res    *runner.Result
+	chk    *runner.CheckReport
+	act    *lua.Activity
+	runErr error
+}
+
+// exitErr maps an outcome to the CLI's exit contract.
+func (oc *outcome) exitErr() error {
+	if oc.runErr != nil {
+		return fmt.Errorf("run interrupted after %.1fs (partial report written): %w", oc.res.Elapsed.Seconds(), oc.runErr)
+	}
+	if !oc.rep.Passed {
+		return errChecksFailed
+	}
+	return nil
+}
+
+// executePlan starts a local cluster, runs the plan's phases with its fault
+// timeline, heals everything, checks I1–I9 and the plan's assertions, and
+// writes the report files. A Go error is a harness error (exit 2); a failed
+// check is in the outcome.
+func executePlan(ctx context.Context, out io.Writer, p *plan, xo execOptions) (*outcome, error) {
+	if err := checkProgressMode(xo.progress); err != nil {
+		return nil, err
+	}
+	scripts, err := loadScripts(xo.luaDir)
+	if err != nil {
+		return nil, err
+	}
+	first := p.phases[0].Config
+	act := lua.NewActivity(fmt.Sprintf("run%d", time.Now().UnixMilli()), "sku1", p.stock, p.buckets, p.duration()+time.Hour)
+	if err := act.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid activity: %w", err)
+	}
+	if err := os.MkdirAll(xo.out, 0o755); err != nil {
+		return nil, fmt.Errorf("--out %s: %w", xo.out, err)
+	}
+
+	st, err := startStand(ctx, out, p.cluster, p.maxConcurrency(), len(p.faults) > 0)
+	if err != nil {
+		return nil, err
 	}
 	defer st.close()
 	if err := lua.Setup(ctx, st.rdb, act); err != nil {
-		return err
+		return nil, err
 	}
-	store := lua.NewStore(st.rdb, scripts, []byte(fmt.Sprintf("seckill-harness-%d", o.cfg.Seed)))
+	store := lua.NewStore(st.rdb, scripts, []byte(fmt.Sprintf("seckill-harness-%d", first.Seed)))
 	tgt := runner.Target{Store: store, Activity: act}
-	fmt.Fprintf(out, "load: %s; stock %d over %d buckets\n", o.cfg, o.stock, o.buckets)
+	if p.path != nil {
+		tgt.Path = p.path(store)
+	}
+	for _, ph := range p.phases {
+		fmt.Fprintf(out, "load %s: %s; stock %d over %d buckets\n", ph.Name, ph.Config, p.stock, p.buckets)
+	}
 
-	tl, err := newTimeline(ctx, out, st, act, planned)
+	tl, err := newTimeline(ctx, out, st, act, p.faults)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tctx, stopTimeline := context.WithCancel(ctx)
 	defer stopTimeline()
@@ -154,46 +232,60 @@ func runRun(ctx context.Context, out io.Writer, o runOptions) error {
 	defer heal()
 
 	runOpts := []runner.Option{runner.WithOnStart(func(began time.Time) { tl.Start(tctx, began) })}
-	if pp := progressOption(o.progress, o.errOut, func() string { return strings.Join(tl.Active(), "+") }); pp != nil {
+	if pp := progressOption(xo.progress, xo.errOut, func() string { return strings.Join(tl.Active(), "+") }); pp != nil {
 		runOpts = append(runOpts, pp)
 	}
-	res, runErr := runner.Run(ctx, o.cfg, tgt, runOpts...)
+	res, runErr := runner.RunPhases(ctx, p.phases, tgt, runOpts...)
 	if res == nil {
-		return runErr
+		return nil, runErr
 	}
 	healErr := heal()
 	// The checks read Redis even after Ctrl-C: a partial run is still reported.
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	healthErr := settle(cctx, out, st, len(planned) > 0)
-	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: len(planned) > 0})
+	faulted := len(p.faults) > 0
+	healthErr := settle(cctx, out, st, faulted)
+	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: faulted})
 	if err != nil {
-		return fmt.Errorf("reading the final state back: %w", err)
+		return nil, fmt.Errorf("reading the final state back: %w", err)
 	}
-	meta := runner.ReportMeta{Scenario: o.scenario, Versions: versions(cctx, st.rdb, scripts), Topology: st.topology(o.cluster), HGRMFile: "latency.hgrm"}
-	meta.Faults, meta.Phases = faultReports(planned, res, chk, act)
-	meta.Assertions = append(meta.Assertions, healthAssertions(healErr, healthErr, len(planned) > 0)...)
-	if o.history != "" {
-		meta.HistoryFile = o.history
+	meta := runner.ReportMeta{Scenario: p.name, Versions: versions(cctx, st.rdb, scripts), Topology: st.topology(p.cluster), HGRMFile: "latency.hgrm"}
+	var faultPhases []reports.PhaseSpan
+	meta.Faults, faultPhases = faultReports(p.faults, res, chk, act)
+	meta.Phases = append(loadPhaseSpans(res), faultPhases...)
+	meta.Assertions = append(meta.Assertions, healthAssertions(healErr, healthErr, faulted)...)
+	if xo.history != "" {
+		meta.HistoryFile = xo.history
 	}
 	rep, rec := runner.BuildReport(res, chk, meta)
-	if err := writeOutputs(o, rep, rec, res); err != nil {
-		return err
+	if p.evaluate != nil {
+		rep.Assertions = append(rep.Assertions, p.evaluate(rep)...)
+		rep.Passed = len(rep.FailedChecks()) == 0
+	}
+	if err := writeOutputs(xo, rep, rec, res); err != nil {
+		return nil, err
 	}
 	if err := reports.WriteText(out, rep); err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Fprintf(out, "report: %s\n", filepath.Join(o.out, "report.json"))
-	if runErr != nil {
-		return fmt.Errorf("run interrupted after %.1fs (partial report written): %w", res.Elapsed.Seconds(), runErr)
-	}
-	if !rep.Passed {
-		return errChecksFailed
-	}
-	return nil
+	fmt.Fprintf(out, "report: %s\n", filepath.Join(xo.out, "report.json"))
+	return &outcome{rep: rep, res: res, chk: chk, act: act, runErr: runErr}, nil
 }
 
-func writeOutputs(o runOptions, rep *reports.Report, rec *reports.Recorder, res *runner.Result) error {
+// loadPhaseSpans names the load phases as report phases (only when there
+// are several: one phase is the whole run).
+func loadPhaseSpans(res *runner.Result) []reports.PhaseSpan {
+	if len(res.Phases) < 2 {
+		return nil
+	}
+	var out []reports.PhaseSpan
+	for _, p := range res.Phases {
+		out = append(out, reports.PhaseSpan{Name: p.Name, Start: p.Start, End: p.End})
+	}
+	return out
+}
+
+func writeOutputs(o execOptions, rep *reports.Report, rec *reports.Recorder, res *runner.Result) error {
 	if err := rep.WriteJSON(filepath.Join(o.out, "report.json")); err != nil {
 		return err
 	}
