@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"seckill-harness/runner"
+)
+
+// capacityOptions bound a capacity search.
+type capacityOptions struct {
+	start, factor float64
+	maxSteps      int
+	stepDuration  time.Duration
+	sloP99        time.Duration
+	maxErrorRatio float64
+}
+
+// capacityStep is one rate tried.
+type capacityStep struct {
+	Rate              float64 `json:"rate"`
+	ThroughputOpsPerS float64 `json:"throughput_ops_per_s"`
+	P50Ms             float64 `json:"p50_ms"`
+	P99Ms             float64 `json:"p99_ms"`
+	P999Ms            float64 `json:"p999_ms"`
+	ServiceP99Ms      float64 `json:"service_p99_ms"`
+	LateStarts        int64   `json:"late_starts"`
+	Dropped           int64   `json:"dropped"`
+	ErrorRatio        float64 `json:"error_ratio"` // (ERROR + UNKNOWN) / ops
+	Held              bool    `json:"held"`
+	Why               string  `json:"why,omitempty"` // what broke
+	ReportDir         string  `json:"report_dir"`
+}
+
+func (c capacityOptions) validate() error {
+	switch {
+	case c.start <= 0:
+		return fmt.Errorf("--start must be a positive rate")
+	case c.factor <= 1:
+		return fmt.Errorf("--factor must be above 1 (each step multiplies the rate by it)")
+	case c.maxSteps < 1:
+		return fmt.Errorf("--max-steps must be at least 1")
+	case c.stepDuration <= 0:
+		return fmt.Errorf("--step-duration must be positive")
+	case c.sloP99 <= 0:
+		return fmt.Errorf("--slo-p99 must be positive")
+	case c.maxErrorRatio < 0 || c.maxErrorRatio > 1:
+		return fmt.Errorf("--max-error-ratio must be within [0,1]")
+	}
+	return nil
+}
+
+// runCapacity runs the plan's first phase open-loop at a constant rate,
+// multiplying the rate by factor each step, until a step breaks the SLO
+// (latency p99 from the intended send, a failed invariant, a dropped
+// operation, throughput under 95% of the rate, or too many errors); it
+// reports the highest rate that held and the curve.
+func runCapacity(ctx context.Context, out io.Writer, p *plan, co capacityOptions, xo execOptions) error {
+	if err := co.validate(); err != nil {
+		return err
+	}
+	var steps []capacityStep
+	best := -1.0
+	rate := co.start
+	for i := 0; i < co.maxSteps; i++ {
+		cfg := p.phases[0].Config
+		cfg.Mode, cfg.Shape, cfg.Duration, cfg.MaxOps = runner.ModeOpen, runner.Shape{Kind: "constant", Rate: rate}, co.stepDuration, 0
+		q := *p
+		q.phases = []runner.Phase{{Name: fmt.Sprintf("%.0f ops/s", rate), Config: cfg}}
+		q.faults, q.evaluate = nil, nil
+		q.name = fmt.Sprintf("%s capacity step %d (%.0f ops/s)", p.name, i+1, rate)
+		sub := xo
+		sub.out = filepath.Join(xo.out, fmt.Sprintf("step-%02d-%.0f", i+1, rate))
+		oc, err := executePlan(ctx, io.Discard, &q, sub)
+		if err != nil {
+			return fmt.Errorf("step %d: %w", i+1, err)
+		}
+		if oc.runErr != nil {
+			return oc.exitErr()
+		}
+		st := capacityStepOf(rate, oc, sub.out, co)
+		steps = append(steps, st)
+		verdict := "held"
+		if !st.Held {
+			verdict = "broke: " + st.Why
+		}
+		fmt.Fprintf(out, "step %d: %.0f ops/s -> %.0f ops/s, p99 %.2f ms, %s\n", i+1, rate, st.ThroughputOpsPerS, st.P99Ms, verdict)
+		if !st.Held {
+			break
+		}
+		best = rate
+		rate *= co.factor
+	}
+	fmt.Fprintf(out, "\ncapacity %s: SLO p99 <= %s from the intended send, no drops, no failed invariant, errors <= %.1f%%\n",
+		p.name, co.sloP99, co.maxErrorRatio*100)
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "rate\tachieved\tp50 ms\tp99 ms\tp99.9 ms\tservice p99\tlate\tdropped\terrors\tresult\t")
+	for _, s := range steps {
+		res := "held"
+		if !s.Held {
+			res = "BROKE " + s.Why
+		}
+		fmt.Fprintf(w, "%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%.2f%%\t%s\t\n", s.Rate, s.ThroughputOpsPerS, s.P50Ms, s.P99Ms, s.P999Ms,
+			s.ServiceP99Ms, s.LateStarts, s.Dropped, s.ErrorRatio*100, res)
+	}
+	w.Flush()
+	summary := map[string]any{"scenario": p.name, "slo_p99_ms": float64(co.sloP99.Microseconds()) / 1000,
+		"max_error_ratio": co.maxErrorRatio, "steps": steps}
+	switch {
+	case best < 0:
+		fmt.Fprintf(out, "no rate held: the first step (%.0f ops/s) already broke the SLO; try a lower --start\n", co.start)
+		summary["highest_rate_that_held"] = nil
+	case len(steps) == co.maxSteps && steps[len(steps)-1].Held:
+		fmt.Fprintf(out, "highest rate that held: %.0f ops/s (every step held: raise --max-steps to find the limit)\n", best)
+		summary["highest_rate_that_held"] = best
+	default:
+		fmt.Fprintf(out, "highest rate that held: %.0f ops/s\n", best)
+		summary["highest_rate_that_held"] = best
+	}
+	if err := writeJSONFile(filepath.Join(xo.out, "capacity.json"), summary); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "capacity: %s\n", filepath.Join(xo.out, "capacity.json"))
+	if best < 0 {
+		return errChecksFailed
+	}
+	return nil
+}
+
+func capacityStepOf(rate float64, oc *outcome, dir string, co capacityOptions) capacityStep {
+	rep := oc.rep
+	s := capacityStep{Rate: rate, ThroughputOpsPerS: rep.ThroughputOpsPerS, P50Ms: rep.LatencyMs.P50, P99Ms: rep.LatencyMs.P99,
+		P999Ms: rep.LatencyMs.P999, ServiceP99Ms: rep.ServiceTimeMs.P99, LateStarts: rep.Totals.LateStarts,
+		Dropped: rep.Totals.Dropped, ReportDir: dir}
+	if rep.Totals.Ops > 0 {
+		s.ErrorRatio = float64(rep.Totals.Outcomes["ERROR"]+rep.Totals.Outcomes["UNKNOWN"]) / float64(rep.Totals.Ops)
+	}
+	var why []string
+	if s.P99Ms > float64(co.sloP99.Microseconds())/1000 {
+		why = append(why, fmt.Sprintf("p99 %.2f ms > %s", s.P99Ms, co.sloP99))
+	}
+	if !rep.Passed {
+		why = append(why, "checks failed: "+strings.Join(rep.FailedChecks(), ","))
+	}
+	if s.Dropped > 0 {
+		why = append(why, fmt.Sprintf("%d dropped", s.Dropped))
+	}
+	if s.ThroughputOpsPerS < 0.95*rate {
+		why = append(why, fmt.Sprintf("throughput %.0f < 95%% of %.0f", s.ThroughputOpsPerS, rate))
+	}
+	if s.ErrorRatio > co.maxErrorRatio {
+		why = append(why, fmt.Sprintf("errors %.2f%%", s.ErrorRatio*100))
+	}
+	s.Held = len(why) == 0
+	s.Why = strings.Join(why, "; ")
+	return s
+}

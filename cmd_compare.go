@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"seckill-harness/runner"
+)
+
+// compareRow is one bucket count of a compare run.
+type compareRow struct {
+	Buckets           uint32    `json:"buckets"`
+	Passed            bool      `json:"passed"`
+	Ops               int64     `json:"ops"`
+	ThroughputOpsPerS float64   `json:"throughput_ops_per_s"`
+	AcceptedPerS      float64   `json:"accepted_per_s"`
+	P50Ms             float64   `json:"p50_ms"`
+	P99Ms             float64   `json:"p99_ms"`
+	P999Ms            float64   `json:"p999_ms"`
+	SoldOutAtS        []float64 `json:"sold_out_at_s"` // per bucket; -1 never
+	FirstSoldOutS     float64   `json:"first_sold_out_s"`
+	LastSoldOutS      float64   `json:"last_sold_out_s"`
+	UnsoldAtFirst     int64     `json:"unsold_when_first_sold_out"`
+	SoldOutWhileLeft  int       `json:"sold_out_answers_while_stock_left"`
+	FinalUnsold       int64     `json:"final_unsold"`
+	ReportDir         string    `json:"report_dir"`
+	FailedChecks      []string  `json:"failed_checks,omitempty"`
+}
+
+// parseBuckets reads "1,4,16".
+func parseBuckets(s string) ([]uint32, error) {
+	var out []uint32
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("--buckets %q: want positive counts separated by commas, e.g. 1,4,16", s)
+		}
+		out = append(out, uint32(n))
+	}
+	return out, nil
+}
+
+// runCompare runs the same plan once per bucket count (each on a fresh
+// cluster, same seed, same load) and prints the rows side by side.
+func runCompare(ctx context.Context, out io.Writer, p *plan, counts []uint32, xo execOptions) error {
+	for _, n := range counts {
+		if p.stock > 0 && int64(n) > p.stock {
+			return fmt.Errorf("--buckets: %d buckets for stock %d: every bucket needs at least one unit", n, p.stock)
+		}
+	}
+	var rows []compareRow
+	failed := false
+	for _, n := range counts {
+		q := *p
+		q.buckets = n
+		q.name = fmt.Sprintf("%s (%d buckets)", p.name, n)
+		sub := xo
+		sub.out = filepath.Join(xo.out, fmt.Sprintf("buckets-%d", n))
+		fmt.Fprintf(out, "\n=== %d bucket(s) ===\n", n)
+		oc, err := executePlan(ctx, io.Discard, &q, sub)
+		if err != nil {
+			return fmt.Errorf("%d buckets: %w", n, err)
+		}
+		if oc.runErr != nil {
+			return oc.exitErr()
+		}
+		rows = append(rows, compareRowOf(n, oc, sub.out))
+		r := rows[len(rows)-1]
+		fmt.Fprintf(out, "%s: %d ops, %.0f ops/s, p99 %.2f ms, first bucket sold out at %.2fs, verdict %s\n",
+			q.name, r.Ops, r.ThroughputOpsPerS, r.P99Ms, r.FirstSoldOutS, oc.rep.Verdict())
+		failed = failed || !oc.rep.Passed
+	}
+	writeCompareTable(out, p, rows)
+	if err := writeJSONFile(filepath.Join(xo.out, "compare.json"), map[string]any{"scenario": p.name, "stock": p.stock, "rows": rows}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "compare: %s\n", filepath.Join(xo.out, "compare.json"))
+	if failed {
+		return errChecksFailed
+	}
+	return nil
+}
+
+func compareRowOf(n uint32, oc *outcome, dir string) compareRow {
+	rep := oc.rep
+	so := runner.AnalyzeSellOut(oc.res.History, oc.act)
+	r := compareRow{Buckets: n, Passed: rep.Passed, Ops: rep.Totals.Ops, ThroughputOpsPerS: rep.ThroughputOpsPerS,
+		P50Ms: rep.LatencyMs.P50, P99Ms: rep.LatencyMs.P99, P999Ms: rep.LatencyMs.P999,
+		FirstSoldOutS: -1, LastSoldOutS: -1, UnsoldAtFirst: so.UnsoldAtFirstTotal,
+		SoldOutWhileLeft: so.SoldOutAnswersWhileStockLeft, FinalUnsold: rep.Stock.Available, ReportDir: dir,
+		FailedChecks: rep.FailedChecks()}
+	if rep.DurationS > 0 {
+		r.AcceptedPerS = float64(rep.Totals.Outcomes["ACCEPTED"]) / rep.DurationS
+	}
+	all := true
+	for _, t := range so.SoldOutAt {
+		if t < 0 {
+			r.SoldOutAtS = append(r.SoldOutAtS, -1)
+			all = false
+			continue
+		}
+		r.SoldOutAtS = append(r.SoldOutAtS, t.Seconds())
+		r.LastSoldOutS = max(r.LastSoldOutS, t.Seconds())
+	}
+	if !all {
+		r.LastSoldOutS = -1
+	}
+	if so.FirstSoldOut >= 0 {
+		r.FirstSoldOutS = so.FirstSoldOut.Seconds()
+	}
+	return r
+}
+
+func writeCompareTable(out io.Writer, p *plan, rows []compareRow) {
+	secs := func(v float64) string {
+		if v < 0 {
+			return "never"
+		}
+		return fmt.Sprintf("%.2fs", v)
+	}
+	fmt.Fprintf(out, "\ncompare %s: stock %d, same seed and load per bucket count\n", p.name, p.stock)
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "buckets\tops/s\tp50 ms\tp99 ms\tp99.9 ms\tfirst sold out\tall sold out\tunsold elsewhere then\tSOLD_OUT while stock left\tfinal unsold\tverdict\t")
+	for _, r := range rows {
+		v := "PASS"
+		if !r.Passed {
+			v = "FAIL " + strings.Join(r.FailedChecks, ",")
+		}
+		fmt.Fprintf(w, "%d\t%.0f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%d\t%d\t%d\t%s\t\n", r.Buckets, r.ThroughputOpsPerS, r.P50Ms, r.P99Ms, r.P999Ms,
+			secs(r.FirstSoldOutS), secs(r.LastSoldOutS), r.UnsoldAtFirst, r.SoldOutWhileLeft, r.FinalUnsold, v)
+	}
+	w.Flush()
+}
+
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
