@@ -1,0 +1,222 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"seckill-harness/reports"
+)
+
+// Evaluate judges the scenario's assertions against a finished report and
+// returns one reports.Assertion per objective, in this order:
+//
+//   - invariants: one assertion. Required invariants (Assertions.Invariants,
+//     or every invariant in the report when nil) must not have status fail;
+//     skip is accepted (the check had nothing to judge) and noted in the
+//     detail; an explicitly required id missing from the report fails.
+//   - slo: one per bound: "p99 <= 20ms in baseline", "p99 <= 50ms during
+//     kill", "p99 <= 20ms" for the whole run ("service_time p99 …" for
+//     of: service_time), read
+//     from rep.Phases by name (or rep.LatencyMs / rep.ServiceTimeMs);
+//     "throughput >= N ops/s in <phase>" from the phase's
+//     throughput_ops_per_s. A phase missing from the report, or with no
+//     operations, fails with a detail saying so.
+//   - max_lost_acks: "lost_acks <= N" from rep.LostAcks.
+//   - max_unknown_ratio: "unknown ratio <= R", unknown.total / totals.ops
+//     (fails when no operation ran).
+//   - min_throughput: "throughput >= N ops/s" from throughput_ops_per_s.
+//   - outcomes: "outcomes.ACCEPTED == 1" (or >=, <=, or lo <= x <= hi)
+//     from totals.outcomes (absent counts 0).
+//
+// Latencies are in ms (Unit "ms"). A suite evaluates nothing (nil).
+func (s *Scenario) Evaluate(rep *reports.Report) []reports.Assertion {
+	if rep == nil || s.IsSuite() {
+		return nil
+	}
+	a := s.Assertions
+	out := []reports.Assertion{s.evalInvariants(rep)}
+	for _, slo := range a.SLO {
+		out = append(out, evalSLO(rep, slo)...)
+	}
+	if a.MaxLostAcks != nil {
+		out = append(out, bounded(fmt.Sprintf("lost_acks <= %d", *a.MaxLostAcks), float64(rep.LostAcks), float64(*a.MaxLostAcks), "acks", rep.LostAcks <= *a.MaxLostAcks, ""))
+	}
+	if a.MaxUnknownRatio != nil {
+		name := fmt.Sprintf("unknown ratio <= %g", *a.MaxUnknownRatio)
+		if rep.Totals.Ops <= 0 {
+			out = append(out, failed(name, 0, *a.MaxUnknownRatio, "", "no operation ran"))
+		} else {
+			r := float64(rep.Unknown.Total) / float64(rep.Totals.Ops)
+			out = append(out, bounded(name, r, *a.MaxUnknownRatio, "", r <= *a.MaxUnknownRatio,
+				fmt.Sprintf("%d UNKNOWN of %d operations", rep.Unknown.Total, rep.Totals.Ops)))
+		}
+	}
+	if a.MinThroughput != nil {
+		out = append(out, bounded(fmt.Sprintf("throughput >= %g ops/s", *a.MinThroughput), rep.ThroughputOpsPerS, *a.MinThroughput, "ops/s",
+			rep.ThroughputOpsPerS >= *a.MinThroughput, ""))
+	}
+	for _, b := range a.Outcomes {
+		out = append(out, evalOutcome(rep, b))
+	}
+	return out
+}
+
+func bounded(name string, observed, threshold float64, unit string, ok bool, detail string) reports.Assertion {
+	st := reports.StatusPass
+	if !ok {
+		st = reports.StatusFail
+	}
+	t := threshold
+	return reports.Assertion{Name: name, Status: st, Observed: observed, Threshold: &t, Unit: unit, Detail: detail}
+}
+
+func failed(name string, observed, threshold float64, unit, detail string) reports.Assertion {
+	return bounded(name, observed, threshold, unit, false, detail)
+}
+
+func (s *Scenario) evalInvariants(rep *reports.Report) reports.Assertion {
+	required := s.Assertions.Invariants
+	name := "invariants pass (all that ran)"
+	if required != nil {
+		ids := make([]string, len(required))
+		for i, r := range required {
+			ids[i] = strings.ToUpper(r)
+		}
+		required = ids
+		name = "invariants pass: " + strings.Join(ids, ", ")
+	}
+	byID := map[string]reports.Invariant{}
+	for _, inv := range rep.Invariants {
+		byID[strings.ToUpper(inv.ID)] = inv
+	}
+	var fails, skips, waived []string
+	check := func(id string, inv reports.Invariant) {
+		switch inv.Status {
+		case reports.StatusFail:
+			fails = append(fails, fmt.Sprintf("%s %s failed: %s", id, inv.Name, inv.Detail))
+		case reports.StatusSkip:
+			skips = append(skips, id)
+		}
+	}
+	if required == nil {
+		if len(rep.Invariants) == 0 {
+			return failed(name, 0, 0, "", "the report has no invariant results (the final checks did not run)")
+		}
+		for _, inv := range rep.Invariants {
+			check(inv.ID, inv)
+		}
+	} else {
+		for _, id := range required {
+			inv, ok := byID[id]
+			if !ok {
+				fails = append(fails, id+" is not in the report")
+				continue
+			}
+			check(id, inv)
+		}
+		for _, inv := range rep.Invariants {
+			if inv.Status == reports.StatusFail && !slices.Contains(required, strings.ToUpper(inv.ID)) {
+				waived = append(waived, inv.ID)
+			}
+		}
+	}
+	var parts []string
+	if len(fails) > 0 {
+		parts = append(parts, strings.Join(fails, "; "))
+	}
+	if len(skips) > 0 {
+		parts = append(parts, "skipped (nothing to judge): "+strings.Join(skips, ", "))
+	}
+	if len(waived) > 0 {
+		parts = append(parts, "failed but not required by this scenario: "+strings.Join(waived, ", "))
+	}
+	return bounded(name, float64(len(fails)), 0, "failed", len(fails) == 0, strings.Join(parts, "; "))
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func fmtDur(d time.Duration) string { return d.String() }
+
+func evalSLO(rep *reports.Report, slo SLO) []reports.Assertion {
+	in, prefix := "", ""
+	switch {
+	case strings.HasPrefix(slo.Phase, "during ") || strings.HasPrefix(slo.Phase, "after "):
+		in = " " + slo.Phase
+	case slo.Phase != "":
+		in = " in " + slo.Phase
+	}
+	if slo.Of == "service_time" {
+		prefix = "service_time "
+	}
+	pct := rep.LatencyMs
+	if slo.Of == "service_time" {
+		pct = rep.ServiceTimeMs
+	}
+	throughput := rep.ThroughputOpsPerS
+	problem := ""
+	if slo.Phase != "" {
+		var ph *reports.Phase
+		var names []string
+		for i := range rep.Phases {
+			names = append(names, rep.Phases[i].Name)
+			if rep.Phases[i].Name == slo.Phase && ph == nil {
+				ph = &rep.Phases[i]
+			}
+		}
+		switch {
+		case ph == nil:
+			problem = fmt.Sprintf("phase %q is not in the report (report phases: %s)", slo.Phase, strings.Join(names, ", "))
+		case ph.Ops == 0:
+			problem = fmt.Sprintf("phase %q had no operations", slo.Phase)
+		default:
+			pct, throughput = ph.LatencyMs, ph.ThroughputOpsPerS
+			if slo.Of == "service_time" {
+				pct = ph.ServiceTimeMs
+			}
+		}
+	} else if rep.Totals.Ops == 0 {
+		problem = "no operation ran"
+	}
+	var out []reports.Assertion
+	for _, b := range slo.bounds() {
+		if b.limit == 0 {
+			continue
+		}
+		name := fmt.Sprintf("%s%s <= %s%s", prefix, b.key, fmtDur(b.limit), in)
+		if problem != "" {
+			out = append(out, failed(name, 0, ms(b.limit), "ms", problem))
+			continue
+		}
+		obs := b.pick(pct)
+		out = append(out, bounded(name, obs, ms(b.limit), "ms", obs <= ms(b.limit), ""))
+	}
+	if slo.MinThroughput > 0 {
+		name := fmt.Sprintf("throughput >= %g ops/s%s", slo.MinThroughput, in)
+		if problem != "" {
+			out = append(out, failed(name, 0, slo.MinThroughput, "ops/s", problem))
+		} else {
+			out = append(out, bounded(name, throughput, slo.MinThroughput, "ops/s", throughput >= slo.MinThroughput, ""))
+		}
+	}
+	return out
+}
+
+func evalOutcome(rep *reports.Report, b OutcomeBound) reports.Assertion {
+	got := rep.Totals.Outcomes[b.Outcome]
+	obs := float64(got)
+	key := "outcomes." + b.Outcome
+	switch {
+	case b.Exactly != nil:
+		return bounded(fmt.Sprintf("%s == %d", key, *b.Exactly), obs, float64(*b.Exactly), "ops", got == *b.Exactly, "")
+	case b.Min != nil && b.Max != nil:
+		a := bounded(fmt.Sprintf("%d <= %s <= %d", *b.Min, key, *b.Max), obs, float64(*b.Max), "ops", got >= *b.Min && got <= *b.Max, "")
+		return a
+	case b.Min != nil:
+		return bounded(fmt.Sprintf("%s >= %d", key, *b.Min), obs, float64(*b.Min), "ops", got >= *b.Min, "")
+	case b.Max != nil:
+		return bounded(fmt.Sprintf("%s <= %d", key, *b.Max), obs, float64(*b.Max), "ops", got <= *b.Max, "")
+	}
+	return failed(key, obs, 0, "ops", "no bound given")
+}

@@ -1,0 +1,602 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"seckill-harness/reports"
+	"seckill-harness/runner"
+)
+
+// DefaultPath is the reserve path a scenario drives unless it names another.
+const DefaultPath = "reference"
+
+// KnownPaths lists the valid values of a scenario's path: field. The CLI
+// replaces it with its registry of reserve paths (reference and the
+// known-bad variants) before validating; the default knows only
+// "reference".
+var KnownPaths = func() []string { return []string{DefaultPath} }
+
+// Defaults of a scenario file (the run command's defaults).
+const (
+	DefaultSeed      = 42
+	defaultMasters   = 3
+	defaultReplicas  = 1
+	defaultStock     = 1000
+	defaultBuckets   = 2
+	defaultUsers     = 20000
+	defaultPhaseName = "load"
+)
+
+var (
+	defaultNodeTimeout = 2 * time.Second
+	defaultTTL         = 15 * time.Minute
+)
+
+// Scenario is one scenario: a cluster, an activity, load phases run back to
+// back, a fault timeline and the assertions that decide pass or fail; or a
+// suite (Suite non-empty), a sequence of other scenarios with nothing else.
+//
+// Everything is resolved at Parse: defaults are filled in, every phase's
+// runner.Config is complete and rate_scale is applied. Set edits the
+// document and resolves it again. Parse checks the schema only (unknown
+// fields, shapes, unparsable values); Validate checks the values.
+type Scenario struct {
+	Name        string
+	Description string // free text
+	Proves      string // one line: what a pass proves
+	Seed        int64
+	// RateScale multiplies every phase's rates (rate, slope, amplitude,
+	// peak) and, when Activity.ScaleUsers, the users. Default 1. The
+	// phases' Configs and Activity.Users are already scaled.
+	RateScale float64
+	Topology  Topology
+	Activity  Activity
+	Path      string // reserve path: "reference" or a name of KnownPaths
+	Phases    []Phase
+	Faults    []FaultSpec
+	// Assertions decide pass/fail besides the invariants (see Evaluate).
+	Assertions Assertions
+	// Suite names the member scenarios (built-in names, or file paths
+	// relative to the suite's file). A suite has no phases, faults or
+	// assertions of its own.
+	Suite  []string
+	Source string // the file path, or "builtin:<name>"
+
+	tree     *node
+	pos      map[string]pos
+	phaseSrc []map[string]string // per phase: field → the path that gave its value
+	sets     []string            // suite: --set values forwarded to every member
+}
+
+// Topology is the cluster the scenario runs on.
+type Topology struct {
+	Masters     int
+	Replicas    int // per master
+	NodeTimeout time.Duration
+	AppendOnly  bool
+}
+
+// Activity is the flash-sale activity under test.
+type Activity struct {
+	Stock   int64
+	Buckets int
+	// Users is the number of distinct users, rate_scale applied when
+	// ScaleUsers (at least 1).
+	Users          int
+	ScaleUsers     bool
+	ReservationTTL time.Duration
+	// Window is how long the activity stays open from the start of the
+	// run (ends_at); default: the load's duration plus one hour.
+	Window time.Duration
+}
+
+// Phase is one load phase, resolved: Config is complete (Mode, Shape,
+// Duration, Concurrency, MaxInFlight, MaxOps, Mix, CallTimeout, RetrySends,
+// RetryBackoff; Seed, Users and TTL copied from the scenario; LateThreshold
+// and SampleEvery are runner.DefaultConfig's). Run the phases back to back
+// with runner.RunPhases, each as runner.Phase{Name: p.Name, Config: p.Config}.
+type Phase struct {
+	Name   string
+	Config runner.Config
+}
+
+// FaultSpec is one entry of the fault timeline: the same kinds and
+// parameters as --fault, with at/for/target as fields.
+type FaultSpec struct {
+	// Name identifies the fault in report phases ("during <name>",
+	// "after <name>") and assertions. Default: the kind, with "#2", "#3"
+	// appended to the second and later faults of one kind.
+	Name   string
+	Kind   string
+	At     time.Duration // offset from the start of the load
+	For    time.Duration // 0: until the end of the load
+	Target string        // "" means the kind's default (hot-master)
+	Params map[string]string
+}
+
+// Assertions are what a scenario requires of a finished run, besides the
+// report's invariants. See Evaluate for how each one is judged.
+type Assertions struct {
+	// Invariants lists the invariant ids (I1..I9) required to pass. nil:
+	// every invariant that ran (status not skip) must pass. An explicit
+	// list waives the others: they are reported, not required (see Waived).
+	Invariants []string
+	// SLO bounds latency percentiles and throughput, overall or per phase.
+	SLO []SLO
+	// MaxLostAcks bounds report.lost_acks (nil: not asserted).
+	MaxLostAcks *int64
+	// MaxUnknownRatio bounds unknown.total / totals.ops (nil: not asserted).
+	MaxUnknownRatio *float64
+	// MinThroughput bounds throughput_ops_per_s of the whole run (nil: not asserted).
+	MinThroughput *float64
+	// Outcomes bounds totals.outcomes[name], sorted by name.
+	Outcomes []OutcomeBound
+}
+
+// SLO is one latency/throughput objective. Phase "" means the whole run;
+// otherwise a report phase by name: a load phase, or "baseline",
+// "during <fault name>", "after <fault name>" when the scenario has faults.
+// A zero bound is not asserted.
+type SLO struct {
+	Phase         string
+	Of            string // "latency" (from the intended send, default) or "service_time" (from the actual send)
+	P50, P95, P99 time.Duration
+	P999, Max     time.Duration
+	MinThroughput float64 // ops/s completed in the phase (or the run)
+}
+
+// OutcomeBound bounds the count of one outcome (totals.outcomes).
+type OutcomeBound struct {
+	Outcome           string
+	Exactly, Min, Max *int64
+}
+
+// Load reads a scenario file. Errors name path:line.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse reads a scenario from data; source names it in errors (a file
+// path, or "builtin:<name>"). It rejects YAML syntax errors, unknown
+// fields (listing the valid ones), wrong shapes and unparsable values,
+// every one at once with source:line. It does not check the values: call
+// Validate (after any Set).
+func Parse(source string, data []byte) (*Scenario, error) {
+	tree, err := parseTree(source, data)
+	if err != nil {
+		return nil, err
+	}
+	return decode(source, tree)
+}
+
+func decode(source string, tree *node) (*Scenario, error) {
+	var errs []error
+	checkTree(source, tree, rootSchema, "", &errs)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	s := &Scenario{Source: source, tree: tree, pos: map[string]pos{}}
+	d := &dec{s: s}
+	d.scenario(tree)
+	return s, nil
+}
+
+// dec extracts values from a checked tree and records their positions.
+// Values that failed the check cannot reach it.
+type dec struct{ s *Scenario }
+
+func (d *dec) mark(path string, n *node) {
+	if n != nil {
+		d.s.pos[path] = n.pos
+	}
+}
+
+// section marks a mapping or list under key by the key's line.
+func (d *dec) section(m *node, key, path string) *node {
+	v := m.get(key)
+	if v != nil {
+		if kp, ok := m.keyPos[key]; ok {
+			d.s.pos[path] = kp
+		} else {
+			d.mark(path, v)
+		}
+	}
+	return v
+}
+
+func (d *dec) scalar(m *node, key, path string) (string, bool) {
+	v := m.get(key)
+	if v == nil || v.kind != scalarNode {
+		return "", false
+	}
+	d.mark(path, v)
+	return v.text, true
+}
+
+func (d *dec) str(m *node, key, path, def string) string {
+	if t, ok := d.scalar(m, key, path); ok {
+		return strings.TrimSpace(t)
+	}
+	return def
+}
+
+func (d *dec) int(m *node, key, path string, def int64) int64 {
+	if t, ok := d.scalar(m, key, path); ok {
+		if v, err := parseInt(t); err == nil {
+			return v
+		}
+	}
+	return def
+}
+
+func (d *dec) float(m *node, key, path string, def float64) float64 {
+	if t, ok := d.scalar(m, key, path); ok {
+		if v, err := parseFloat(t); err == nil {
+			return v
+		}
+	}
+	return def
+}
+
+func (d *dec) dur(m *node, key, path string, def time.Duration) time.Duration {
+	if t, ok := d.scalar(m, key, path); ok {
+		if v, err := parseDuration(t); err == nil {
+			return v
+		}
+	}
+	return def
+}
+
+func (d *dec) bool(m *node, key, path string, def bool) bool {
+	if t, ok := d.scalar(m, key, path); ok {
+		if v, err := parseBool(t); err == nil {
+			return v
+		}
+	}
+	return def
+}
+
+func (d *dec) strs(m *node, key, path string) []string {
+	v := d.section(m, key, path)
+	if v == nil {
+		return nil
+	}
+	var out []string
+	switch v.kind {
+	case scalarNode:
+		for i, part := range strings.Split(v.text, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+				d.mark(fmt.Sprintf("%s[%d]", path, i), v)
+			}
+		}
+	case seqNode:
+		for i, it := range v.items {
+			out = append(out, strings.TrimSpace(it.text))
+			d.mark(fmt.Sprintf("%s[%d]", path, i), it)
+		}
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+func (d *dec) scenario(root *node) {
+	s := d.s
+	s.Name = d.str(root, "name", "name", defaultName(s.Source))
+	s.Description = d.str(root, "description", "description", "")
+	s.Proves = d.str(root, "proves", "proves", "")
+	s.Seed = d.int(root, "seed", "seed", DefaultSeed)
+	s.RateScale = d.float(root, "rate_scale", "rate_scale", 1)
+	s.Path = d.str(root, "path", "path", DefaultPath)
+	s.Suite = d.strs(root, "suite", "suite")
+
+	t := d.section(root, "topology", "topology")
+	s.Topology = Topology{
+		Masters:     int(d.int(t, "masters", "topology.masters", defaultMasters)),
+		Replicas:    int(d.int(t, "replicas", "topology.replicas", defaultReplicas)),
+		NodeTimeout: d.dur(t, "node_timeout", "topology.node_timeout", defaultNodeTimeout),
+		AppendOnly:  d.bool(t, "appendonly", "topology.appendonly", false),
+	}
+	a := d.section(root, "activity", "activity")
+	s.Activity = Activity{
+		Stock:          d.int(a, "stock", "activity.stock", defaultStock),
+		Buckets:        int(d.int(a, "buckets", "activity.buckets", defaultBuckets)),
+		Users:          int(d.int(a, "users", "activity.users", defaultUsers)),
+		ScaleUsers:     d.bool(a, "scale_users", "activity.scale_users", false),
+		ReservationTTL: d.dur(a, "reservation_ttl", "activity.reservation_ttl", defaultTTL),
+		Window:         d.dur(a, "window", "activity.window", 0),
+	}
+	if s.Activity.ScaleUsers && s.RateScale > 0 && s.Activity.Users > 0 {
+		s.Activity.Users = max(1, int(math.Round(float64(s.Activity.Users)*s.RateScale)))
+	}
+
+	if len(s.Suite) == 0 {
+		d.phases(root)
+		if s.Activity.Window == 0 {
+			s.Activity.Window = s.Duration() + time.Hour
+		}
+	} else {
+		d.section(root, "phases", "phases")
+		d.section(root, "defaults", "defaults")
+	}
+	d.faults(root)
+	d.assertions(root)
+}
+
+func defaultName(source string) string {
+	if n, ok := strings.CutPrefix(source, "builtin:"); ok {
+		return n
+	}
+	base := filepath.Base(source)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+func (d *dec) phases(root *node) {
+	s := d.s
+	defs := d.section(root, "defaults", "defaults")
+	list := d.section(root, "phases", "phases")
+	var items []*node
+	if list != nil {
+		items = list.items
+	}
+	if len(items) == 0 {
+		items = []*node{nil} // one phase from defaults:
+	}
+	for i, it := range items {
+		path := fmt.Sprintf("phases[%d]", i)
+		d.mark(path, it)
+		src := map[string]string{}
+		// from returns the mapping and path that give field key: the
+		// phase's own, else defaults:, else the phase (unset).
+		from := func(key string) (*node, string) {
+			if it.has(key) {
+				return it, path
+			}
+			if defs.has(key) {
+				return defs, "defaults"
+			}
+			return it, path
+		}
+		get := func(key string) (*node, string) {
+			m, p := from(key)
+			src[key] = join(p, key)
+			return m, p
+		}
+		name := defaultPhaseName
+		if len(items) > 1 {
+			name = fmt.Sprintf("phase%d", i+1)
+		}
+		name = d.str(it, "name", path+".name", name)
+
+		c := runner.DefaultConfig()
+		c.Seed, c.Users, c.TTL = s.Seed, s.Activity.Users, s.Activity.ReservationTTL
+		m, p := get("mode")
+		c.Mode = runner.Mode(d.str(m, "mode", p+".mode", string(runner.ModeOpen)))
+		m, p = get("duration")
+		c.Duration = d.dur(m, "duration", p+".duration", c.Duration)
+		m, p = get("shape")
+		c.Shape = runner.Shape{Kind: d.str(m, "shape", p+".shape", "constant"), Rate: c.Shape.Rate}
+		m, p = get("rate")
+		c.Shape.Rate = d.float(m, "rate", p+".rate", c.Shape.Rate)
+		for _, f := range []struct {
+			key string
+			dst *float64
+		}{{"slope", &c.Shape.Slope}, {"amplitude", &c.Shape.Amplitude}, {"peak", &c.Shape.Peak}} {
+			m, p = get(f.key)
+			*f.dst = d.float(m, f.key, p+"."+f.key, 0)
+		}
+		for _, f := range []struct {
+			key string
+			dst *time.Duration
+		}{{"period", &c.Shape.Period}, {"spike_at", &c.Shape.SpikeAt}, {"ramp_up", &c.Shape.RampUp},
+			{"hold", &c.Shape.Hold}, {"ramp_down", &c.Shape.RampDown}} {
+			m, p = get(f.key)
+			*f.dst = d.dur(m, f.key, p+"."+f.key, 0)
+		}
+		m, p = get("concurrency")
+		c.Concurrency = int(d.int(m, "concurrency", p+".concurrency", int64(c.Concurrency)))
+		m, p = get("max_in_flight")
+		c.MaxInFlight = int(d.int(m, "max_in_flight", p+".max_in_flight", int64(c.MaxInFlight)))
+		m, p = get("max_ops")
+		c.MaxOps = int(d.int(m, "max_ops", p+".max_ops", 0))
+		m, p = get("timeout")
+		c.CallTimeout = d.dur(m, "timeout", p+".timeout", c.CallTimeout)
+		m, p = get("retries")
+		c.RetrySends = int(d.int(m, "retries", p+".retries", int64(c.RetrySends)))
+		m, p = get("retry_backoff")
+		c.RetryBackoff = d.dur(m, "retry_backoff", p+".retry_backoff", c.RetryBackoff)
+
+		// mix: share by share, the phase's over defaults:, unset shares 0.
+		c.Mix = runner.Mix{}
+		d.section(it, "mix", path+".mix")
+		d.section(defs, "mix", "defaults.mix")
+		for _, f := range []struct {
+			key string
+			dst *float64
+		}{{"replay", &c.Mix.Replay}, {"same_user", &c.Mix.SameUser}, {"foreign_request", &c.Mix.ForeignRequest}, {"release", &c.Mix.Release}} {
+			mm, mp := it.get("mix"), path+".mix"
+			if !mm.has(f.key) && defs.get("mix").has(f.key) {
+				mm, mp = defs.get("mix"), "defaults.mix"
+			}
+			src["mix."+f.key] = join(mp, f.key)
+			*f.dst = d.float(mm, f.key, mp+"."+f.key, 0)
+		}
+
+		if k := s.RateScale; k > 0 && k != 1 {
+			c.Shape.Rate *= k
+			c.Shape.Slope *= k
+			c.Shape.Amplitude *= k
+			c.Shape.Peak *= k
+		}
+		s.Phases = append(s.Phases, Phase{Name: name, Config: c})
+		s.phaseSrc = append(s.phaseSrc, src)
+	}
+}
+
+func (d *dec) faults(root *node) {
+	s := d.s
+	list := d.section(root, "faults", "faults")
+	if list == nil {
+		return
+	}
+	count := map[string]int{}
+	for i, it := range list.items {
+		path := fmt.Sprintf("faults[%d]", i)
+		d.mark(path, it)
+		f := FaultSpec{
+			Kind:   d.str(it, "kind", path+".kind", ""),
+			At:     d.dur(it, "at", path+".at", 0),
+			For:    d.dur(it, "for", path+".for", 0),
+			Target: d.str(it, "target", path+".target", ""),
+			Params: map[string]string{},
+		}
+		count[f.Kind]++
+		def := f.Kind
+		if count[f.Kind] > 1 {
+			def = fmt.Sprintf("%s#%d", f.Kind, count[f.Kind])
+		}
+		f.Name = d.str(it, "name", path+".name", def)
+		if pm := d.section(it, "params", path+".params"); pm != nil {
+			for _, k := range pm.keys {
+				f.Params[k] = d.str(pm, k, path+".params."+k, "")
+			}
+		}
+		s.Faults = append(s.Faults, f)
+	}
+}
+
+func (d *dec) assertions(root *node) {
+	a := &d.s.Assertions
+	m := d.section(root, "assertions", "assertions")
+	a.Invariants = d.strs(m, "invariants", "assertions.invariants")
+	if len(a.Invariants) == 1 && strings.EqualFold(a.Invariants[0], "all") {
+		a.Invariants = nil
+	}
+	if list := d.section(m, "slo", "assertions.slo"); list != nil {
+		for i, it := range list.items {
+			p := fmt.Sprintf("assertions.slo[%d]", i)
+			d.mark(p, it)
+			a.SLO = append(a.SLO, SLO{
+				Phase:         d.str(it, "phase", p+".phase", ""),
+				Of:            d.str(it, "of", p+".of", "latency"),
+				P50:           d.dur(it, "p50", p+".p50", 0),
+				P95:           d.dur(it, "p95", p+".p95", 0),
+				P99:           d.dur(it, "p99", p+".p99", 0),
+				P999:          d.dur(it, "p999", p+".p999", 0),
+				Max:           d.dur(it, "max", p+".max", 0),
+				MinThroughput: d.float(it, "min_throughput", p+".min_throughput", 0),
+			})
+		}
+	}
+	if m.has("max_lost_acks") {
+		v := d.int(m, "max_lost_acks", "assertions.max_lost_acks", 0)
+		a.MaxLostAcks = &v
+	}
+	if m.has("max_unknown_ratio") {
+		v := d.float(m, "max_unknown_ratio", "assertions.max_unknown_ratio", 0)
+		a.MaxUnknownRatio = &v
+	}
+	if m.has("min_throughput") {
+		v := d.float(m, "min_throughput", "assertions.min_throughput", 0)
+		a.MinThroughput = &v
+	}
+	if om := d.section(m, "outcomes", "assertions.outcomes"); om != nil {
+		keys := append([]string(nil), om.keys...)
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := "assertions.outcomes." + k
+			d.mark(p, om.get(k))
+			b := OutcomeBound{Outcome: k}
+			bm := om.get(k)
+			for _, f := range []struct {
+				key string
+				dst **int64
+			}{{"exactly", &b.Exactly}, {"min", &b.Min}, {"max", &b.Max}} {
+				if bm.has(f.key) {
+					v := d.int(bm, f.key, p+"."+f.key, 0)
+					*f.dst = &v
+				}
+			}
+			a.Outcomes = append(a.Outcomes, b)
+		}
+	}
+}
+
+// Duration is the planned length of the load: the sum of the phases'
+// durations (an upper bound for phases that end at max_ops). For a suite,
+// the sum of its members' (members that fail to load count 0).
+func (s *Scenario) Duration() time.Duration {
+	if len(s.Suite) > 0 {
+		var total time.Duration
+		for _, name := range s.Suite {
+			if m, err := s.member(name); err == nil {
+				total += m.Duration()
+			}
+		}
+		return total
+	}
+	var total time.Duration
+	for _, p := range s.Phases {
+		total += p.Config.Duration
+	}
+	return total
+}
+
+// PhaseSpans returns the load phases as report phases, at their planned
+// offsets from the start of the load. Phases that end early (max_ops,
+// closed loop) shift the later ones: prefer the engine's actual phase
+// boundaries (runner.Result.Phases) when building the report.
+func (s *Scenario) PhaseSpans() []reports.PhaseSpan {
+	var out []reports.PhaseSpan
+	var at time.Duration
+	for _, p := range s.Phases {
+		out = append(out, reports.PhaseSpan{Name: p.Name, Start: at, End: at + p.Config.Duration})
+		at += p.Config.Duration
+	}
+	return out
+}
+
+// IsSuite reports whether the scenario is a suite of other scenarios.
+func (s *Scenario) IsSuite() bool { return len(s.Suite) > 0 }
+
+// Waived reports whether invariant id is reported but not required: the
+// scenario lists the required invariants explicitly and id is not among
+// them. Compute a run's verdict as: no assertion of Evaluate failed, and no
+// invariant failed unless it is waived.
+func (s *Scenario) Waived(id string) bool {
+	if s.Assertions.Invariants == nil {
+		return false
+	}
+	for _, r := range s.Assertions.Invariants {
+		if strings.EqualFold(r, id) {
+			return false
+		}
+	}
+	return true
+}
+
+// FaultPhaseNames are the report phase names the fault timeline yields when
+// named with FaultSpec.Name ("baseline", "during <name>", "after <name>").
+func (s *Scenario) FaultPhaseNames() []string {
+	if len(s.Faults) == 0 {
+		return nil
+	}
+	out := []string{"baseline"}
+	for _, f := range s.Faults {
+		out = append(out, "during "+f.Name, "after "+f.Name)
+	}
+	return out
+}

@@ -1,0 +1,682 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"seckill-harness/faults"
+	"seckill-harness/lua"
+	"seckill-harness/reports"
+	"seckill-harness/runner"
+)
+
+// InvariantIDs are the invariants a scenario may require (DESIGN.md §2).
+var InvariantIDs = []string{"I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9"}
+
+// exclusiveKinds may not overlap on one target: each one moves or stops the
+// node (network toxics may stack).
+var exclusiveKinds = map[string]bool{"failover": true, "partition": true, "slot-migration": true, "slow-aof": true}
+
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_#-]*$`)
+
+// Outcomes lists the outcome names totals.outcomes may hold: the reserve
+// codes, the compensate codes, UNKNOWN and ERROR.
+func Outcomes() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, c := range lua.ReserveCodes() {
+		add(c.String())
+	}
+	for c := lua.CompensateCode(0); c <= lua.CompensateIDConflict; c++ {
+		add(c.String())
+	}
+	add("UNKNOWN")
+	add("ERROR")
+	return out
+}
+
+// Validate checks every value and reports all problems at once
+// (errors.Join). Each error names where the value came from (source:line,
+// or the --set that wrote it; the enclosing entry's line for a default),
+// the field path (e.g. phases[1].rate), the bad value and the valid values
+// or the fix. A suite validates its members too.
+func (s *Scenario) Validate() error {
+	v := &validator{s: s}
+	v.scenario()
+	return errors.Join(v.errs...)
+}
+
+type validator struct {
+	s    *Scenario
+	errs []error
+}
+
+func (v *validator) bad(path, format string, args ...any) {
+	v.errs = append(v.errs, fmt.Errorf("%s: %s: %s", v.s.where(path), path, fmt.Sprintf(format, args...)))
+}
+
+// where is the source position of path, or of its nearest enclosing entry.
+func (s *Scenario) where(path string) string {
+	for p := path; p != ""; p = parentPath(p) {
+		if ps, ok := s.pos[p]; ok {
+			return where(s.Source, ps)
+		}
+	}
+	return s.Source
+}
+
+func parentPath(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+// given reports whether path was written (in the file or by --set).
+func (s *Scenario) given(path string) bool {
+	_, ok := s.pos[path]
+	return ok
+}
+
+func (v *validator) scenario() {
+	s := v.s
+	if !nameRe.MatchString(s.Name) {
+		v.bad("name", "%q: want letters, digits, '-', '_' (it names the report)", s.Name)
+	}
+	if s.IsSuite() {
+		v.suite()
+		return
+	}
+	if s.RateScale <= 0 {
+		v.bad("rate_scale", "%g: must be positive (1 runs the rates as written, 0.1 a tenth of them)", s.RateScale)
+	}
+	if paths := KnownPaths(); !slices.Contains(paths, s.Path) {
+		v.bad("path", "%q: unknown reserve path; valid paths: %s", s.Path, strings.Join(paths, ", "))
+	}
+	v.topology()
+	v.activity()
+	v.phases()
+	v.faults()
+	v.assertions()
+}
+
+func (v *validator) topology() {
+	t := v.s.Topology
+	if t.Masters < 1 {
+		v.bad("topology.masters", "%d: want at least 1", t.Masters)
+	}
+	if t.Replicas < 0 {
+		v.bad("topology.replicas", "%d: want 0 or more replicas per master", t.Replicas)
+	}
+	if t.NodeTimeout <= 0 {
+		v.bad("topology.node_timeout", "%s: must be positive (cluster-node-timeout, e.g. 2s)", t.NodeTimeout)
+	}
+}
+
+func (v *validator) activity() {
+	a := v.s.Activity
+	if a.Stock < 0 {
+		v.bad("activity.stock", "%d: must not be negative", a.Stock)
+	}
+	if a.Buckets < 1 {
+		v.bad("activity.buckets", "%d: want at least 1 bucket", a.Buckets)
+	} else if a.Stock > 0 && int64(a.Buckets) > a.Stock {
+		v.bad("activity.buckets", "%d buckets for stock %d: more buckets than stock leaves some empty; use at most %d buckets (or stock 0)", a.Buckets, a.Stock, a.Stock)
+	}
+	if a.Users <= 0 {
+		v.bad("activity.users", "%d: must be positive", a.Users)
+	}
+	if a.ReservationTTL <= 0 {
+		v.bad("activity.reservation_ttl", "%s: must be positive (e.g. 15m)", a.ReservationTTL)
+	}
+	if a.Window < 0 {
+		v.bad("activity.window", "%s: must not be negative (0: the load's duration plus 1h)", a.Window)
+	}
+}
+
+func (v *validator) phases() {
+	s := v.s
+	if len(s.Phases) == 0 {
+		v.bad("phases", "no load phase: add at least one (or suite: for a suite)")
+		return
+	}
+	faultNames := map[string]bool{}
+	for _, n := range s.FaultPhaseNames() {
+		faultNames[n] = true
+	}
+	clean := len(v.errs) == 0
+	seen := map[string]int{}
+	for i, p := range s.Phases {
+		path := fmt.Sprintf("phases[%d]", i)
+		switch {
+		case !nameRe.MatchString(p.Name):
+			v.bad(path+".name", "%q: want letters, digits, '-', '_', '#'", p.Name)
+		case faultNames[p.Name]:
+			v.bad(path+".name", "%q is the name of a fault phase of the report (%s); rename the load phase", p.Name, strings.Join(s.FaultPhaseNames(), ", "))
+		}
+		if j, dup := seen[p.Name]; dup {
+			v.bad(path+".name", "%q: phases[%d] has this name already; phase names must be unique", p.Name, j)
+		}
+		seen[p.Name] = i
+		before := len(v.errs)
+		v.phase(i)
+		if clean && len(v.errs) == before {
+			// Backstop: whatever the engine would still refuse.
+			c := p.Config
+			if err := c.Validate(); err != nil {
+				v.bad(path, "the engine refuses this phase: %v", err)
+			}
+		}
+	}
+}
+
+func (v *validator) phase(i int) {
+	s := v.s
+	p := s.Phases[i]
+	c := p.Config
+	at := s.phaseField(i)
+	scaled := ""
+	if s.RateScale != 1 {
+		scaled = fmt.Sprintf(" (rate_scale %g applied)", s.RateScale)
+	}
+
+	if c.Duration <= 0 {
+		v.bad(at("duration"), "%s: must be positive (e.g. 10s)", c.Duration)
+	}
+	switch c.Mode {
+	case runner.ModeOpen:
+		v.shape(i, scaled)
+		if c.MaxInFlight <= 0 {
+			v.bad(at("max_in_flight"), "%d: must be positive (scheduled-but-unfinished operations before one is dropped)", c.MaxInFlight)
+		}
+	case runner.ModeClosed:
+		// A closed phase has no arrival rate: shape fields written on the
+		// phase itself are a mistake (inherited ones are ignored).
+		for _, key := range append([]string{"shape", "rate"}, allShapeParams()...) {
+			if path := at(key); strings.HasPrefix(path, "phases[") && s.given(path) {
+				v.bad(path, "mode closed has no arrival rate (workers send as fast as they can): remove %s or use mode open", key)
+			}
+		}
+	default:
+		v.bad(at("mode"), "%q: unknown mode; valid modes: open, closed", c.Mode)
+	}
+	if c.Concurrency <= 0 {
+		v.bad(at("concurrency"), "%d: must be positive (workers)", c.Concurrency)
+	}
+	if c.MaxOps < 0 {
+		v.bad(at("max_ops"), "%d: must not be negative (0: no cap)", c.MaxOps)
+	}
+	if c.CallTimeout <= 0 {
+		v.bad(at("timeout"), "%s: must be positive (per-send timeout, e.g. 2s)", c.CallTimeout)
+	}
+	if c.RetrySends < 0 {
+		v.bad(at("retries"), "%d: must not be negative", c.RetrySends)
+	}
+	if c.RetryBackoff < 0 {
+		v.bad(at("retry_backoff"), "%s: must not be negative", c.RetryBackoff)
+	}
+	m := c.Mix
+	shares := []struct {
+		key string
+		v   float64
+	}{{"replay", m.Replay}, {"same_user", m.SameUser}, {"foreign_request", m.ForeignRequest}, {"release", m.Release}}
+	sum := 0.0
+	var parts []string
+	inRange := true
+	mixAt := ""
+	for _, sh := range shares {
+		sum += sh.v
+		if sh.v < 0 || sh.v > 1 {
+			v.bad(at("mix."+sh.key), "%g: a share is between 0 and 1", sh.v)
+			inRange = false
+		}
+		if sh.v != 0 {
+			parts = append(parts, fmt.Sprintf("%s %g", sh.key, sh.v))
+			// Point at the mix the shares came from (the phase's or defaults').
+			if from := parentPath(at("mix." + sh.key)); mixAt == "" || mixAt == from {
+				mixAt = from
+			} else {
+				mixAt = fmt.Sprintf("phases[%d].mix", i)
+			}
+		}
+	}
+	if inRange && sum > 1+1e-9 {
+		v.bad(mixAt, "shares add up to %g (%s): at most 1, fresh requests take the rest", sum, strings.Join(parts, " + "))
+	}
+}
+
+// phaseField returns the path that gave phase i's field key (the phase's
+// own, or defaults').
+func (s *Scenario) phaseField(i int) func(key string) string {
+	return func(key string) string {
+		if i < len(s.phaseSrc) {
+			if p, ok := s.phaseSrc[i][key]; ok {
+				return p
+			}
+		}
+		return fmt.Sprintf("phases[%d].%s", i, key)
+	}
+}
+
+func allShapeParams() []string {
+	var out []string
+	for _, k := range runner.Shapes {
+		out = append(out, shapeParams[k]...)
+	}
+	return out
+}
+
+func (v *validator) shape(i int, scaled string) {
+	s := v.s
+	c := s.Phases[i].Config
+	sh := c.Shape
+	at := s.phaseField(i)
+	params, known := shapeParams[sh.Kind]
+	if !known {
+		v.bad(at("shape"), "%q: unknown shape; valid shapes: %s", sh.Kind, strings.Join(runner.Shapes, ", "))
+		return
+	}
+	for _, key := range allShapeParams() {
+		if slices.Contains(params, key) || !s.given(at(key)) {
+			continue
+		}
+		var owners []string
+		for _, k := range runner.Shapes {
+			if slices.Contains(shapeParams[k], key) {
+				owners = append(owners, k)
+			}
+		}
+		v.bad(at(key), "applies to shape %s only; this phase's shape is %s (remove it or change the shape)", strings.Join(owners, "/"), sh.Kind)
+	}
+	if sh.Rate <= 0 {
+		v.bad(at("rate"), "%g%s: must be positive (ops/s)", sh.Rate, scaled)
+		return
+	}
+	dur := c.Duration.Seconds()
+	switch sh.Kind {
+	case "linear":
+		if end := sh.Rate + sh.Slope*dur; end <= 0 {
+			v.bad(at("slope"), "%g%s: the rate falls to %g ops/s by the end of the phase; it must stay positive", sh.Slope, scaled, end)
+		}
+	case "sine":
+		if sh.Amplitude <= 0 || sh.Amplitude >= sh.Rate {
+			v.bad(at("amplitude"), "%g%s: want 0 < amplitude < rate (%g)", sh.Amplitude, scaled, sh.Rate)
+		}
+		if sh.Period <= 0 {
+			v.bad(at("period"), "%s: must be positive (e.g. 4s)", sh.Period)
+		}
+	case "spike":
+		if sh.Peak < sh.Rate {
+			v.bad(at("peak"), "%g%s: want peak >= rate (%g)", sh.Peak, scaled, sh.Rate)
+		}
+		for _, k := range []struct {
+			key string
+			d   time.Duration
+		}{{"spike_at", sh.SpikeAt}, {"ramp_up", sh.RampUp}, {"hold", sh.Hold}, {"ramp_down", sh.RampDown}} {
+			if k.d < 0 {
+				v.bad(at(k.key), "%s: must not be negative", k.d)
+			}
+		}
+		if end := sh.SpikeAt + sh.RampUp + sh.Hold + sh.RampDown; end > c.Duration && c.Duration > 0 {
+			v.bad(at("spike_at"), "the spike ends at %s (spike_at+ramp_up+hold+ramp_down), after the phase's duration %s", end, c.Duration)
+		}
+	}
+}
+
+// planOne builds the fault's Planned (through faults.Plan, like --fault).
+func (f FaultSpec) planOne() (*faults.Planned, error) {
+	params := map[string]string{}
+	for k, val := range f.Params {
+		params[k] = val
+	}
+	params["at"] = f.At.String()
+	if f.For > 0 {
+		params["for"] = f.For.String()
+	}
+	if f.Target != "" {
+		params["target"] = f.Target
+	}
+	return faults.Plan(f.Kind, params, f.Text())
+}
+
+// Text is the fault as a --fault value: kind:at=…,for=…,target=…,k=v (sorted).
+func (f FaultSpec) Text() string {
+	parts := []string{"at=" + f.At.String()}
+	if f.For > 0 {
+		parts = append(parts, "for="+f.For.String())
+	}
+	if f.Target != "" {
+		parts = append(parts, "target="+f.Target)
+	}
+	keys := make([]string, 0, len(f.Params))
+	for k := range f.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+"="+f.Params[k])
+	}
+	return f.Kind + ":" + strings.Join(parts, ",")
+}
+
+func kindList() string {
+	var names []string
+	for _, k := range faults.Kinds() {
+		names = append(names, k.Kind)
+	}
+	return strings.Join(names, ", ")
+}
+
+// targetKey is what an exclusive fault acts on, for the overlap check.
+func (f FaultSpec) targetKey() string {
+	if f.Kind == "slot-migration" {
+		switch sl := strings.TrimSpace(f.Params["slots"]); sl {
+		case "", "hot":
+			return faults.TargetHotMaster
+		case "all":
+			return faults.TargetAllMasters
+		default:
+			return "slot=" + sl
+		}
+	}
+	t, err := faults.ParseTarget(map[string]string{"target": f.Target})
+	if err != nil {
+		return f.Target
+	}
+	return t.String()
+}
+
+func (v *validator) faults() {
+	s := v.s
+	total := s.Duration()
+	names := map[string]int{}
+	type window struct {
+		i          int
+		from, to   time.Duration
+		target     string
+		exclusives bool
+	}
+	var windows []window
+	for i, f := range s.Faults {
+		path := fmt.Sprintf("faults[%d]", i)
+		if j, dup := names[f.Name]; dup {
+			v.bad(path+".name", "%q: faults[%d] has this name already; give one of them a name: field", f.Name, j)
+		}
+		names[f.Name] = i
+		if !nameRe.MatchString(f.Name) {
+			v.bad(path+".name", "%q: want letters, digits, '-', '_', '#'", f.Name)
+		}
+		if f.Kind == "" {
+			v.bad(path+".kind", "missing: every fault needs a kind; valid kinds: %s", kindList())
+			continue
+		}
+		if _, ok := faults.Lookup(f.Kind); !ok {
+			msg := fmt.Sprintf("%q: unknown fault kind; valid kinds: %s", f.Kind, kindList())
+			var kinds []string
+			for _, k := range faults.Kinds() {
+				kinds = append(kinds, k.Kind)
+			}
+			if sug := suggest(f.Kind, kinds); sug != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", sug)
+			}
+			v.bad(path+".kind", "%s", msg)
+			continue
+		}
+		misplaced := false
+		for _, k := range []string{"at", "for", "target"} {
+			if _, ok := f.Params[k]; ok {
+				v.bad(path+".params."+k, "%s is a field of the fault, not a parameter: move it up next to kind:", k)
+				misplaced = true
+			}
+		}
+		if !misplaced {
+			if _, err := f.planOne(); err != nil {
+				v.bad(v.faultErrPath(i, err), "%v", err)
+			}
+		}
+		if f.At < 0 {
+			v.bad(path+".at", "%s: must not be negative", f.At)
+		}
+		if f.For < 0 {
+			v.bad(path+".for", "%s: must not be negative (0: until the end of the load)", f.For)
+		}
+		if total > 0 && f.At >= total {
+			v.bad(path+".at", "%s: at or after the end of the load (%s): the fault would never happen", f.At, total)
+		} else if total > 0 && f.At+f.For > total {
+			v.bad(path+".for", "at+for = %s runs past the end of the load (%s): shorten for (or 0: until the end)", f.At+f.For, total)
+		}
+		v.faultTopology(i)
+		end := total
+		if f.For > 0 {
+			end = f.At + f.For
+		}
+		windows = append(windows, window{i: i, from: f.At, to: end, target: f.targetKey(), exclusives: exclusiveKinds[f.Kind]})
+	}
+	for a := 0; a < len(windows); a++ {
+		for b := a + 1; b < len(windows); b++ {
+			x, y := windows[a], windows[b]
+			if !x.exclusives || !y.exclusives {
+				continue
+			}
+			sameTarget := x.target == y.target || x.target == faults.TargetAllMasters || y.target == faults.TargetAllMasters
+			if sameTarget && x.from < y.to && y.from < x.to {
+				fx, fy := s.Faults[x.i], s.Faults[y.i]
+				v.bad(fmt.Sprintf("faults[%d]", y.i), "%s on %s during [%s, %s) overlaps faults[%d] (%s on %s during [%s, %s)): %s faults on one target must not overlap; move at or shorten for (network toxics may stack)",
+					fy.Kind, y.target, y.from, y.to, x.i, fx.Kind, x.target, x.from, x.to, strings.Join(sortedKeys(exclusiveKinds), "/"))
+			}
+		}
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// faultErrPath points a faults.Plan error at the parameter it names.
+func (v *validator) faultErrPath(i int, err error) string {
+	f := v.s.Faults[i]
+	path := fmt.Sprintf("faults[%d]", i)
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(msg, fmt.Sprintf("fault %q: ", f.Text())); ok {
+		msg = rest
+	}
+	if strings.Contains(msg, "target=") && f.Target != "" {
+		return path + ".target"
+	}
+	keys := make([]string, 0, len(f.Params))
+	for k := range f.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.Contains(msg, fmt.Sprintf("%q", k)) || strings.Contains(msg, k+"=") {
+			return path + ".params." + k
+		}
+	}
+	if v.s.given(path + ".params") {
+		return path + ".params"
+	}
+	return path + ".kind"
+}
+
+func (v *validator) faultTopology(i int) {
+	s := v.s
+	f := s.Faults[i]
+	path := fmt.Sprintf("faults[%d]", i)
+	t := s.Topology
+	if f.Kind == "failover" && t.Replicas < 1 {
+		v.bad(path+".kind", "failover needs a replica per master, but topology.replicas is %d: set topology.replicas: 1", t.Replicas)
+	}
+	if f.Kind == "slot-migration" && t.Masters < 2 {
+		v.bad(path+".kind", "slot-migration needs another master to move the slot to, but topology.masters is %d: set topology.masters: 2 or more", t.Masters)
+	}
+	if f.Target == faults.TargetHotReplica && t.Replicas < 1 {
+		v.bad(path+".target", "hot-replica needs a replica, but topology.replicas is %d", t.Replicas)
+	}
+}
+
+func (v *validator) assertions() {
+	s := v.s
+	a := s.Assertions
+	for i, id := range a.Invariants {
+		path := fmt.Sprintf("assertions.invariants[%d]", i)
+		switch {
+		case strings.EqualFold(id, "all"):
+			v.bad(path, "all stands alone (invariants: all); or list ids: %s", strings.Join(InvariantIDs, ", "))
+		case !slices.Contains(InvariantIDs, strings.ToUpper(id)):
+			v.bad(path, "%q: unknown invariant; valid: all, %s", id, strings.Join(InvariantIDs, ", "))
+		}
+	}
+	phases := s.sloPhases()
+	for i, slo := range a.SLO {
+		path := fmt.Sprintf("assertions.slo[%d]", i)
+		if slo.Phase != "" && !slices.Contains(phases, slo.Phase) {
+			msg := fmt.Sprintf("%q: no such phase; valid phases: %s (or omit phase: for the whole run)", slo.Phase, strings.Join(phases, ", "))
+			v.bad(path+".phase", "%s", msg)
+		}
+		if after, ok := strings.CutPrefix(slo.Phase, "after "); ok {
+			for _, f := range s.Faults {
+				if f.Name == after && f.For == 0 && f.Kind != "slot-migration" {
+					v.bad(path+".phase", "%q: fault %s lasts until the end of the load (for is 0), so it has no after phase; give it a for:", slo.Phase, f.Name)
+				}
+			}
+		}
+		if slo.Of != "latency" && slo.Of != "service_time" {
+			v.bad(path+".of", "%q: want latency (from the intended send) or service_time (from the actual send)", slo.Of)
+		}
+		bounds := 0
+		for _, b := range slo.bounds() {
+			if b.limit < 0 {
+				v.bad(path+"."+b.key, "%s: must be positive", b.limit)
+			}
+			if b.limit != 0 {
+				bounds++
+			}
+		}
+		if slo.MinThroughput < 0 {
+			v.bad(path+".min_throughput", "%g: must be positive (ops/s)", slo.MinThroughput)
+		}
+		if slo.MinThroughput != 0 {
+			bounds++
+		}
+		if bounds == 0 {
+			v.bad(path, "no objective: give at least one of p50, p95, p99, p999, max (a duration) or min_throughput (ops/s)")
+		}
+	}
+	if a.MaxLostAcks != nil && *a.MaxLostAcks < 0 {
+		v.bad("assertions.max_lost_acks", "%d: must not be negative", *a.MaxLostAcks)
+	}
+	if a.MaxUnknownRatio != nil && (*a.MaxUnknownRatio < 0 || *a.MaxUnknownRatio > 1) {
+		v.bad("assertions.max_unknown_ratio", "%g: want a ratio between 0 and 1 (0.01 = 1%% of operations)", *a.MaxUnknownRatio)
+	}
+	if a.MinThroughput != nil && *a.MinThroughput <= 0 {
+		v.bad("assertions.min_throughput", "%g: must be positive (ops/s)", *a.MinThroughput)
+	}
+	valid := Outcomes()
+	for _, b := range a.Outcomes {
+		path := "assertions.outcomes." + b.Outcome
+		if !slices.Contains(valid, b.Outcome) {
+			msg := fmt.Sprintf("%q: unknown outcome; valid outcomes: %s", b.Outcome, strings.Join(valid, ", "))
+			if sug := suggest(strings.ToUpper(b.Outcome), valid); sug != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", sug)
+			}
+			v.bad(path, "%s", msg)
+		}
+		switch {
+		case b.Exactly == nil && b.Min == nil && b.Max == nil:
+			v.bad(path, "no bound: give exactly, min or max")
+		case b.Exactly != nil && (b.Min != nil || b.Max != nil):
+			v.bad(path, "exactly excludes min and max")
+		case b.Min != nil && b.Max != nil && *b.Min > *b.Max:
+			v.bad(path, "min %d > max %d", *b.Min, *b.Max)
+		}
+		for _, x := range []struct {
+			key string
+			p   *int64
+		}{{"exactly", b.Exactly}, {"min", b.Min}, {"max", b.Max}} {
+			if x.p != nil && *x.p < 0 {
+				v.bad(path+"."+x.key, "%d: must not be negative", *x.p)
+			}
+		}
+	}
+}
+
+// sloPhases are the phase names an SLO may name.
+func (s *Scenario) sloPhases() []string {
+	var out []string
+	for _, p := range s.Phases {
+		out = append(out, p.Name)
+	}
+	return append(out, s.FaultPhaseNames()...)
+}
+
+type sloBound struct {
+	key   string
+	limit time.Duration
+	pick  func(pct reports.Percentiles) float64
+}
+
+func (slo SLO) bounds() []sloBound {
+	return []sloBound{
+		{"p50", slo.P50, func(p reports.Percentiles) float64 { return p.P50 }},
+		{"p95", slo.P95, func(p reports.Percentiles) float64 { return p.P95 }},
+		{"p99", slo.P99, func(p reports.Percentiles) float64 { return p.P99 }},
+		{"p999", slo.P999, func(p reports.Percentiles) float64 { return p.P999 }},
+		{"max", slo.Max, func(p reports.Percentiles) float64 { return p.Max }},
+	}
+}
+
+func (v *validator) suite() {
+	s := v.s
+	for _, key := range []string{"phases", "defaults", "faults", "assertions"} {
+		if s.tree.has(key) {
+			v.bad(key, "a suite (suite: is set) has no %s of its own: put them in the member scenarios", key)
+		}
+	}
+	seen := map[string]int{}
+	for i, name := range s.Suite {
+		path := fmt.Sprintf("suite[%d]", i)
+		if j, dup := seen[name]; dup {
+			v.bad(path, "%q is listed twice (also suite[%d])", name, j)
+			continue
+		}
+		seen[name] = i
+		if name == s.Name {
+			v.bad(path, "%q: a suite cannot contain itself", name)
+			continue
+		}
+		m, err := s.member(name)
+		if err != nil {
+			v.bad(path, "%v", err)
+			continue
+		}
+		if m.IsSuite() {
+			v.bad(path, "%q is a suite itself: list its members instead (%s)", name, strings.Join(m.Suite, ", "))
+			continue
+		}
+		if err := m.Validate(); err != nil {
+			v.bad(path, "member %q is invalid:\n%v", name, indent(err.Error()))
+		}
+	}
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
