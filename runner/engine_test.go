@@ -271,3 +271,21 @@ func TestProgressSnapshots(t *testing.T) {
 		t.Fatalf("mid-run snapshot %+v", mid)
 	}
 }
+
+// A replay-only phase after a selling phase spreads its replays over the
+// selling phase's requests (it does not pile them onto the first one).
+func TestReplayOnlySegmentSpreadsOverEarlierRequests(t *testing.T) {
+	w := NewWorkload(3, 1000, Mix{}, nil)
+	w.StartSegment(2000, Mix{Replay: 1})
+	targets := map[uint32]int{}
+	for i := uint64(2000); i < 10000; i++ {
+		k, _, r := w.Op(i)
+		if k != KindReplay || r >= 2000 {
+			t.Fatalf("op %d: %s of request %d", i, k, r)
+		}
+		targets[r]++
+	}
+	if len(targets) < 1500 || targets[0] > 20 {
+		t.Fatalf("8000 replays hit %d distinct requests (request 0: %d times)", len(targets), targets[0])
+	}
+}

@@ -140,15 +140,44 @@ func (w *Workload) kind(i uint64) Kind {
 
 func (w *Workload) freshUser(i uint64) uint32 { return uint32((w.mult*(i%w.users) + w.add) % w.users) }
 
-// earlierFresh picks a fresh operation before i: uniformly among the earlier
-// indexes, then back to the nearest fresh one.
+// earlierFresh picks a fresh operation before i: uniformly among the
+// earlier indexes of segments (phases) that had fresh operations at all, then
+// back to the nearest fresh one. Segments without fresh operations (a
+// replay-only phase) are skipped, so their repeats spread over every
+// earlier fresh request instead of piling onto the first one.
 func (w *Workload) earlierFresh(i uint64) (uint64, bool) {
-	j := splitmix(w.seed^(i*0xbf58476d1ce4e5b9)^0xabcdef) % i
+	type span struct{ from, to uint64 }
+	var spans []span
+	var total uint64
+	for k, sg := range w.segments {
+		if sg.from >= i || sg.thresholds[3] >= 1<<53 { // starts later, or no fresh share
+			continue
+		}
+		to := i
+		if k+1 < len(w.segments) && w.segments[k+1].from < i {
+			to = w.segments[k+1].from
+		}
+		spans = append(spans, span{sg.from, to})
+		total += to - sg.from
+	}
+	if total == 0 {
+		return 0, w.kind(0) == KindFresh
+	}
+	r := splitmix(w.seed^(i*0xbf58476d1ce4e5b9)^0xabcdef) % total
+	var j, lo uint64
+	for _, sp := range spans {
+		if n := sp.to - sp.from; r < n {
+			j, lo = sp.from+r, sp.from
+			break
+		} else {
+			r -= n
+		}
+	}
 	for steps := 0; steps < 256; steps++ {
 		if w.kind(j) == KindFresh {
 			return j, true
 		}
-		if j == 0 {
+		if j == lo {
 			break
 		}
 		j--
