@@ -111,7 +111,9 @@ func healthAssertions(healErr, healthErr error, faulted bool) []reports.Assertio
 
 // faultReports turns the timeline into report.json's faults[] (the fault's
 // own evidence plus what the history shows about its window) and phases.
-func faultReports(planned []*faults.Planned, res *runner.Result, chk *runner.CheckReport, a *lua.Activity) ([]reports.Fault, []reports.PhaseSpan) {
+// names gives each fault's report phase name ("during <name>"); nil or empty
+// entries fall back to the kind (numbered when a kind repeats).
+func faultReports(planned []*faults.Planned, names []string, res *runner.Result, chk *runner.CheckReport, a *lua.Activity) ([]reports.Fault, []reports.PhaseSpan) {
 	if len(planned) == 0 {
 		return nil, nil
 	}
@@ -123,10 +125,14 @@ func faultReports(planned []*faults.Planned, res *runner.Result, chk *runner.Che
 	}
 	var out []reports.Fault
 	var windows []runner.FaultWindow
-	for _, p := range planned {
+	named := map[int]bool{}
+	for i, p := range planned {
 		w := p.Window()
 		end, ended := p.EffectEnd()
 		fw := runner.FaultWindow{Name: p.Kind, InjectedAt: w.InjectedAt, HealedAt: end, Healed: ended}
+		if i < len(names) && names[i] != "" {
+			fw.Name = names[i]
+		}
 		params := map[string]any{}
 		for k, v := range p.Params {
 			params[k] = v
@@ -154,14 +160,19 @@ func faultReports(planned []*faults.Planned, res *runner.Result, chk *runner.Che
 			for k, v := range runner.WindowEvidence(res.History, fw, res.Elapsed, 5*time.Second, 0, lost) {
 				f.Evidence["history."+k] = v
 			}
+			if i < len(names) && names[i] != "" {
+				named[len(windows)] = true
+			}
 			windows = append(windows, fw)
 		}
 		out = append(out, f)
 	}
-	sort.SliceStable(windows, func(i, j int) bool { return windows[i].InjectedAt < windows[j].InjectedAt })
 	for i := range windows {
-		windows[i].Name = uniqueName(windows, i)
+		if !named[i] {
+			windows[i].Name = uniqueName(windows, i)
+		}
 	}
+	sort.SliceStable(windows, func(i, j int) bool { return windows[i].InjectedAt < windows[j].InjectedAt })
 	return out, runner.FaultPhases(windows, res.Elapsed)
 }
 

@@ -21,6 +21,7 @@ import (
 type clusterFlags struct {
 	masters, replicas int
 	nodeTimeout       time.Duration
+	appendOnly        bool
 	redisServer       string
 }
 
@@ -29,6 +30,7 @@ func addClusterFlags(f *pflag.FlagSet, cf *clusterFlags) {
 	f.IntVar(&cf.masters, "masters", 3, "masters of the local cluster")
 	f.IntVar(&cf.replicas, "replicas", 1, "replicas per master (0: none)")
 	f.DurationVar(&cf.nodeTimeout, "node-timeout", 2*time.Second, "cluster-node-timeout of the local cluster")
+	f.BoolVar(&cf.appendOnly, "appendonly", false, "start the local nodes with appendonly yes")
 	f.StringVar(&cf.redisServer, "redis-server", "", "path of redis-server (default: found on PATH)")
 }
 
@@ -64,7 +66,7 @@ func startStand(ctx context.Context, log io.Writer, cf clusterFlags, workers int
 		return nil, fmt.Errorf("--masters must be at least 1 and --replicas at least 0 (got %d and %d)", cf.masters, cf.replicas)
 	}
 	t0 := time.Now()
-	cl, err := compose.Start(ctx, compose.Options{Masters: cf.masters, ReplicasPerMaster: replicasOpt(cf.replicas), NodeTimeout: cf.nodeTimeout, RedisServer: cf.redisServer})
+	cl, err := compose.Start(ctx, compose.Options{Masters: cf.masters, ReplicasPerMaster: replicasOpt(cf.replicas), NodeTimeout: cf.nodeTimeout, AppendOnly: cf.appendOnly, RedisServer: cf.redisServer})
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,7 @@ Exit codes: 0 pass, 1 a check failed, 2 harness or usage error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newRaceCmd(), newFaultsCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newValidateCmd(), newCompareCmd(), newCapacityCmd(),
+		newSelftestCmd(), newReportCmd(), newRaceCmd(), newFaultsCmd())
 	return root
 }

@@ -75,6 +75,25 @@ type Report struct {
 	HistoryFile string `json:"history_file,omitempty"`
 	// HGRMFile is the path of the latency .hgrm file, if written (additive).
 	HGRMFile string `json:"hgrm_file,omitempty"`
+	// Scenario is the fully resolved scenario the run executed (additive).
+	ResolvedScenario map[string]any `json:"resolved_scenario,omitempty"`
+	// Path is the reserve path driven: "reference" or a known-bad variant (additive).
+	Path string `json:"path,omitempty"`
+	// HlogFile is the path of the HdrHistogram interval log (latency.hlog),
+	// if written (additive).
+	HlogFile string `json:"hlog_file,omitempty"`
+	// HTMLFile is the path of the HTML report, if written (additive).
+	HTMLFile string `json:"html_file,omitempty"`
+
+	// Sources lists the runs a merged report was made from (additive;
+	// empty for a single run). See MergeRuns.
+	Sources []Source `json:"sources,omitempty"`
+	// Compare is the side-by-side result of a compare run (additive;
+	// absent for other runs).
+	Compare *CompareResult `json:"compare,omitempty"`
+	// Capacity is the rate/latency curve of a capacity run (additive;
+	// absent for other runs).
+	Capacity *CapacityResult `json:"capacity,omitempty"`
 }
 
 // Versions of the parts the run used.
@@ -172,7 +191,7 @@ type Phase struct {
 
 // Second summarises one second of the run: the operations whose intended
 // send time t satisfies TS <= t < TS+1 (seconds from the run start).
-// Its percentiles come from 2-significant-digit histograms (within 1%).
+// Its percentiles come from 3-significant-digit histograms (within 0.1%).
 type Second struct {
 	TS       int64            `json:"t_s"`
 	Ops      int64            `json:"ops"`
@@ -245,6 +264,9 @@ type Invariant struct {
 	Status   Status         `json:"status"`
 	Detail   string         `json:"detail"`
 	Evidence map[string]any `json:"evidence"`
+	// Waived: the scenario reports this invariant but does not require it
+	// (e.g. lost acks under failover-kill): a failure does not fail the run.
+	Waived bool `json:"waived,omitempty"`
 }
 
 // Assertion is the verdict of one scenario assertion (for example a
@@ -265,7 +287,7 @@ type Assertion struct {
 func (r *Report) FailedChecks() []string {
 	var out []string
 	for _, inv := range r.Invariants {
-		if inv.Status == StatusFail {
+		if inv.Status == StatusFail && !inv.Waived {
 			if inv.ID != "" {
 				out = append(out, inv.ID)
 			} else {
@@ -332,6 +354,20 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		n.Invariants[i].Evidence = nonNilMap(n.Invariants[i].Evidence)
 	}
 	n.Assertions = cloneSlice(n.Assertions)
+	if n.Compare != nil {
+		c := *n.Compare
+		c.Variants = cloneSlice(c.Variants)
+		for i := range c.Variants {
+			c.Variants[i].Outcomes = withOutcomeKeys(c.Variants[i].Outcomes)
+			c.Variants[i].Stock.Buckets = cloneSlice(c.Variants[i].Stock.Buckets)
+		}
+		n.Compare = &c
+	}
+	if n.Capacity != nil {
+		c := *n.Capacity
+		c.Steps = cloneSlice(c.Steps)
+		n.Capacity = &c
+	}
 	return json.Marshal(n)
 }
 

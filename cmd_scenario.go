@@ -1,0 +1,339 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"seckill-harness/runner"
+	"seckill-harness/scenarios"
+)
+
+// loadFlags are the run flags that describe the load; with a scenario they
+// are refused (use --set), so a CI job never runs something other than it reads.
+var loadFlags = []string{"users", "stock", "buckets", "rate", "duration", "mode", "concurrency", "shape", "max-in-flight",
+	"max-ops", "timeout", "retries", "reservation-ttl", "mix-replay", "mix-same-user", "mix-foreign-request", "mix-release",
+	"slope", "amplitude", "period", "peak", "spike-at", "ramp-up", "hold", "ramp-down", "name"}
+
+// resolveScenario finds a built-in or file, applies --seed and --set, and
+// validates. Every problem is a usage error (exit 2) naming file:line and field.
+func resolveScenario(nameOrFile string, sets []string, seed *int64) (*scenarios.Scenario, error) {
+	s, err := scenarios.Resolve(nameOrFile)
+	if err != nil {
+		return nil, err
+	}
+	if seed != nil {
+		if err := s.Set(fmt.Sprintf("seed=%d", *seed)); err != nil {
+			return nil, err
+		}
+	}
+	for _, kv := range sets {
+		if err := s.Set(kv); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("scenario %s is not valid:\n%w", s.Source, err)
+	}
+	return s, nil
+}
+
+// planFromScenario turns a resolved (non-suite) scenario into a plan. The
+// cluster flags override the scenario's topology only when given explicitly.
+func planFromScenario(s *scenarios.Scenario, cf clusterFlags, changed func(string) bool) (*plan, error) {
+	t := s.Topology
+	c := cf
+	if !changed("masters") {
+		c.masters = t.Masters
+	}
+	if !changed("replicas") {
+		c.replicas = t.Replicas
+	}
+	if !changed("node-timeout") && t.NodeTimeout > 0 {
+		c.nodeTimeout = t.NodeTimeout
+	}
+	if !changed("appendonly") {
+		c.appendOnly = t.AppendOnly
+	}
+	planned, err := s.Plan()
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{name: s.Name, cluster: c, stock: s.Activity.Stock, buckets: uint32(s.Activity.Buckets),
+		window: s.Activity.Window, faults: planned, evaluate: s.Evaluate, waived: s.Waived, resolved: s.Resolved()}
+	for _, ph := range s.Phases {
+		p.phases = append(p.phases, runner.Phase{Name: ph.Name, Config: ph.Config})
+	}
+	for _, f := range s.Faults {
+		p.faultNames = append(p.faultNames, f.Name)
+	}
+	if err := setPath(p, s.Path); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// setPath selects the reserve path by name ("" or "reference": the project's).
+func setPath(p *plan, name string) error {
+	if name == "" || name == scenarios.DefaultPath {
+		return nil
+	}
+	mk, ok := lookupPath(name)
+	if !ok {
+		return fmt.Errorf("path %q: unknown; valid paths: %s", name, strings.Join(pathNames(), ", "))
+	}
+	p.pathName, p.path = name, mk
+	return nil
+}
+
+// runScenario runs a scenario, or each member of a suite in turn (each on
+// its own fresh cluster, reports in <out>/<member>/), and returns the
+// exit error of the worst one.
+func runScenario(ctx context.Context, out io.Writer, s *scenarios.Scenario, cf clusterFlags, changed func(string) bool, xo execOptions, extraFaults []string, path string) error {
+	if !s.IsSuite() {
+		p, err := planFromScenario(s, cf, changed)
+		if err != nil {
+			return err
+		}
+		if err := addFaults(p, extraFaults); err != nil {
+			return err
+		}
+		if path != "" {
+			if err := setPath(p, path); err != nil {
+				return err
+			}
+		}
+		oc, err := executePlan(ctx, out, p, xo)
+		if err != nil {
+			return err
+		}
+		return oc.exitErr()
+	}
+	members, err := s.Members()
+	if err != nil {
+		return err
+	}
+	type row struct {
+		name, verdict string
+		dur           time.Duration
+		err           error
+	}
+	var rows []row
+	var worst error
+	for _, m := range members {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(out, "\n##### %s (%d of %d in %s) #####\n", m.Name, len(rows)+1, len(members), s.Name)
+		sub := xo
+		sub.out = filepath.Join(xo.out, m.Name)
+		t0 := time.Now()
+		err := runScenario(ctx, out, m, cf, changed, sub, extraFaults, path)
+		r := row{name: m.Name, dur: time.Since(t0), err: err, verdict: "PASS"}
+		switch {
+		case err == nil:
+		case errors.Is(err, errChecksFailed):
+			r.verdict = "FAIL"
+			if worst == nil {
+				worst = err
+			}
+		default:
+			r.verdict = "ERROR: " + err.Error()
+			worst = err
+		}
+		rows = append(rows, r)
+	}
+	fmt.Fprintf(out, "\nsuite %s:\n", s.Name)
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %s\t%.1fs\t%s\t%s\n", r.name, r.dur.Seconds(), r.verdict, filepath.Join(xo.out, r.name))
+	}
+	w.Flush()
+	if ctx.Err() != nil {
+		return fmt.Errorf("suite %s interrupted: %w", s.Name, ctx.Err())
+	}
+	return worst
+}
+
+func addFaults(p *plan, specs []string) error {
+	if len(specs) == 0 {
+		return nil
+	}
+	extra, err := planFaults(specs, p.duration())
+	if err != nil {
+		return err
+	}
+	p.faults = append(p.faults, extra...)
+	return nil
+}
+
+func newListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in scenarios and what each proves",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tLOAD\tPROVES")
+			for _, in := range scenarios.Builtins() {
+				proves := in.Proves
+				if in.Suite {
+					proves += " [suite: " + strings.Join(in.Members, ", ") + "]"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\n", in.Name, in.Duration.Round(time.Second), proves)
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "\nrun one: seckill-harness run NAME   (or a YAML file; see 'seckill-harness validate --help')")
+			return nil
+		},
+	}
+}
+
+func newValidateCmd() *cobra.Command {
+	var sets []string
+	cmd := &cobra.Command{
+		Use:   "validate <file|name>...",
+		Short: "Check scenario files (or built-ins) without running them; exit 2 names file:line and field of every problem",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var bad []string
+			for _, a := range args {
+				s, err := resolveScenario(a, sets, nil)
+				if err == nil && s.IsSuite() {
+					_, err = s.Members()
+				}
+				if err == nil {
+					_, err = s.Plan()
+				}
+				if err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s\n", err)
+					bad = append(bad, a)
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s (%s, %d phase(s), %d fault(s), %s of load)\n", a, s.Source, len(s.Phases), len(s.Faults), s.Duration().Round(time.Millisecond))
+			}
+			if len(bad) > 0 {
+				return fmt.Errorf("%d of %d scenario(s) not valid: %s", len(bad), len(args), strings.Join(bad, ", "))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field (key=value) before validating, as run does")
+	return cmd
+}
+
+// scenarioCmdFlags are the flags compare and capacity share with run.
+type scenarioCmdFlags struct {
+	sets     []string
+	seed     int64
+	out      string
+	luaDir   string
+	progress string
+	cluster  clusterFlags
+}
+
+func (f *scenarioCmdFlags) register(fs *pflag.FlagSet, defOut string) {
+	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field, key=value (repeatable), e.g. activity.stock=5000")
+	fs.Int64Var(&f.seed, "seed", 0, "override the scenario's seed")
+	fs.StringVar(&f.out, "out", defOut, "output directory")
+	fs.StringVar(&f.luaDir, "lua-dir", "", "directory with the team's reserve.lua, transition.lua, compensate.lua")
+	fs.StringVar(&f.progress, "progress", "off", "live progress on stderr: auto, tty, plain, off")
+	addClusterFlags(fs, &f.cluster)
+}
+
+func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string) (*plan, error) {
+	var seed *int64
+	if cmd.Flags().Changed("seed") {
+		seed = &f.seed
+	}
+	s, err := resolveScenario(arg, f.sets, seed)
+	if err != nil {
+		return nil, err
+	}
+	if s.IsSuite() {
+		return nil, fmt.Errorf("%s is a suite (%s): pick one of its members", s.Name, strings.Join(s.Suite, ", "))
+	}
+	return planFromScenario(s, f.cluster, cmd.Flags().Changed)
+}
+
+func (f *scenarioCmdFlags) exec(cmd *cobra.Command) execOptions {
+	return execOptions{out: f.out, luaDir: f.luaDir, progress: f.progress, errOut: cmd.ErrOrStderr()}
+}
+
+func newCompareCmd() *cobra.Command {
+	var f scenarioCmdFlags
+	var buckets string
+	cmd := &cobra.Command{
+		Use:   "compare <name|file> --buckets 1,4,16",
+		Short: "Run the same load once per bucket count and print them side by side (throughput, latency, partial sell-out)",
+		Long: `compare runs a scenario once per bucket count — same seed, same load, a fresh
+cluster each — and prints throughput, p50/p99/p99.9, when the first and the
+last bucket sold out, the stock still unsold in other buckets when the first
+bucket sold out (the seed's partial sell-out), SOLD_OUT answers given while
+stock was left elsewhere, and the final unsold stock. Reports go to
+<out>/buckets-N/, the table to <out>/compare.json.`,
+		Example: "  seckill-harness compare sold-out-90 --buckets 1,4,16",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			counts, err := parseBuckets(buckets)
+			if err != nil {
+				return err
+			}
+			p, err := f.plan(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			return runCompare(cmd.Context(), cmd.OutOrStdout(), p, counts, f.exec(cmd))
+		},
+	}
+	f.register(cmd.Flags(), "out/compare")
+	cmd.Flags().StringVar(&buckets, "buckets", "1,4,16", "bucket counts to compare")
+	return cmd
+}
+
+func newCapacityCmd() *cobra.Command {
+	var f scenarioCmdFlags
+	var co capacityOptions
+	cmd := &cobra.Command{
+		Use:   "capacity <name|file>",
+		Short: "Step the rate up until the SLO breaks; report the highest rate that held, with the curve",
+		Long: `capacity runs the scenario's first phase open-loop at a constant rate for
+--step-duration, multiplying the rate by --factor each step, until a step
+breaks the SLO: latency p99 (from the intended send) above --slo-p99, a
+failed invariant, a dropped operation, throughput under 95% of the rate, or
+more than --max-error-ratio errors and unknowns. It prints the curve and the
+highest rate that held; reports per step go to <out>/step-NN-RATE/, the curve
+to <out>/capacity.json.`,
+		Example: "  seckill-harness capacity sold-out-90 --start 2000 --factor 1.5 --slo-p99 20ms",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := f.plan(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("start") {
+				co.start = p.phases[0].Config.Shape.Rate
+			}
+			return runCapacity(cmd.Context(), cmd.OutOrStdout(), p, co, f.exec(cmd))
+		},
+	}
+	f.register(cmd.Flags(), "out/capacity")
+	fs := cmd.Flags()
+	fs.Float64Var(&co.start, "start", 0, "first rate in ops/s (default: the scenario's first phase rate)")
+	fs.Float64Var(&co.factor, "factor", 1.5, "rate multiplier per step")
+	fs.IntVar(&co.maxSteps, "max-steps", 8, "most steps to try")
+	fs.DurationVar(&co.stepDuration, "step-duration", 5*time.Second, "load time per step")
+	fs.DurationVar(&co.sloP99, "slo-p99", 20*time.Millisecond, "latency p99 (from the intended send) a step must stay under")
+	fs.Float64Var(&co.maxErrorRatio, "max-error-ratio", 0.001, "largest share of ERROR+UNKNOWN outcomes a step may have")
+	return cmd
+}
