@@ -121,3 +121,105 @@ func TestRunCatchesABrokenScriptAndExitsOne(t *testing.T) {
 		t.Fatalf("summary does not name I3:\n%s", text)
 	}
 }
+
+func TestRunScenarioFileWithSetAndJUnit(t *testing.T) {
+	out := t.TempDir()
+	code, text := cli(t, "run", "testdata/quick.yaml", "--set", "activity.stock=30", "--out", out, "--progress", "plain")
+	if code != exitPass {
+		t.Fatalf("exit %d:\n%s", code, text)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep["scenario"] != "quick" || rep["stock"].(map[string]any)["initial"].(float64) != 30 {
+		t.Fatalf("scenario/stock not applied: %v %v", rep["scenario"], rep["stock"])
+	}
+	res, ok := rep["resolved_scenario"].(map[string]any)
+	if !ok || len(res) == 0 {
+		t.Fatal("report lacks the resolved scenario")
+	}
+	junit, err := os.ReadFile(filepath.Join(out, "junit.xml"))
+	if err != nil || !strings.Contains(string(junit), `name="I3 no_oversell"`) || !strings.Contains(string(junit), "p99 &lt;= 2s") {
+		t.Fatalf("junit.xml: %v\n%s", err, junit)
+	}
+}
+
+func TestScenarioUsageErrorsExitTwo(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "no-such-scenario"}, "smoke"}, // lists the built-ins
+		{[]string{"run", "smoke", "--rate", "10"}, "--set"},
+		{[]string{"run", "smoke", "--set", "activity.nosuch=1"}, "activity.nosuch"},
+		{[]string{"run", "--set", "seed=1"}, "name one"},
+		{[]string{"run", "smoke", "--path", "nosuch"}, "valid paths"},
+		{[]string{"compare", "smoke", "--buckets", "1,x"}, "--buckets"},
+		{[]string{"capacity", "smoke", "--factor", "1"}, "--factor"},
+		{[]string{"capacity", "nightly"}, "suite"},
+	}
+	for _, c := range cases {
+		code, out := cli(t, c.args...)
+		if code != exitHarnessError || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, output %q; want exit 2 naming %q", c.args, code, out, c.want)
+		}
+	}
+}
+
+// Every malformed scenario in scenarios/testdata/bad gives exit 2 from the
+// CLI with a message naming the file and its line.
+func TestValidateMalformedFilesExitTwoNamingFileAndLine(t *testing.T) {
+	files, _ := filepath.Glob("scenarios/testdata/bad/*.yaml")
+	if len(files) < 10 {
+		t.Fatalf("only %d malformed scenario files", len(files))
+	}
+	for _, f := range files {
+		code, out := cli(t, "validate", f)
+		if code != exitHarnessError || !strings.Contains(out, f+":") {
+			t.Errorf("%s: exit %d, output %q; want exit 2 naming %s:<line>", f, code, out, f)
+		}
+	}
+	if code, out := cli(t, "validate", "smoke", "nightly", "testdata/quick.yaml"); code != exitPass {
+		t.Fatalf("valid scenarios: exit %d\n%s", code, out)
+	}
+}
+
+func TestEveryBuiltinValidatesFromTheCLI(t *testing.T) {
+	code, out := cli(t, "list")
+	if code != exitPass {
+		t.Fatalf("list: %d", code)
+	}
+	var names []string
+	for _, line := range strings.Split(out, "\n")[1:] {
+		if f := strings.Fields(line); len(f) > 2 && !strings.HasPrefix(line, "run one") {
+			names = append(names, f[0])
+		}
+	}
+	if len(names) < 15 {
+		t.Fatalf("list shows %d scenarios", len(names))
+	}
+	if code, out := cli(t, append([]string{"validate"}, names...)...); code != exitPass {
+		t.Fatalf("validate built-ins: exit %d\n%s", code, out)
+	}
+}
+
+func TestCompareAndCapacityPrintTheirTables(t *testing.T) {
+	out := t.TempDir()
+	code, text := cli(t, "compare", "testdata/quick.yaml", "--buckets", "1,2", "--out", out)
+	if code != exitPass || !strings.Contains(text, "first sold out") || !strings.Contains(text, "unsold elsewhere then") {
+		t.Fatalf("compare: exit %d\n%s", code, text)
+	}
+	if _, err := os.Stat(filepath.Join(out, "compare.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, text = cli(t, "capacity", "testdata/quick.yaml", "--start", "200", "--factor", "2", "--max-steps", "2",
+		"--step-duration", "1s", "--slo-p99", "2s", "--out", out)
+	if code != exitPass || !strings.Contains(text, "highest rate that held: 400 ops/s") {
+		t.Fatalf("capacity: exit %d\n%s", code, text)
+	}
+}
