@@ -456,12 +456,101 @@ func checkI5(ctx context.Context, st *lua.Store, a *lua.Activity, ops []Op) (Che
 			}
 		}
 	}
-	detail := fmt.Sprintf("%d request ids answered more than once (%d reused by another user): all agree", groups, foreignGroups)
+	resent, resentBad, err := checkResent(ctx, st, a, ops)
+	if err != nil {
+		return Check{}, err
+	}
+	bad = append(bad, resentBad...)
+	detail := fmt.Sprintf("%d request ids answered more than once (%d reused by another user), %d re-sent operations: all agree", groups, foreignGroups, resent)
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d idempotency violations", len(bad))
 	}
 	return verdict("I5", "idempotency", len(bad) > 0, detail,
-		map[string]any{"repeated_request_ids": groups, "reused_by_another_user": foreignGroups, "violations": listed(bad), "violation_count": len(bad)}), nil
+		map[string]any{"repeated_request_ids": groups, "reused_by_another_user": foreignGroups, "resent_ops": resent,
+			"resent_mismatches": len(resentBad), "violations": listed(bad), "violation_count": len(bad)}), nil
+}
+
+// checkResent is I5 across request ids: an operation's answer must be the
+// answer of its own request_id.
+//   - No request is refused USER_ALREADY_RESERVED for the reservation it
+//     created itself (its derived reservation_id): the contract answers a
+//     repeat of a request from its cached result (seed 000 §7.2).
+//   - An operation answered by a re-send: the contract re-sends with the
+//     same ids (seed 000 §7.4), so an ACCEPTED names the reservation derived
+//     from the operation's request_id, and the answer agrees with the result
+//     Redis cached for that request_id.
+//
+// A client that re-sends under a new request_id, or a script that re-runs a
+// request whose reply was lost, passes every other check: the one-per-user
+// marker turns the second run into USER_ALREADY_RESERVED, which overwrites
+// or never meets the first answer, which the client never saw. Reads one
+// request result per re-sent operation, pipelined.
+func checkResent(ctx context.Context, st *lua.Store, a *lua.Activity, ops []Op) (int, []string, error) {
+	var idx []int
+	var bad []string
+	checked := 0
+	for i := range ops {
+		o := &ops[i]
+		if !o.Kind.IsReserve() || o.Outcome < 0 {
+			continue
+		}
+		code := lua.ReserveCode(o.Outcome)
+		if o.Sends >= 2 {
+			checked++
+		}
+		if code == lua.UserAlreadyReserved && o.RID != "" && o.RID == st.ReservationIDFor(a, o.UserID(), o.RequestID()) {
+			bad = append(bad, fmt.Sprintf("%s of %s: refused USER_ALREADY_RESERVED for %s, the reservation this request created", RequestID(o.Req), o.UserID(), o.RID))
+			continue
+		}
+		if o.Sends < 2 {
+			continue
+		}
+		switch code {
+		case lua.ConfigMissing, lua.InvariantViolation, lua.BadArgument, lua.ReservationIDConflict, lua.RequestIDConflict:
+			continue // not cached for this user by the contract
+		}
+		if o.Accepted() {
+			if want := st.ReservationIDFor(a, o.UserID(), o.RequestID()); o.RID != want {
+				bad = append(bad, fmt.Sprintf("%s of %s: re-sent and answered ACCEPTED %s, not its own reservation %s", RequestID(o.Req), o.UserID(), o.RID, want))
+				continue
+			}
+		}
+		idx = append(idx, i)
+	}
+	rdb := st.Client()
+	for start := 0; start < len(idx); start += 1000 {
+		batch := idx[start:min(start+1000, len(idx))]
+		cmds := make([]*redis.StringCmd, 0, len(batch))
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, i := range batch {
+				o := &ops[i]
+				cmds = append(cmds, p.HGet(ctx, a.Scope(uint32(o.Bucket)).ReqShardKey(o.RequestID()), o.RequestID()))
+			}
+			return nil
+		})
+		if err != nil && err != redis.Nil {
+			return 0, nil, fmt.Errorf("checker I5: read request results: %w", err)
+		}
+		for k, c := range cmds {
+			v, err := c.Result()
+			if err == redis.Nil {
+				continue // never executed, or lost with a failover: I6/I7 speak to that
+			}
+			if err != nil {
+				return 0, nil, fmt.Errorf("checker I5: read request result: %w", err)
+			}
+			o := &ops[batch[k]]
+			res, perr := lua.ParseRequestResult(v)
+			if perr != nil || res.UserID != o.UserID() {
+				continue
+			}
+			if res.Code != lua.ReserveCode(o.Outcome) || res.ReservationID != o.RID {
+				bad = append(bad, fmt.Sprintf("%s of %s: Redis holds %s %s for it, the re-sent operation answered %s %s",
+					RequestID(o.Req), o.UserID(), res.Code, res.ReservationID, lua.ReserveCode(o.Outcome), o.RID))
+			}
+		}
+	}
+	return checked, bad, nil
 }
 
 // I6: every reservation acknowledged ACCEPTED still exists in Redis.

@@ -1,0 +1,122 @@
+package badpaths
+
+import (
+	"fmt"
+	"time"
+
+	"seckill-harness/runner"
+)
+
+// Names of the loads that expose the bad paths.
+const (
+	LoadContention = "contention"  // many users, small stock, high concurrency
+	LoadReplay     = "replay"      // earlier requests re-sent with the same ids (and reused by other users)
+	LoadSameUser   = "same-user"   // earlier users with a new request_id
+	LoadReleaseDup = "release-dup" // releases of earlier reservations, many of them twice or more
+	LoadDisconnect = "disconnect"  // disconnect-before-reply pulses on the hot master
+)
+
+// LoadNames lists the loads in the order the matrix runs them.
+func LoadNames() []string {
+	return []string{LoadContention, LoadReplay, LoadSameUser, LoadReleaseDup, LoadDisconnect}
+}
+
+// Load is one short run's shape: the engine's config, the activity's stock
+// and buckets, and the fault injected while it runs ("" for none).
+type Load struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Stock       int64         `json:"stock"`
+	Buckets     uint32        `json:"buckets"`
+	Fault       string        `json:"fault,omitempty"`
+	Config      runner.Config `json:"-"`
+}
+
+// GetLoad returns load name; quick shrinks it for tests.
+func GetLoad(name string, quick bool) (Load, bool) {
+	c := runner.DefaultConfig()
+	c.Users = 1_000_000 // never wraps: every fresh op is a new user
+	c.Mix = runner.Mix{}
+	c.CallTimeout, c.RetrySends, c.RetryBackoff = time.Second, 3, 20*time.Millisecond
+	c.SampleEvery = 100 * time.Millisecond
+	shrink := func(d, q time.Duration) time.Duration {
+		if quick {
+			return q
+		}
+		return d
+	}
+	closedBurst := func(mix runner.Mix) runner.Config {
+		c := c
+		c.Mode, c.Concurrency, c.Duration = runner.ModeClosed, 32, 10*time.Second
+		c.MaxOps = 800
+		if quick {
+			c.MaxOps = 400
+		}
+		c.Mix = mix
+		return c
+	}
+	var l Load
+	switch name {
+	case LoadContention:
+		c.Mode, c.Concurrency, c.Duration = runner.ModeClosed, 64, shrink(1500*time.Millisecond, 800*time.Millisecond)
+		c.SampleEvery = 50 * time.Millisecond
+		l = Load{Stock: 200, Buckets: 1, Config: c} // sells out once the pool is warm and every worker is busy
+	case LoadReplay:
+		l = Load{Stock: 1000, Buckets: 1, Config: closedBurst(runner.Mix{Replay: 0.4, ForeignRequest: 0.1})}
+	case LoadSameUser:
+		l = Load{Stock: 1000, Buckets: 1, Config: closedBurst(runner.Mix{SameUser: 0.5})}
+	case LoadReleaseDup:
+		l = Load{Stock: 1000, Buckets: 1, Config: closedBurst(runner.Mix{Release: 0.5})}
+	case LoadDisconnect:
+		c.Mode, c.Concurrency, c.MaxInFlight = runner.ModeOpen, 16, 2000
+		c.Shape = runner.Shape{Kind: "constant", Rate: 500}
+		c.Duration = shrink(2500*time.Millisecond, 2000*time.Millisecond)
+		c.SampleEvery = 250 * time.Millisecond
+		l = Load{Stock: 5000, Buckets: 1, Config: c,
+			Fault: fmt.Sprintf("disconnect-before-reply:every=300ms,at=%s,for=%s", shrink(500*time.Millisecond, 400*time.Millisecond), shrink(1500*time.Millisecond, 1200*time.Millisecond))}
+	default:
+		return Load{}, false
+	}
+	l.Name = name
+	l.Description = describe(l)
+	return l, true
+}
+
+func describe(l Load) string {
+	c := l.Config
+	var s string
+	if c.Mode == runner.ModeClosed {
+		s = fmt.Sprintf("closed loop, %d workers", c.Concurrency)
+		if c.MaxOps > 0 {
+			s += fmt.Sprintf(", %d ops", c.MaxOps)
+		} else {
+			s += fmt.Sprintf(", %s", c.Duration)
+		}
+	} else {
+		s = fmt.Sprintf("open loop %g ops/s, %d workers, %s", c.Shape.Rate, c.Concurrency, c.Duration)
+	}
+	s += fmt.Sprintf(", stock %d in %d bucket(s)", l.Stock, l.Buckets)
+	m := c.Mix
+	mix := ""
+	add := func(name string, v float64) {
+		if v > 0 {
+			if mix != "" {
+				mix += " "
+			}
+			mix += fmt.Sprintf("%s=%g", name, v)
+		}
+	}
+	add("replay", m.Replay)
+	add("same_user", m.SameUser)
+	add("foreign_request", m.ForeignRequest)
+	add("release", m.Release)
+	if mix == "" {
+		mix = "all fresh users"
+	}
+	s += ", " + mix
+	s += fmt.Sprintf(", I1 sampled every %s", c.SampleEvery)
+	if l.Fault != "" {
+		s += ", fault " + l.Fault
+	}
+	return s
+}

@@ -1,0 +1,432 @@
+package badpaths
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/compose"
+	"seckill-harness/faults"
+	"seckill-harness/lua"
+	"seckill-harness/runner"
+)
+
+// ReferenceName is the reference path's name in the matrix.
+const ReferenceName = "reference"
+
+// Env is what the matrix runs on: a cluster the caller owns (the matrix
+// writes activities into it and does not tear them down), a hardened client
+// (lua.NewClusterClient) dialing through Proxies when a load injects a fault.
+type Env struct {
+	Cluster *compose.LocalCluster
+	Proxies *compose.Proxies // required by loads with a fault (disconnect)
+	Client  *redis.ClusterClient
+	Secret  []byte    // keys the reservation ids
+	Log     io.Writer // one progress line per run; nil: silent
+}
+
+// Options choose what the matrix runs.
+type Options struct {
+	Runs  int      // runs per (path, load); <= 0 means 3
+	Only  []string // bad paths to run (empty: all); the reference runs under their loads
+	Seed  int64    // run r uses Seed+r
+	Quick bool     // shorter loads (tests)
+}
+
+// RunResult is one run of one path under one load.
+type RunResult struct {
+	Run         int               `json:"run"`
+	Seed        int64             `json:"seed"`
+	Activity    string            `json:"activity"`
+	Ops         int               `json:"ops"`
+	Outcomes    map[string]int    `json:"outcomes"`
+	LostReplies int               `json:"lost_replies"`       // operations with a send whose reply was lost
+	Failed      []string          `json:"failed"`             // invariants that failed
+	Details     map[string]string `json:"details,omitempty"`  // detail of each failed invariant
+	Evidence    map[string]any    `json:"evidence,omitempty"` // evidence of each failed invariant
+	Caught      bool              `json:"caught"`             // bad path: an expected invariant failed
+	Passed      bool              `json:"passed"`             // no invariant failed
+	Seconds     float64           `json:"seconds"`
+}
+
+// Row is one path under one load.
+type Row struct {
+	Path        string      `json:"path"`
+	Reference   bool        `json:"reference"`
+	Load        string      `json:"load,omitempty"`
+	Expect      []string    `json:"expect,omitempty"`
+	Description string      `json:"description,omitempty"`
+	Why         string      `json:"why,omitempty"`
+	Pending     string      `json:"pending,omitempty"`
+	Runs        []RunResult `json:"runs,omitempty"`
+	// Good counts the runs that went as they must: for a bad path, caught by
+	// an expected invariant; for the reference, passed.
+	Good   int            `json:"good"`
+	Failed map[string]int `json:"failed_counts,omitempty"` // invariant -> runs it failed in
+	OK     bool           `json:"ok"`
+}
+
+// Matrix is the whole self-test.
+type Matrix struct {
+	RunsPerCell int     `json:"runs_per_cell"`
+	Seed        int64   `json:"seed"`
+	Rows        []Row   `json:"rows"`
+	Loads       []Load  `json:"loads"`
+	OK          bool    `json:"ok"`
+	Seconds     float64 `json:"seconds"`
+}
+
+var actSeq atomic.Int64
+
+// RunMatrix runs every selected bad path `Runs` times under the load that
+// exposes it, and the reference path `Runs` times under each of those loads;
+// each run on a fresh activity, checked with runner.Verify. The Matrix says
+// whether every runnable bad path was caught in every run by one of its
+// expected invariants and the reference passed every run (Matrix.OK). An
+// error means the self-test itself could not run (bad option, a fault that
+// did not inject, state that could not be read back).
+func RunMatrix(ctx context.Context, env Env, opts Options) (*Matrix, error) {
+	t0 := time.Now()
+	if opts.Runs <= 0 {
+		opts.Runs = 3
+	}
+	if err := Validate(); err != nil {
+		return nil, err
+	}
+	selected, err := selectPaths(opts.Only)
+	if err != nil {
+		return nil, err
+	}
+	m := &Matrix{RunsPerCell: opts.Runs, Seed: opts.Seed}
+	loads := map[string]Load{}
+	var byLoad = map[string][]Info{}
+	for _, info := range selected {
+		if !info.Runnable() {
+			m.Rows = append(m.Rows, Row{Path: info.Name, Expect: info.Expect, Description: info.Description, Why: info.Why, Pending: info.Pending})
+			continue
+		}
+		l, ok := GetLoad(info.Load, opts.Quick)
+		if !ok {
+			return nil, fmt.Errorf("badpaths: %s names unknown load %q", info.Name, info.Load)
+		}
+		if l.Fault != "" && env.Proxies == nil {
+			return nil, fmt.Errorf("badpaths: %s needs the %s load, which injects %s: the cluster needs proxies", info.Name, l.Name, l.Fault)
+		}
+		loads[l.Name] = l
+		byLoad[l.Name] = append(byLoad[l.Name], info)
+	}
+	var bad, ref []Row
+	for _, ln := range LoadNames() {
+		l, used := loads[ln]
+		if !used {
+			continue
+		}
+		m.Loads = append(m.Loads, l)
+		for _, info := range byLoad[ln] {
+			row := Row{Path: info.Name, Load: ln, Expect: info.Expect, Description: info.Description, Why: info.Why}
+			for r := 0; r < opts.Runs; r++ {
+				res, err := runOne(ctx, env, info.new, l, opts.Seed+int64(r), r+1)
+				if err != nil {
+					return nil, fmt.Errorf("%s under %s, run %d: %w", info.Name, ln, r+1, err)
+				}
+				res.Caught = intersects(res.Failed, info.Expect)
+				row.add(res, res.Caught)
+				logRun(env.Log, info.Name, ln, opts.Runs, res, res.Caught, "caught", "NOT CAUGHT")
+			}
+			bad = append(bad, row)
+		}
+		row := Row{Path: ReferenceName, Reference: true, Load: ln}
+		for r := 0; r < opts.Runs; r++ {
+			res, err := runOne(ctx, env, nil, l, opts.Seed+int64(r), r+1)
+			if err != nil {
+				return nil, fmt.Errorf("reference under %s, run %d: %w", ln, r+1, err)
+			}
+			row.add(res, res.Passed)
+			logRun(env.Log, ReferenceName, ln, opts.Runs, res, res.Passed, "passed", "FAILED")
+		}
+		ref = append(ref, row)
+	}
+	// Registry order for the bad paths (pending ones included), then the reference rows.
+	order := map[string]int{}
+	for i, n := range Names() {
+		order[n] = i
+	}
+	m.Rows = append(m.Rows, bad...)
+	sort.SliceStable(m.Rows, func(i, j int) bool { return order[m.Rows[i].Path] < order[m.Rows[j].Path] })
+	m.Rows = append(m.Rows, ref...)
+	m.OK = true
+	for i := range m.Rows {
+		r := &m.Rows[i]
+		r.OK = r.Pending != "" || r.Good == len(r.Runs)
+		if !r.OK {
+			m.OK = false
+		}
+	}
+	m.Seconds = time.Since(t0).Seconds()
+	return m, nil
+}
+
+func (r *Row) add(res RunResult, good bool) {
+	r.Runs = append(r.Runs, res)
+	if good {
+		r.Good++
+	}
+	for _, id := range res.Failed {
+		if r.Failed == nil {
+			r.Failed = map[string]int{}
+		}
+		r.Failed[id]++
+	}
+}
+
+func selectPaths(only []string) ([]Info, error) {
+	if len(only) == 0 {
+		return All(), nil
+	}
+	want := map[string]bool{}
+	for _, n := range only {
+		if _, ok := Get(n); !ok {
+			return nil, fmt.Errorf("unknown bad path %q; valid: %s", n, strings.Join(Names(), ", "))
+		}
+		want[n] = true
+	}
+	var out []Info
+	for _, r := range registry {
+		if want[r.Name] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func intersects(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func logRun(w io.Writer, path, load string, runs int, res RunResult, good bool, yes, no string) {
+	if w == nil {
+		return
+	}
+	verdict := yes
+	if !good {
+		verdict = no
+	}
+	failed := "none"
+	if len(res.Failed) > 0 {
+		failed = strings.Join(res.Failed, ",")
+	}
+	extra := ""
+	if res.LostReplies > 0 {
+		extra = fmt.Sprintf(", %d lost replies", res.LostReplies)
+	}
+	fmt.Fprintf(w, "  %-31s %-11s run %d/%d: %-10s failed: %-8s (%d ops%s, %.1fs)\n",
+		path, load, res.Run, runs, verdict, failed, res.Ops, extra, res.Seconds)
+}
+
+// runOne runs one path (nil: the reference) under load l on a fresh activity
+// and checks it.
+func runOne(ctx context.Context, env Env, newPath func(*lua.Store) runner.Path, l Load, seed int64, run int) (RunResult, error) {
+	t0 := time.Now()
+	a := lua.NewActivity(fmt.Sprintf("st%d-%d", time.Now().UnixMilli(), actSeq.Add(1)), "sku1", l.Stock, l.Buckets, time.Hour)
+	if err := lua.Setup(ctx, env.Client, a); err != nil {
+		return RunResult{}, err
+	}
+	store := lua.NewStore(env.Client, lua.Embedded(), env.Secret)
+	tgt := runner.Target{Store: store, Activity: a}
+	if newPath != nil {
+		tgt.Path = newPath(store)
+	}
+	cfg := l.Config
+	cfg.Seed = seed
+
+	var tl *faults.Timeline
+	var planned *faults.Planned
+	if l.Fault != "" {
+		p, err := faults.Parse(l.Fault)
+		if err != nil {
+			return RunResult{}, err
+		}
+		planned = p
+		var slots []int
+		for b := uint32(0); b < a.Buckets; b++ {
+			s, err := env.Client.ClusterKeySlot(ctx, a.Scope(b).StockKey()).Result()
+			if err != nil {
+				return RunResult{}, fmt.Errorf("hot slots: %w", err)
+			}
+			slots = append(slots, int(s))
+		}
+		tl = &faults.Timeline{Env: &faults.Env{Cluster: env.Cluster, Proxies: env.Proxies, Client: env.Client, HotSlots: slots}, Items: []*faults.Planned{p}}
+	}
+	tctx, stopTimeline := context.WithCancel(ctx)
+	defer stopTimeline()
+	var opts []runner.Option
+	if tl != nil {
+		opts = append(opts, runner.WithOnStart(func(began time.Time) { tl.Start(tctx, began) }))
+	}
+	res, runErr := runner.Run(ctx, cfg, tgt, opts...)
+	if tl != nil {
+		stopTimeline()
+		hctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		healErr := tl.HealAll(hctx)
+		if healErr == nil {
+			healErr = env.Cluster.WaitHealthy(hctx)
+		}
+		cancel()
+		env.Client.ReloadState(context.Background())
+		if healErr != nil {
+			return RunResult{}, fmt.Errorf("heal %s: %w", l.Fault, healErr)
+		}
+		if w := planned.Window(); runErr == nil && (!w.Injected || w.InjectErr != nil) {
+			return RunResult{}, fmt.Errorf("fault %s did not happen: injected=%v %v", l.Fault, w.Injected, w.InjectErr)
+		}
+	}
+	if runErr != nil {
+		return RunResult{}, runErr
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: l.Fault != ""})
+	if err != nil {
+		return RunResult{}, fmt.Errorf("reading the final state back: %w", err)
+	}
+	out := RunResult{Run: run, Seed: seed, Activity: a.ID, Ops: len(res.History.Ops), Outcomes: map[string]int{},
+		Failed: chk.Failed(), Passed: chk.Passed()}
+	for i := range res.History.Ops {
+		o := &res.History.Ops[i]
+		out.Outcomes[o.Kind.String()+":"+o.OutcomeName()]++
+		if o.HadUnknown() {
+			out.LostReplies++
+		}
+	}
+	for _, c := range chk.Checks {
+		if c.Status == runner.StatusFail {
+			if out.Details == nil {
+				out.Details, out.Evidence = map[string]string{}, map[string]any{}
+			}
+			out.Details[c.ID], out.Evidence[c.ID] = c.Detail, c.Evidence
+		}
+	}
+	if out.Failed == nil {
+		out.Failed = []string{}
+	}
+	out.Seconds = time.Since(t0).Seconds()
+	return out, nil
+}
+
+// WriteText prints the matrix: one line per path and load, the loads, and the verdict.
+func (m *Matrix) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "PATH\tLOAD\tEXPECTED\tRESULT\tINVARIANTS THAT FAILED (runs)\n")
+	for _, r := range m.Rows {
+		exp := strings.Join(r.Expect, " or ")
+		if r.Reference {
+			exp = "none fails"
+		}
+		load := r.Load
+		if load == "" {
+			load = "-"
+		}
+		var result string
+		switch {
+		case r.Pending != "":
+			result = "pending"
+		case r.Reference:
+			result = fmt.Sprintf("passed %d/%d", r.Good, len(r.Runs))
+		default:
+			result = fmt.Sprintf("caught %d/%d", r.Good, len(r.Runs))
+		}
+		if r.Pending == "" && !r.OK {
+			result += " FAIL"
+		}
+		failed := "-"
+		if r.Pending != "" {
+			failed = r.Pending
+		} else if len(r.Failed) > 0 {
+			var ids []string
+			for id := range r.Failed {
+				ids = append(ids, id)
+			}
+			sort.Strings(ids)
+			var parts []string
+			for _, id := range ids {
+				parts = append(parts, fmt.Sprintf("%s %d/%d", id, r.Failed[id], len(r.Runs)))
+			}
+			failed = strings.Join(parts, ", ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Path, load, exp, result, failed)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nloads:")
+	for _, l := range m.Loads {
+		fmt.Fprintf(w, "  %-11s %s\n", l.Name, l.Description)
+	}
+	// What went wrong, run by run, where something did.
+	var notes []string
+	for _, r := range m.Rows {
+		if r.Pending != "" || r.OK {
+			continue
+		}
+		for _, run := range r.Runs {
+			if (r.Reference && run.Passed) || (!r.Reference && run.Caught) {
+				continue
+			}
+			if r.Reference {
+				for _, id := range run.Failed {
+					notes = append(notes, fmt.Sprintf("reference under %s, run %d (activity %s): %s failed: %s", r.Load, run.Run, run.Activity, id, run.Details[id]))
+				}
+			} else {
+				notes = append(notes, fmt.Sprintf("%s under %s, run %d (activity %s): not caught by %s; failed: %v; outcomes %v",
+					r.Path, r.Load, run.Run, run.Activity, strings.Join(r.Expect, "/"), run.Failed, run.Outcomes))
+			}
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nfailures:")
+		for _, n := range notes {
+			fmt.Fprintln(w, "  "+n)
+		}
+	}
+	runnable, pending := 0, 0
+	for _, r := range m.Rows {
+		switch {
+		case r.Pending != "":
+			pending++
+		case !r.Reference:
+			runnable++
+		}
+	}
+	verdict := "PASS: every runnable bad path was caught in every run by an expected invariant, and the reference passed every run"
+	if !m.OK {
+		verdict = "FAIL: a bad path went uncaught or the reference failed (see above)"
+	}
+	_, err := fmt.Fprintf(w, "\n%s (%d bad paths run, %d pending, %d runs each, %.1fs)\n", verdict, runnable, pending, m.RunsPerCell, m.Seconds)
+	return err
+}
+
+// Failed lists the rows that are not OK (for messages).
+func (m *Matrix) Failed() error {
+	var errs []error
+	for _, r := range m.Rows {
+		if !r.OK {
+			errs = append(errs, fmt.Errorf("%s under %s: %d/%d good runs", r.Path, r.Load, r.Good, len(r.Runs)))
+		}
+	}
+	return errors.Join(errs...)
+}

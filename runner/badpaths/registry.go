@@ -1,0 +1,153 @@
+package badpaths
+
+import (
+	"errors"
+
+	"seckill-harness/lua"
+	"seckill-harness/runner"
+)
+
+// Names of the bad paths.
+const (
+	GetThenDecr                  = "get-then-decr"
+	DecrThenIncr                 = "decr-then-incr"
+	LuaNoRequestIdempotency      = "lua-no-request-idempotency"
+	LuaNoUserMarker              = "lua-no-user-marker"
+	CompensateWithoutStatusCheck = "compensate-without-status-check"
+	NewRequestIDOnTimeout        = "new-request-id-on-timeout"
+	ReleaseOnSendTimeout         = "release-on-send-timeout"
+)
+
+// Info describes one bad path.
+type Info struct {
+	Name        string `json:"name"`
+	Description string `json:"description"` // one line: what it does wrong
+	Source      string `json:"source"`      // where the seeds describe it
+	// Expect lists the invariants expected to catch it: a run catches the
+	// path when at least one of them fails.
+	Expect []string `json:"expect"`
+	Why    string   `json:"why"`  // why those invariants see it
+	Load   string   `json:"load"` // the load (see Loads) that exposes it
+	// Pending, when set, says why the path cannot run yet.
+	Pending string `json:"pending,omitempty"`
+
+	new      func(st *lua.Store) runner.Path
+	validate func() error
+}
+
+// Runnable reports whether the path can run (it is not pending).
+func (i Info) Runnable() bool { return i.Pending == "" && i.new != nil }
+
+var registry = []Info{
+	{
+		Name:        GetThenDecr,
+		Description: "HGET available, compare, then HINCRBY available -1 / reserved +1, SET NX marker, write record/zsets/result: separate round trips, no Lua",
+		Source:      "seed 000 §4, §4.1, §17 错误一; seed 002 §2.1",
+		Expect:      []string{"I3", "I1"},
+		Why:         "concurrent clients all read available > 0 and all decrement: more ACCEPTED than stock (I3), available ends negative (I1)",
+		Load:        LoadContention,
+		new:         newCounterPath(GetThenDecr, true),
+	},
+	{
+		Name:        DecrThenIncr,
+		Description: "HINCRBY available -1 first; if negative HINCRBY +1 back and SOLD_OUT; then reserved +1, marker, record: separate round trips",
+		Source:      "seed 000 §4.1; seed 002 §2.1 (负库存会短暂暴露给其他读请求)",
+		Expect:      []string{"I1"},
+		Why:         "no oversell, but every refused request leaves available negative for a round trip, and each accepted one leaves available + reserved != initial for a round trip: the I1 sampler reads it during the run",
+		Load:        LoadContention,
+		new:         newCounterPath(DecrThenIncr, false),
+	},
+	{
+		Name:        LuaNoRequestIdempotency,
+		Description: "reserve.lua without the request-id idempotency (no cached-result lookup, no rebuild from the record): a replay is re-evaluated",
+		Source:      "seed 000 §7.2, §18 Q6; seed 002 §2.2 (script keyed by user only)",
+		Expect:      []string{"I5"},
+		Why:         "a replay of an ACCEPTED request answers USER_ALREADY_RESERVED, and a request_id reused by another user gets a real answer instead of REQUEST_ID_CONFLICT",
+		Load:        LoadReplay,
+		new:         newScriptPath(LuaNoRequestIdempotency, reserveVariant(LuaNoRequestIdempotency, noRequestIdempotencyEdits)),
+		validate:    func() error { _, err := reserveVariant("", noRequestIdempotencyEdits).get(); return err },
+	},
+	{
+		Name:        LuaNoUserMarker,
+		Description: "reserve.lua without the one-per-user check: the marker is written but never read",
+		Source:      "seed 000 §7.3, §18 Q6",
+		Expect:      []string{"I4"},
+		Why:         "a user's second request_id is ACCEPTED while the first reservation is live: two live reservations and two acknowledgements for one user",
+		Load:        LoadSameUser,
+		new:         newScriptPath(LuaNoUserMarker, reserveVariant(LuaNoUserMarker, noUserMarkerEdits)),
+		validate:    func() error { _, err := reserveVariant("", noUserMarkerEdits).get(); return err },
+	},
+	{
+		Name:        CompensateWithoutStatusCheck,
+		Description: "compensate.lua that releases whatever the status, and again when repeated",
+		Source:      "seed 000 §9.3, §18 Q18",
+		Expect:      []string{"I8", "I2"},
+		Why:         "a duplicate compensation answers RELEASED again (I8) and gives the unit back twice: released_total exceeds the RELEASED records and reserved falls below the live ones (I2)",
+		Load:        LoadReleaseDup,
+		new:         newScriptPath(CompensateWithoutStatusCheck, compensateVariant(CompensateWithoutStatusCheck, compensateNoStatusEdits)),
+		validate:    func() error { _, err := compensateVariant("", compensateNoStatusEdits).get(); return err },
+	},
+	{
+		Name:        NewRequestIDOnTimeout,
+		Description: "after an UNKNOWN the client re-sends under a fresh request_id (new reservation_id and message_id)",
+		Source:      "seed 000 §7.4 (禁止立即生成新 request_id), §13.1, §18 Q7–Q8",
+		Expect:      []string{"I5"},
+		Why:         "the lost send ran: its request_id holds ACCEPTED r1 in Redis while the client's answer for that request comes from another request (USER_ALREADY_RESERVED r1, or ACCEPTED with a reservation not derived from it)",
+		Load:        LoadDisconnect,
+		new:         func(st *lua.Store) runner.Path { return newRequestIDPath{st: st} },
+	},
+	{
+		Name:        ReleaseOnSendTimeout,
+		Description: "SEND_UNKNOWN released directly when the MQ send times out (the message may have gone: a late order meets resold stock)",
+		Source:      "seed 000 §17 错误五, §18 Q9",
+		Expect:      []string{"I3"},
+		Why:         "the late message turns a released, resold unit into a second order",
+		Load:        "",
+		Pending:     "the async send path (MQ send, SEND_UNKNOWN, late ORDER_CREATED) does not exist in the harness yet",
+	},
+}
+
+// Names lists every registered bad path, pending ones included, in registry order.
+func Names() []string {
+	out := make([]string, len(registry))
+	for i, r := range registry {
+		out[i] = r.Name
+	}
+	return out
+}
+
+// All returns the registry's entries, in order.
+func All() []Info { return append([]Info(nil), registry...) }
+
+// Get returns the entry of name.
+func Get(name string) (Info, bool) {
+	for _, r := range registry {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Info{}, false
+}
+
+// Lookup returns the constructor of a runnable bad path; ok is false for an
+// unknown name and for a pending path (see Get).
+func Lookup(name string) (func(st *lua.Store) runner.Path, bool) {
+	r, ok := Get(name)
+	if !ok || !r.Runnable() {
+		return nil, false
+	}
+	return r.new, true
+}
+
+// Validate checks that every Lua variant could be derived from the embedded
+// scripts (each edit applied exactly once). Call it before running: a
+// variant whose edit no longer applies would run the reference script.
+func Validate() error {
+	var errs []error
+	for _, r := range registry {
+		if r.validate != nil {
+			errs = append(errs, r.validate())
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,97 @@
+package badpaths
+
+import (
+	"strings"
+	"testing"
+
+	"seckill-harness/lua"
+)
+
+func TestRegistry(t *testing.T) {
+	if err := Validate(); err != nil {
+		t.Fatalf("a Lua variant does not derive from the embedded scripts: %v", err)
+	}
+	names := Names()
+	if len(names) != 7 {
+		t.Fatalf("names %v", names)
+	}
+	valid := map[string]bool{"I1": true, "I2": true, "I3": true, "I4": true, "I5": true, "I6": true, "I7": true, "I8": true, "I9": true}
+	for _, n := range names {
+		info, ok := Get(n)
+		if !ok || info.Description == "" || info.Why == "" || len(info.Expect) == 0 {
+			t.Errorf("%s: incomplete entry %+v", n, info)
+		}
+		for _, id := range info.Expect {
+			if !valid[id] {
+				t.Errorf("%s expects unknown invariant %q", n, id)
+			}
+		}
+		newPath, ok := Lookup(n)
+		if info.Pending != "" {
+			if ok || info.Runnable() {
+				t.Errorf("%s is pending but Lookup returns it", n)
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("%s: Lookup failed", n)
+			continue
+		}
+		if _, ok := GetLoad(info.Load, false); !ok {
+			t.Errorf("%s: unknown load %q", n, info.Load)
+		}
+		if p := newPath(lua.NewStore(testRDB, nil, testSecret)); p.Name() != n {
+			t.Errorf("%s builds a path named %q", n, p.Name())
+		}
+	}
+	if _, ok := Lookup(ReleaseOnSendTimeout); ok {
+		t.Error("release-on-send-timeout must be pending")
+	}
+	if _, ok := Lookup("nope"); ok {
+		t.Error("unknown name found")
+	}
+}
+
+// The Lua variants differ from the embedded scripts exactly where intended.
+func TestVariantsAreTheIntendedEdits(t *testing.T) {
+	emb := lua.Embedded()
+	for _, c := range []struct {
+		v         *variant
+		file      string
+		mustLose  string // text of the reference that must be gone
+		unchanged func(s *lua.Scripts) bool
+	}{
+		{reserveVariant("x", noRequestIdempotencyEdits), lua.ReserveFile, `redis.call("HGET", KEYS[3], request_id)`,
+			func(s *lua.Scripts) bool {
+				return s.Compensate.SHA1 == emb.Compensate.SHA1 && s.Transition.SHA1 == emb.Transition.SHA1
+			}},
+		{reserveVariant("x", noUserMarkerEdits), lua.ReserveFile, `redis.call("GET", KEYS[4])`,
+			func(s *lua.Scripts) bool {
+				return s.Compensate.SHA1 == emb.Compensate.SHA1 && s.Transition.SHA1 == emb.Transition.SHA1
+			}},
+		{compensateVariant("x", compensateNoStatusEdits), lua.CompensateFile, `if status == "RELEASED" then`,
+			func(s *lua.Scripts) bool {
+				return s.Reserve.SHA1 == emb.Reserve.SHA1 && s.Transition.SHA1 == emb.Transition.SHA1
+			}},
+	} {
+		s, err := c.v.get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := s.Reserve.Source
+		if c.file == lua.CompensateFile {
+			src = s.Compensate.Source
+		}
+		if strings.Contains(src, c.mustLose) || !strings.Contains(src, "badpath") {
+			t.Errorf("%s: the edit did not apply", c.file)
+		}
+		if !c.unchanged(s) {
+			t.Errorf("%s: another script changed", c.file)
+		}
+	}
+	// An edit that no longer applies fails loudly, naming the file.
+	_, err := applyEdits(lua.ReserveFile, "local x = 1", []edit{{"local y", "local z"}})
+	if err == nil || !strings.Contains(err.Error(), "reserve.lua") {
+		t.Fatalf("a missing edit passed: %v", err)
+	}
+}
