@@ -33,6 +33,16 @@ type Env struct {
 	// HotSlots are the slots of the activity's buckets, the hot one (bucket 0) first.
 	HotSlots []int
 	Logf     func(format string, args ...any)
+	// Pipeline is the background order pipeline (dispatcher, order, release,
+	// expiry stages) when the run has one; nil otherwise (dispatcher-crash refuses).
+	Pipeline PipelineControl
+}
+
+// PipelineControl is what faults may do to the background pipeline:
+// stop its send_pending dispatcher (a crash) and start it again.
+type PipelineControl interface {
+	StopDispatcher()
+	StartDispatcher()
 }
 
 func (e *Env) logf(format string, args ...any) {

@@ -1,0 +1,212 @@
+package pipeline_test
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/compose"
+	"seckill-harness/faults"
+	"seckill-harness/lua"
+	"seckill-harness/runner"
+	"seckill-harness/runner/pipeline"
+)
+
+// One real 3×1 cluster of local redis-server processes serves the package.
+var (
+	testRDB   *redis.ClusterClient
+	testStore *lua.Store
+	secret    = []byte("pipeline-test")
+	actSeq    atomic.Int64
+)
+
+var _ faults.PipelineControl = (*pipeline.Pipeline)(nil)
+
+func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+
+func runMain(m *testing.M) int {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		fmt.Fprintln(os.Stderr, "pipeline tests need redis-server: apt-get install -y redis-server (make test does it)")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	c, err := compose.Start(ctx, compose.Options{})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pipeline tests need a local Redis Cluster:", err)
+		return 2
+	}
+	defer c.Close()
+	testRDB = lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 128, ContextTimeoutEnabled: true})
+	defer testRDB.Close()
+	testStore = lua.NewStore(testRDB, lua.Embedded(), secret)
+	return m.Run()
+}
+
+// variant returns the embedded scripts with one edit of one script (a
+// user's broken script): old must occur exactly once.
+func variant(t *testing.T, file, old, new string) *lua.Scripts {
+	t.Helper()
+	s := *lua.Embedded()
+	src := map[string]*lua.Script{lua.TransitionFile: s.Transition, lua.CompensateFile: s.Compensate}[file]
+	if n := strings.Count(src.Source, old); n != 1 {
+		t.Fatalf("%s: %q occurs %d times, want 1 (the script changed: update the test's edit)", file, old, n)
+	}
+	body := strings.Replace(src.Source, old, new, 1)
+	sum := sha1.Sum([]byte(body))
+	edited := &lua.Script{Name: file, Source: body, SHA1: hex.EncodeToString(sum[:])}
+	switch file {
+	case lua.TransitionFile:
+		s.Transition = edited
+	default:
+		s.Compensate = edited
+	}
+	s.Origin = "test variant of " + file
+	return &s
+}
+
+// spec is one run: a load through the reference path plus the pipeline.
+type spec struct {
+	stock   int64
+	buckets uint32
+	load    runner.Config
+	pipe    pipeline.Config
+	scripts *lua.Scripts // the pipeline's scripts (nil: embedded)
+	faults  []string
+	// before runs after the pipeline started, before the load.
+	before func(p *pipeline.Pipeline)
+	drain  time.Duration // 0: no drain phase
+}
+
+type outcome struct {
+	tgt      runner.Target
+	res      *runner.Result
+	ev       *pipeline.Evidence
+	drainErr error
+	checks   map[string]runner.Check
+	pChecks  []runner.Check
+	rep      *runner.CheckReport
+	planned  []*faults.Planned
+}
+
+func loadConfig(rate float64, d time.Duration) runner.Config {
+	cfg := runner.DefaultConfig()
+	cfg.Shape = runner.Shape{Kind: "constant", Rate: rate}
+	cfg.Duration = d
+	cfg.Mix = runner.Mix{Replay: 0.05, SameUser: 0.03, ForeignRequest: 0.02}
+	cfg.SampleEvery = 500 * time.Millisecond
+	return cfg
+}
+
+func run(t *testing.T, sp spec) *outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	a := lua.NewActivity(fmt.Sprintf("pl%d-%d", os.Getpid(), actSeq.Add(1)), "sku1", sp.stock, sp.buckets, time.Hour)
+	if err := lua.Setup(ctx, testRDB, a); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if _, err := lua.Teardown(ctx, testRDB, a); err != nil {
+			t.Logf("teardown %s: %v", a.ID, err)
+		}
+	})
+	tgt := runner.Target{Store: testStore, Activity: a}
+	pstore := testStore
+	if sp.scripts != nil {
+		pstore = lua.NewStore(testRDB, sp.scripts, secret)
+	}
+	p := pipeline.New(sp.pipe, pstore, a)
+	env := &faults.Env{Pipeline: p, Logf: t.Logf}
+	var items []*faults.Planned
+	for _, s := range sp.faults {
+		pl, err := faults.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, pl)
+	}
+	tl := &faults.Timeline{Env: env, Items: items}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	if sp.before != nil {
+		sp.before(p)
+	}
+	lctx, lcancel := context.WithCancel(ctx)
+	res, err := runner.Run(lctx, sp.load, tgt, runner.WithOnStart(func(b time.Time) { tl.Start(lctx, b) }))
+	lcancel()
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := tl.HealAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out := &outcome{tgt: tgt, res: res, planned: items, checks: map[string]runner.Check{}}
+	if sp.drain > 0 {
+		out.drainErr = p.Drain(ctx, sp.drain)
+	}
+	p.Stop()
+	out.ev = p.Evidence()
+	out.pChecks, err = runner.VerifyPipeline(ctx, tgt, res.History, out.ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.rep, err = runner.Verify(ctx, tgt, runner.CheckInput{History: runner.WithPipelineReleases(res.History, out.ev, res.Began), Samples: res.Samples})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range append(append([]runner.Check(nil), out.rep.Checks...), out.pChecks...) {
+		out.checks[c.ID] = c
+	}
+	return out
+}
+
+func (o *outcome) log(t *testing.T) {
+	t.Helper()
+	for _, c := range append(append([]runner.Check(nil), o.rep.Checks...), o.pChecks...) {
+		t.Logf("%-3s %-4s %-26s %s", c.ID, c.Status, c.Name, c.Detail)
+	}
+	s := o.ev.Stats
+	t.Logf("pipeline: sends=%d resends=%d acked=%d unknown=%d errors=%d timeouts_stored=%d lost=%d abandoned=%d | deliveries=%d duplicates=%d redeliveries=%d skipped=%d | orders=%d rejected=%d refused=%d | releases=%d (rejected %d, expired %d) expiries_checked=%d held_by_order=%d held_by_mq=%d | illegal=%d redis_errors=%d | dispatcher stops=%d starts=%d | stuck=%d drain=%dms",
+		s.Sends, s.Resends, s.Acked, s.UnknownSends, s.SendErrors, s.TimeoutsStored, s.LostByMQ, s.AbandonedAtCrash,
+		s.Deliveries, s.DuplicateDeliveries, s.Redeliveries, s.DuplicatesSkipped, s.Orders, s.Rejected, s.Refused,
+		s.Releases, s.ReleasesRejected, s.ReleasesExpired, s.ExpiriesChecked, s.ExpiryHeldByOrder, s.ExpiryHeldByMQ,
+		s.IllegalAnswers, s.RedisErrors, s.DispatcherStops, s.DispatcherStarts, s.Stuck, s.DrainMs)
+}
+
+// expectFail asserts that check id failed and logs its evidence.
+func (o *outcome) expectFail(t *testing.T, id string) {
+	t.Helper()
+	c, ok := o.checks[id]
+	if !ok {
+		t.Fatalf("no check %s", id)
+	}
+	if c.Status != runner.StatusFail {
+		o.log(t)
+		t.Fatalf("%s did not catch the broken implementation: %s %s", id, c.Status, c.Detail)
+	}
+	t.Logf("%s caught it: %s; violations: %v", id, c.Detail, c.Evidence["violations"])
+}
+
+func (o *outcome) expectPass(t *testing.T, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		if c := o.checks[id]; c.Status == runner.StatusFail {
+			o.log(t)
+			t.Fatalf("%s failed: %s (evidence %v)", id, c.Detail, c.Evidence)
+		}
+	}
+}

@@ -1,0 +1,429 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/lua"
+)
+
+// Pipeline runs the background stages of one activity: a dispatcher and an
+// expiry checker per bucket, the order service and the release stage.
+type Pipeline struct {
+	cfg Config
+	st  *lua.Store
+	a   *lua.Activity
+
+	c   counters
+	mq  *broker
+	db  *orderDB
+	log eventLog
+
+	locks [256]sync.Mutex // per reservation (striped): dispatcher send vs expiry check+fence
+
+	relMu    sync.Mutex
+	relQueue []releaseItem
+	relWake  chan struct{}
+	relBusy  atomic.Int64 // queued + being handled
+
+	mu       sync.Mutex
+	started  bool
+	stopped  bool
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	dispMu   sync.Mutex
+	dispStop context.CancelFunc
+	dispWG   *sync.WaitGroup
+	dispOn   bool
+	drained  bool
+	drainErr string
+	stuck    []Stuck
+
+	directTried sync.Map // Defects.ExpiryDirectCompensate: rids already tried
+}
+
+type counters struct {
+	sends, resends, acked, unknownSends, sendErrors, timeoutsStored, lostByMQ, abandoned atomic.Int64
+	deliveries, duplicateDeliveries, redeliveries                                        atomic.Int64
+	orders, rejected, refused, dupSkipped                                                atomic.Int64
+	releases, releasesRejected, releasesExpired                                          atomic.Int64
+	expiriesChecked, expiryHeldByOrder, expiryHeldByMQ                                   atomic.Int64
+	transitions, illegal, redisErrors                                                    atomic.Int64
+	dispStops, dispStarts, stuck, drainMs                                                atomic.Int64
+}
+
+// New builds a pipeline for activity a; store runs the transition and
+// compensate scripts (it may carry other scripts than the load's, e.g. a
+// team's own). Nothing runs before Start.
+func New(cfg Config, store *lua.Store, a *lua.Activity) *Pipeline {
+	cfg = cfg.withDefaults()
+	p := &Pipeline{cfg: cfg, st: store, a: a, db: newOrderDB(), relWake: make(chan struct{}, 1)}
+	p.mq = newBroker(cfg.MQ, cfg.Order.Delay, cfg.Seed, &p.c)
+	return p
+}
+
+// Config is the configuration in force (defaults filled in).
+func (p *Pipeline) Config() Config { return p.cfg }
+
+// Start starts every stage; they run until Stop (or ctx ends). It fails on
+// an invalid configuration or a second Start.
+func (p *Pipeline) Start(ctx context.Context) error {
+	if err := p.cfg.Validate(); err != nil {
+		return err
+	}
+	if p.st == nil || p.a == nil {
+		return errors.New("pipeline: New needs a store and an activity")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started {
+		return errors.New("pipeline: already started")
+	}
+	p.started = true
+	p.ctx, p.cancel = context.WithCancel(ctx)
+	for b := uint32(0); b < p.a.Buckets; b++ {
+		p.goRun(func() { p.expiryLoop(p.ctx, b) })
+	}
+	for i := 0; i < p.cfg.Order.Workers; i++ {
+		p.goRun(func() { p.orderWorker(p.ctx) })
+	}
+	for i := 0; i < p.cfg.Release.Workers; i++ {
+		p.goRun(func() { p.releaseWorker(p.ctx) })
+	}
+	p.startDispatcherLocked()
+	return nil
+}
+
+func (p *Pipeline) goRun(f func()) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		f()
+	}()
+}
+
+// StopDispatcher stops the dispatchers as a crash would: sends between the
+// MQ and their Redis transition are abandoned (the message may be in the MQ
+// while the reservation is still RESERVED). It returns once they are gone.
+// The other stages keep running. Implements faults.PipelineControl.
+func (p *Pipeline) StopDispatcher() {
+	if p != nil {
+		p.stopDispatcher(true)
+	}
+}
+
+// stopDispatcher stops the dispatchers; crash says whether it counts as one
+// (Stop's own shutdown does not).
+func (p *Pipeline) stopDispatcher(crash bool) {
+	p.dispMu.Lock()
+	defer p.dispMu.Unlock()
+	if !p.dispOn {
+		return
+	}
+	p.dispStop()
+	p.dispWG.Wait()
+	p.dispOn = false
+	if crash {
+		p.c.dispStops.Add(1)
+	}
+}
+
+// StartDispatcher starts the dispatchers again after StopDispatcher (a
+// restarted process: it finds its work in send_pending). No-op while they
+// run, before Start or after Stop.
+func (p *Pipeline) StartDispatcher() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.started || p.stopped {
+		return
+	}
+	p.startDispatcherLocked()
+}
+
+func (p *Pipeline) startDispatcherLocked() {
+	p.dispMu.Lock()
+	defer p.dispMu.Unlock()
+	if p.dispOn {
+		return
+	}
+	ctx, cancel := context.WithCancel(p.ctx)
+	wg := &sync.WaitGroup{}
+	for b := uint32(0); b < p.a.Buckets; b++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.dispatchLoop(ctx, b)
+		}()
+	}
+	p.dispStop, p.dispWG, p.dispOn = cancel, wg, true
+	p.c.dispStarts.Add(1)
+}
+
+// DispatcherRunning reports whether the dispatchers run.
+func (p *Pipeline) DispatcherRunning() bool {
+	p.dispMu.Lock()
+	defer p.dispMu.Unlock()
+	return p.dispOn
+}
+
+// DispatcherState is what the dispatcher-crash fault reports as evidence.
+func (p *Pipeline) DispatcherState() map[string]any {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	pending, _ := p.zcard(ctx, func(sc lua.Scope) string { return sc.SendPendingKey() })
+	return map[string]any{
+		"running":            p.DispatcherRunning(),
+		"stops":              p.c.dispStops.Load(),
+		"starts":             p.c.dispStarts.Load(),
+		"abandoned_sends":    p.c.abandoned.Load(),
+		"send_pending":       pending,
+		"sends":              p.c.sends.Load(),
+		"duplicate_delivery": p.c.duplicateDeliveries.Load(),
+	}
+}
+
+// Stop stops every stage and waits for them. Idempotent.
+func (p *Pipeline) Stop() {
+	p.mu.Lock()
+	if !p.started || p.stopped {
+		p.stopped = true
+		p.mu.Unlock()
+		return
+	}
+	p.stopped = true
+	p.mu.Unlock()
+	p.stopDispatcher(false)
+	p.cancel()
+	p.wg.Wait()
+}
+
+// ErrDrainTimeout is wrapped by Drain's error when reservations were left.
+var ErrDrainTimeout = errors.New("pipeline: drain timed out")
+
+// Drain waits, with the stages running, until every reservation of the
+// activity is terminal (ORDER_CREATED or RELEASED: both zsets of every
+// bucket are empty — reserve.lua puts each reservation in
+// reservation_expiry and only ORDER_CREATED and compensate take it out),
+// the MQ holds nothing and the release stage is idle. On timeout it lists
+// the reservations left (Stats().Stuck, Evidence().Stuck) and returns an
+// error wrapping ErrDrainTimeout. Call it after the load, with the
+// dispatcher running (heal a dispatcher-crash first).
+func (p *Pipeline) Drain(ctx context.Context, timeout time.Duration) error {
+	began := time.Now()
+	deadline := began.Add(timeout)
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	finish := func(err error) error {
+		p.c.drainMs.Store(time.Since(began).Milliseconds())
+		p.mu.Lock()
+		p.drained = true
+		p.drainErr = ""
+		if err != nil {
+			p.drainErr = err.Error()
+		}
+		p.mu.Unlock()
+		return err
+	}
+	for {
+		left, err := p.zcard(dctx, func(sc lua.Scope) string { return sc.ExpiryKey() })
+		pend, err2 := p.zcard(dctx, func(sc lua.Scope) string { return sc.SendPendingKey() })
+		if err == nil && err2 == nil && left == 0 && pend == 0 && p.mq.idle() && p.relBusy.Load() == 0 {
+			p.c.stuck.Store(0)
+			p.mu.Lock()
+			p.stuck = nil
+			p.mu.Unlock()
+			return finish(nil)
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-dctx.Done():
+			t.Stop()
+			rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			stuck, rerr := p.readStuck(rctx)
+			rcancel()
+			p.mu.Lock()
+			p.stuck = stuck
+			p.mu.Unlock()
+			p.c.stuck.Store(int64(len(stuck)))
+			e := fmt.Errorf("%w after %s: %d reservations not terminal (send_pending %d), mq idle %v, releases pending %d",
+				ErrDrainTimeout, timeout, len(stuck), pend, p.mq.idle(), p.relBusy.Load())
+			if rerr != nil {
+				e = errors.Join(e, rerr)
+			}
+			if ctx.Err() != nil {
+				e = errors.Join(e, ctx.Err())
+			}
+			return finish(e)
+		case <-t.C:
+		}
+	}
+}
+
+// zcard sums ZCARD of one zset over the buckets.
+func (p *Pipeline) zcard(ctx context.Context, key func(lua.Scope) string) (int64, error) {
+	var n int64
+	for b := uint32(0); b < p.a.Buckets; b++ {
+		c, err := p.st.Client().ZCard(ctx, key(p.a.Scope(b))).Result()
+		if err != nil {
+			return n, err
+		}
+		n += c
+	}
+	return n, nil
+}
+
+// readStuck lists the members of reservation_expiry (the non-terminal
+// reservations) with their status.
+func (p *Pipeline) readStuck(ctx context.Context) ([]Stuck, error) {
+	var out []Stuck
+	rdb := p.st.Client()
+	for b := uint32(0); b < p.a.Buckets; b++ {
+		sc := p.a.Scope(b)
+		ids, err := rdb.ZRange(ctx, sc.ExpiryKey(), 0, -1).Result()
+		if err != nil {
+			return out, fmt.Errorf("pipeline: read %s: %w", sc.ExpiryKey(), err)
+		}
+		for _, id := range ids {
+			s, _ := rdb.HGet(ctx, sc.ResvKey(id), "status").Result()
+			out = append(out, Stuck{RID: id, Bucket: b, Status: lua.Status(s)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].RID < out[j].RID })
+	return out, nil
+}
+
+// Stats returns the counters now.
+func (p *Pipeline) Stats() Stats {
+	c := &p.c
+	return Stats{
+		Sends: c.sends.Load(), Resends: c.resends.Load(), Acked: c.acked.Load(), UnknownSends: c.unknownSends.Load(),
+		SendErrors: c.sendErrors.Load(), TimeoutsStored: c.timeoutsStored.Load(), LostByMQ: c.lostByMQ.Load(),
+		AbandonedAtCrash: c.abandoned.Load(), Deliveries: c.deliveries.Load(), DuplicateDeliveries: c.duplicateDeliveries.Load(),
+		Redeliveries: c.redeliveries.Load(), Orders: c.orders.Load(), Rejected: c.rejected.Load(), Refused: c.refused.Load(),
+		DuplicatesSkipped: c.dupSkipped.Load(), Releases: c.releases.Load(), ReleasesRejected: c.releasesRejected.Load(),
+		ReleasesExpired: c.releasesExpired.Load(), ExpiriesChecked: c.expiriesChecked.Load(),
+		ExpiryHeldByOrder: c.expiryHeldByOrder.Load(), ExpiryHeldByMQ: c.expiryHeldByMQ.Load(),
+		Transitions: c.transitions.Load(), IllegalAnswers: c.illegal.Load(), RedisErrors: c.redisErrors.Load(),
+		DispatcherStops: c.dispStops.Load(), DispatcherStarts: c.dispStarts.Load(), Stuck: c.stuck.Load(), DrainMs: c.drainMs.Load(),
+	}
+}
+
+// Evidence returns a copy of everything recorded so far (call it after
+// Stop for the final picture).
+func (p *Pipeline) Evidence() *Evidence {
+	sends, dels := p.mq.snapshot()
+	p.mu.Lock()
+	drained, derr, stuck := p.drained, p.drainErr, append([]Stuck(nil), p.stuck...)
+	p.mu.Unlock()
+	return &Evidence{
+		Config: p.cfg, Defects: p.cfg.Defects.Names(), Buckets: p.a.Buckets,
+		Events: p.log.snapshot(), Sends: sends, Deliveries: dels, Orders: p.db.snapshot(),
+		Stats: p.Stats(), Drained: drained, DrainErr: derr, Stuck: stuck,
+	}
+}
+
+func (p *Pipeline) lock(rid string) *sync.Mutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(rid))
+	return &p.locks[h.Sum32()%uint32(len(p.locks))]
+}
+
+// transition runs transition.lua and logs the call.
+func (p *Pipeline) transition(ctx context.Context, stage Stage, sc lua.Scope, rid, user string, args lua.TransitionArgs, delivery uint64, note string) (lua.TransitionResult, error) {
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	start := time.Now()
+	res, err := p.st.Transition(cctx, sc, rid, args)
+	cancel()
+	ev := Event{Start: start, End: time.Now(), Stage: stage, Op: OpTransition, RID: rid, Bucket: sc.Bucket, User: user,
+		Target: args.Target, Delivery: delivery, Note: note}
+	p.c.transitions.Add(1)
+	if err != nil {
+		ev.Code, ev.Err = -1, err.Error()
+		p.c.redisErrors.Add(1)
+	} else {
+		ev.Code, ev.Answer, ev.Status = int64(res.Code), res.Code.String(), res.Previous
+		if res.Code == lua.TransitionIllegal {
+			p.c.illegal.Add(1)
+		}
+	}
+	p.log.add(ev)
+	return res, err
+}
+
+// compensate runs compensate.lua and logs the call.
+func (p *Pipeline) compensate(ctx context.Context, stage Stage, sc lua.Scope, rid, user, reason, note string) (lua.CompensateResult, error) {
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	start := time.Now()
+	res, err := p.st.Compensate(cctx, sc, user, rid, reason, 0)
+	cancel()
+	ev := Event{Start: start, End: time.Now(), Stage: stage, Op: OpCompensate, RID: rid, Bucket: sc.Bucket, User: user, Note: note}
+	if err != nil {
+		ev.Code, ev.Err = -1, err.Error()
+		p.c.redisErrors.Add(1)
+	} else {
+		ev.Code, ev.Answer, ev.Status = int64(res.Code), res.Code.String(), lua.Status(res.Status)
+		if res.Code == lua.CompensateReleased {
+			p.c.releases.Add(1)
+			switch stage {
+			case StageRelease:
+				p.c.releasesRejected.Add(1)
+			case StageExpiry:
+				p.c.releasesExpired.Add(1)
+			}
+		}
+	}
+	p.log.add(ev)
+	return res, err
+}
+
+// record is what a stage reads of a reservation before acting.
+type record struct {
+	status lua.Status
+	user   string
+	msgID  string
+	found  bool
+}
+
+func (p *Pipeline) readRecord(ctx context.Context, sc lua.Scope, rid string) (record, error) {
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	defer cancel()
+	v, err := p.st.Client().HMGet(cctx, sc.ResvKey(rid), "status", "user_id", "message_id").Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		p.c.redisErrors.Add(1)
+		return record{}, err
+	}
+	if len(v) != 3 || v[0] == nil {
+		return record{}, nil
+	}
+	s := func(x any) string { r, _ := x.(string); return r }
+	return record{status: lua.Status(s(v[0])), user: s(v[1]), msgID: s(v[2]), found: true}, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func nowMs() string { return strconv.FormatInt(time.Now().UnixMilli(), 10) }

@@ -1,0 +1,368 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/lua"
+)
+
+// ---- dispatcher -----------------------------------------------------------
+
+// dispatchLoop polls bucket b's send_pending for due members (ZRANGEBYSCORE
+// -inf now LIMIT 0 N: never a scan) and sends each one.
+func (p *Pipeline) dispatchLoop(ctx context.Context, b uint32) {
+	sc := p.a.Scope(b)
+	rdb := p.st.Client()
+	cfg := p.cfg.Dispatcher
+	for ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+		ids, err := rdb.ZRangeByScore(cctx, sc.SendPendingKey(), &redis.ZRangeBy{Min: "-inf", Max: nowMs(), Offset: 0, Count: int64(cfg.Batch)}).Result()
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				p.c.redisErrors.Add(1)
+			}
+			sleepCtx(ctx, cfg.Every)
+			continue
+		}
+		var progress sync.WaitGroup
+		sem := make(chan struct{}, cfg.Workers)
+		var moved int64
+		var mu sync.Mutex
+		for _, rid := range ids {
+			if ctx.Err() != nil {
+				break
+			}
+			sem <- struct{}{}
+			progress.Add(1)
+			go func() {
+				defer func() { <-sem; progress.Done() }()
+				if p.sendOne(ctx, sc, rid) {
+					mu.Lock()
+					moved++
+					mu.Unlock()
+				}
+			}()
+		}
+		progress.Wait()
+		if len(ids) < cfg.Batch || moved == 0 {
+			sleepCtx(ctx, cfg.Every)
+		}
+	}
+}
+
+// sendOne sends reservation rid's message with its fixed message_id and
+// records the outcome through transition.lua: ack -> ENQUEUED, error or
+// timeout -> SEND_UNKNOWN due again after RetryAfter. It reports whether
+// the reservation left the due range.
+func (p *Pipeline) sendOne(ctx context.Context, sc lua.Scope, rid string) bool {
+	l := p.lock(rid)
+	l.Lock()
+	defer l.Unlock()
+	rec, err := p.readRecord(ctx, sc, rid)
+	if err != nil || !rec.found {
+		return false
+	}
+	if rec.status != lua.StatusReserved && rec.status != lua.StatusSendUnknown {
+		return false // not ours to send (only a broken script leaves it in send_pending)
+	}
+	mid := rec.msgID
+	if mid == "" {
+		mid = lua.MessageID(rid)
+	}
+	sent := p.mq.send(message{ID: mid, RID: rid, Bucket: sc.Bucket, User: rec.user})
+	if sent.outcome == SendTimeout {
+		sleepCtx(ctx, p.cfg.MQ.TimeoutAfter)
+	}
+	if ctx.Err() != nil {
+		// Crashed between the MQ and Redis: the reservation is still due
+		// and will be sent again, with the same message_id.
+		p.mq.markAbandoned(sent.seq)
+		p.c.abandoned.Add(1)
+		return false
+	}
+	args := lua.TransitionArgs{Target: lua.StatusEnqueued, MessageID: mid}
+	note := "mq-" + sent.outcome
+	if sent.outcome != SendAck {
+		args.Target = lua.StatusSendUnknown
+		args.NextRetryAtMs = time.Now().Add(p.cfg.Dispatcher.RetryAfter).UnixMilli()
+	}
+	if _, err := p.transition(ctx, StageDispatcher, sc, rid, rec.user, args, 0, note); err != nil {
+		return false
+	}
+	return true
+}
+
+// ---- order service ----------------------------------------------------------
+
+func (p *Pipeline) orderWorker(ctx context.Context) {
+	for {
+		d, ok := p.mq.consume(ctx)
+		if !ok {
+			return
+		}
+		p.handleOrder(ctx, d)
+	}
+}
+
+// rejects draws the order decision of message id (the same for duplicates).
+func (p *Pipeline) rejects(id string) bool {
+	return p.cfg.Order.Reject > 0 && unit(uint64(p.cfg.Seed), id, 0, 0x0bde) < p.cfg.Order.Reject
+}
+
+// OrderID is the order id the simulated order service gives reservation rid.
+func OrderID(rid string) string { return "ord-" + rid }
+
+// handleOrder turns one delivery into an order decision. With the unique
+// index on message_id a duplicate is dropped; otherwise the reservation is
+// fenced in Redis (SEND_UNKNOWN/RESERVED -> ENQUEUED when the message beat
+// the dispatcher's own transition, then ENQUEUED -> ORDER_CREATED or
+// REJECTED) and the row is written only when the fence held.
+func (p *Pipeline) handleOrder(ctx context.Context, d *delivery) {
+	m := d.msg
+	sc := p.a.Scope(m.Bucket)
+	dedupe := !p.cfg.Defects.OrderNoDedupe
+	if dedupe && !p.db.claim(m.ID) {
+		p.c.dupSkipped.Add(1)
+		p.mq.ack(d)
+		return
+	}
+	target, result := lua.StatusOrderCreated, OrderCreated
+	args := lua.TransitionArgs{Target: target, MessageID: m.ID, OrderID: OrderID(m.RID)}
+	if p.rejects(m.ID) {
+		target, result = lua.StatusRejected, OrderRejected
+		args = lua.TransitionArgs{Target: target, MessageID: m.ID, ErrorCode: "ORDER_REJECTED"}
+	}
+	fenced, reason, err := p.fenceOrder(ctx, sc, m, d.Seq, args)
+	if err != nil {
+		if dedupe {
+			p.db.unclaim(m.ID)
+		}
+		p.mq.nack(d, 50*time.Millisecond)
+		return
+	}
+	row := OrderRow{MessageID: m.ID, RID: m.RID, Bucket: m.Bucket, User: m.User, At: time.Now(), Delivery: d.Seq}
+	switch {
+	case fenced:
+		row.Result = result
+	case p.cfg.Defects.OrderIgnoresFence && result == OrderCreated:
+		row.Result, row.Reason = OrderCreated, "defect order-ignores-fence: fence refused ("+reason+")"
+	default:
+		row.Result, row.Reason = OrderRefused, reason
+	}
+	if row.Result == OrderCreated {
+		row.OrderID = OrderID(m.RID)
+	}
+	p.db.insert(row)
+	switch row.Result {
+	case OrderCreated:
+		p.c.orders.Add(1)
+	case OrderRejected:
+		p.c.rejected.Add(1)
+		p.enqueueRelease(releaseItem{rid: m.RID, bucket: m.Bucket, user: m.User})
+	default:
+		p.c.refused.Add(1)
+	}
+	p.mq.ack(d)
+}
+
+// fenceOrder moves the reservation to args.Target. fenced is false (with
+// the answer as reason) when the state machine refused; err is a Redis error
+// (the delivery is retried).
+func (p *Pipeline) fenceOrder(ctx context.Context, sc lua.Scope, m message, delivery uint64, args lua.TransitionArgs) (fenced bool, reason string, err error) {
+	for step := 0; step < 4; step++ {
+		res, err := p.transition(ctx, StageOrder, sc, m.RID, m.User, args, delivery, "order-decision")
+		if err != nil {
+			return false, "", err
+		}
+		switch res.Code {
+		case lua.TransitionUpdated, lua.TransitionIdempotent:
+			return true, "", nil
+		case lua.TransitionIllegal:
+			if res.Previous != lua.StatusReserved && res.Previous != lua.StatusSendUnknown {
+				return false, "ILLEGAL_TRANSITION from " + string(res.Previous), nil
+			}
+			// The message arrived before the dispatcher recorded the send
+			// (or its outcome was unknown): the message exists, so ENQUEUED.
+			r2, err := p.transition(ctx, StageOrder, sc, m.RID, m.User,
+				lua.TransitionArgs{Target: lua.StatusEnqueued, MessageID: m.ID}, delivery, "order-enqueue")
+			if err != nil {
+				return false, "", err
+			}
+			if r2.Code != lua.TransitionUpdated && r2.Code != lua.TransitionIdempotent && r2.Code != lua.TransitionIllegal {
+				return false, r2.Code.String(), nil
+			}
+		default:
+			return false, res.Code.String(), nil
+		}
+	}
+	return false, "no progress", nil
+}
+
+// ---- release stage ----------------------------------------------------------
+
+type releaseItem struct {
+	rid    string
+	bucket uint32
+	user   string
+}
+
+func (p *Pipeline) enqueueRelease(it releaseItem) {
+	p.relBusy.Add(1)
+	p.relMu.Lock()
+	p.relQueue = append(p.relQueue, it)
+	p.relMu.Unlock()
+	select {
+	case p.relWake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *Pipeline) nextRelease(ctx context.Context) (releaseItem, bool) {
+	for {
+		p.relMu.Lock()
+		if len(p.relQueue) > 0 {
+			it := p.relQueue[0]
+			p.relQueue = p.relQueue[1:]
+			more := len(p.relQueue) > 0
+			p.relMu.Unlock()
+			if more {
+				select {
+				case p.relWake <- struct{}{}:
+				default:
+				}
+			}
+			return it, true
+		}
+		p.relMu.Unlock()
+		select {
+		case <-ctx.Done():
+			return releaseItem{}, false
+		case <-p.relWake:
+		}
+	}
+}
+
+func (p *Pipeline) releaseWorker(ctx context.Context) {
+	for {
+		it, ok := p.nextRelease(ctx)
+		if !ok {
+			return
+		}
+		p.releaseRejected(ctx, it)
+		p.relBusy.Add(-1)
+	}
+}
+
+// releaseRejected: REJECTED -> RELEASE_PENDING -> compensate, retried on
+// Redis errors; leftovers are the expiry checker's.
+func (p *Pipeline) releaseRejected(ctx context.Context, it releaseItem) {
+	sc := p.a.Scope(it.bucket)
+	for attempt := 0; attempt < p.cfg.Release.Attempts && ctx.Err() == nil; attempt++ {
+		if attempt > 0 && !sleepCtx(ctx, p.cfg.Release.Retry) {
+			return
+		}
+		res, err := p.transition(ctx, StageRelease, sc, it.rid, it.user, lua.TransitionArgs{Target: lua.StatusReleasePending}, 0, "fence")
+		if err != nil {
+			continue
+		}
+		if res.Code != lua.TransitionUpdated && res.Code != lua.TransitionIdempotent {
+			return // already RELEASED, or not ours to release
+		}
+		if _, err := p.compensate(ctx, StageRelease, sc, it.rid, it.user, "order-rejected", "after-fence"); err != nil {
+			continue
+		}
+		return
+	}
+}
+
+// ---- expiry checker ---------------------------------------------------------
+
+func (p *Pipeline) expiryLoop(ctx context.Context, b uint32) {
+	sc := p.a.Scope(b)
+	rdb := p.st.Client()
+	cfg := p.cfg.Expiry
+	for sleepCtx(ctx, cfg.Every) {
+		now := nowMs()
+		var skip int64
+		for page := 0; page < cfg.MaxPages && ctx.Err() == nil; page++ {
+			cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+			ids, err := rdb.ZRangeByScore(cctx, sc.ExpiryKey(), &redis.ZRangeBy{Min: "-inf", Max: now, Offset: skip, Count: int64(cfg.Batch)}).Result()
+			cancel()
+			if err != nil {
+				if ctx.Err() == nil {
+					p.c.redisErrors.Add(1)
+				}
+				break
+			}
+			for _, rid := range ids {
+				if !p.expireOne(ctx, sc, rid) {
+					skip++ // still a member: page past it
+				}
+			}
+			if len(ids) < cfg.Batch {
+				break
+			}
+		}
+	}
+}
+
+// expireOne examines one expired reservation and reports whether it was
+// released. Expiry never releases directly: a reservation that may still
+// become an order (RESERVED, SEND_UNKNOWN, ENQUEUED) is released only when
+// the order DB has no order for its message_id and the MQ holds no copy of
+// it, and only through RELEASE_PENDING (seed 000 §8.3, §8.4, §9.3).
+func (p *Pipeline) expireOne(ctx context.Context, sc lua.Scope, rid string) bool {
+	l := p.lock(rid)
+	l.Lock()
+	defer l.Unlock()
+	rec, err := p.readRecord(ctx, sc, rid)
+	if err != nil || !rec.found {
+		return false
+	}
+	p.c.expiriesChecked.Add(1)
+	mid := rec.msgID
+	if mid == "" {
+		mid = lua.MessageID(rid)
+	}
+	fenceAndRelease := func(reason string) bool {
+		res, err := p.transition(ctx, StageExpiry, sc, rid, rec.user, lua.TransitionArgs{Target: lua.StatusReleasePending}, 0, "fence:"+reason)
+		if err != nil || (res.Code != lua.TransitionUpdated && res.Code != lua.TransitionIdempotent) {
+			return false
+		}
+		c, err := p.compensate(ctx, StageExpiry, sc, rid, rec.user, reason, "after-fence")
+		return err == nil && (c.Code == lua.CompensateReleased || c.Code == lua.CompensateAlreadyReleased)
+	}
+	switch rec.status {
+	case lua.StatusReleasePending:
+		// A leftover (a release cut short): the fence answers IDEMPOTENT and
+		// puts on record that the reservation is fenced before compensate.
+		return fenceAndRelease("expired-release-pending")
+	case lua.StatusRejected:
+		return fenceAndRelease("order-rejected")
+	case lua.StatusReserved, lua.StatusSendUnknown, lua.StatusEnqueued:
+		if p.cfg.Defects.ExpiryDirectCompensate {
+			if _, tried := p.directTried.LoadOrStore(rid, true); tried {
+				return false
+			}
+			c, err := p.compensate(ctx, StageExpiry, sc, rid, rec.user, "expired", "defect:direct")
+			return err == nil && c.Code == lua.CompensateReleased
+		}
+		if !p.cfg.Defects.ExpiryNoCheck {
+			if p.db.holds(mid) {
+				p.c.expiryHeldByOrder.Add(1)
+				return false
+			}
+			if p.mq.outstanding(mid) {
+				p.c.expiryHeldByMQ.Add(1)
+				return false
+			}
+		}
+		return fenceAndRelease("expired-no-order")
+	}
+	return false // ORDER_CREATED / RELEASED left in the zset by a broken script: not ours
+}
