@@ -16,6 +16,7 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/pipeline"
 )
 
 type runOptions struct {
@@ -32,6 +33,8 @@ type runOptions struct {
 	errOut   io.Writer
 	sets     []string
 	path     string
+	pipeline bool
+	drain    time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -127,6 +130,8 @@ Exit codes: 0 every check passed, 1 a check or assertion failed, 2 harness or us
 	addClusterFlags(f, &o.cluster)
 	f.StringVar(&o.scenario, "name", "adhoc", "name of the run in the report")
 	f.StringArrayVar(&o.sets, "set", nil, "with a scenario: override a field, key=value (repeatable), e.g. activity.stock=5000, phases.0.rate=800, seed=7")
+	f.BoolVar(&o.pipeline, "pipeline", false, "run the rest of the reserve path beside the load: send_pending dispatcher, simulated MQ, orders, releases, expiry (default settings; scenarios set them in pipeline:)")
+	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may take after the load to bring every reservation to ORDER_CREATED or RELEASED")
 	f.StringVar(&o.path, "path", "", "reserve path to drive: reference (default) or a known-bad variant (negative control; see 'seckill-harness selftest')")
 	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (a rewritten line on a terminal, a plain line every 5 s otherwise), tty, plain, off")
 	f.StringArrayVar(&o.faults, "fault", nil, "inject a fault: KIND:key=value,... with at= (offset) and for= (duration); repeatable; see 'seckill-harness faults'")
@@ -145,6 +150,11 @@ func runRun(ctx context.Context, out io.Writer, o runOptions) error {
 		phases: []runner.Phase{{Name: "load", Config: o.cfg}}, faults: planned}
 	if err := setPath(p, o.path); err != nil {
 		return err
+	}
+	if o.pipeline {
+		cfg := pipeline.DefaultConfig()
+		cfg.Seed = o.cfg.Seed
+		p.pipeline, p.drain = &cfg, o.drain
 	}
 	oc, err := executePlan(ctx, out, p, o.exec())
 	if err != nil {
@@ -172,6 +182,8 @@ type plan struct {
 	evaluate   func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none
 	waived     func(id string) bool                      // invariants reported but not required
 	resolved   map[string]any                            // the fully resolved scenario, for report.json
+	pipeline   *pipeline.Config                          // the async stages after ACCEPTED; nil: none
+	drain      time.Duration                             // with a pipeline: how long to let it finish after the load
 }
 
 func (p *plan) duration() time.Duration {
@@ -263,6 +275,17 @@ func executePlan(ctx context.Context, out io.Writer, p *plan, xo execOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	// The rest of the reserve path (dispatcher, MQ, orders, releases,
+	// expiry) runs beside the load when the plan has one.
+	var pl *pipeline.Pipeline
+	if p.pipeline != nil {
+		pl = pipeline.New(*p.pipeline, store, act)
+		if err := pl.Start(ctx); err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		defer pl.Stop()
+		tl.Env.Pipeline = pl
+	}
 	tctx, stopTimeline := context.WithCancel(ctx)
 	defer stopTimeline()
 	// Heal on every way out: normal end, error, Ctrl-C (the load's ctx is
@@ -294,9 +317,30 @@ func executePlan(ctx context.Context, out io.Writer, p *plan, xo execOptions) (*
 	defer cancel()
 	faulted := len(p.faults) > 0
 	healthErr := settle(cctx, out, st, faulted)
-	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: faulted})
+	history := res.History
+	var ev *runner.PipelineEvidence
+	if pl != nil {
+		if p.drain > 0 && ctx.Err() == nil {
+			fmt.Fprintf(out, "pipeline: draining for up to %s\n", p.drain)
+			// A drain that times out is a finding (P2 lists the stuck), not a harness error.
+			if err := pl.Drain(ctx, p.drain); err != nil && !errors.Is(err, pipeline.ErrDrainTimeout) {
+				fmt.Fprintf(out, "pipeline: drain: %v\n", err)
+			}
+		}
+		pl.Stop()
+		ev = pl.Evidence()
+		history = runner.WithPipelineReleases(res.History, ev, res.Began)
+	}
+	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: history, Samples: res.Samples, FaultsInjected: faulted})
 	if err != nil {
 		return nil, fmt.Errorf("reading the final state back: %w", err)
+	}
+	if ev != nil {
+		pchecks, err := runner.VerifyPipeline(cctx, tgt, res.History, ev)
+		if err != nil {
+			return nil, fmt.Errorf("checking the pipeline: %w", err)
+		}
+		chk.Checks = append(chk.Checks, pchecks...)
 	}
 	meta := runner.ReportMeta{Scenario: p.name, Versions: versions(cctx, st.rdb, scripts), Topology: st.topology(p.cluster), HGRMFile: "latency.hgrm"}
 	var faultPhases []reports.PhaseSpan
@@ -308,6 +352,9 @@ func executePlan(ctx context.Context, out io.Writer, p *plan, xo execOptions) (*
 	}
 	rep, rec := runner.BuildReport(res, chk, meta)
 	rep.ResolvedScenario = p.resolved
+	if ev != nil {
+		rep.Pipeline = ev.Summary()
+	}
 	rep.Path = "reference"
 	if p.pathName != "" {
 		rep.Path = p.pathName

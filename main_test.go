@@ -223,3 +223,33 @@ func TestCompareAndCapacityPrintTheirTables(t *testing.T) {
 		t.Fatalf("capacity: exit %d\n%s", code, text)
 	}
 }
+
+func TestRunWithPipelineReportsPChecks(t *testing.T) {
+	out := t.TempDir()
+	code, text := cli(t, "run", "--pipeline", "--drain", "10s", "--duration", "2s", "--rate", "400", "--users", "1000",
+		"--stock", "150", "--buckets", "2", "--mix-release", "0", "--fault", "dispatcher-crash:at=500ms,for=700ms",
+		"--out", out, "--progress", "off")
+	if code != exitPass {
+		t.Fatalf("exit %d:\n%s", code, text)
+	}
+	raw, _ := os.ReadFile(filepath.Join(out, "report.json"))
+	var rep struct {
+		Invariants []struct{ ID, Status string }
+		Pipeline   map[string]any
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, inv := range rep.Invariants {
+		ids[inv.ID] = inv.Status
+	}
+	for _, id := range []string{"P1", "P2", "P3", "P4", "P5"} {
+		if ids[id] != "pass" {
+			t.Errorf("%s: %q", id, ids[id])
+		}
+	}
+	if len(rep.Pipeline) == 0 {
+		t.Fatal("report lacks the pipeline summary")
+	}
+}

@@ -79,6 +79,9 @@ type Report struct {
 	ResolvedScenario map[string]any `json:"resolved_scenario,omitempty"`
 	// Path is the reserve path driven: "reference" or a known-bad variant (additive).
 	Path string `json:"path,omitempty"`
+	// Pipeline summarises the async stages after ACCEPTED (sends, duplicates,
+	// unknown sends, orders, releases, stuck), when they ran (additive).
+	Pipeline map[string]any `json:"pipeline,omitempty"`
 	// HlogFile is the path of the HdrHistogram interval log (latency.hlog),
 	// if written (additive).
 	HlogFile string `json:"hlog_file,omitempty"`
