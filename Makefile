@@ -19,6 +19,7 @@ deps:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	fi
 	@redis-server --version
+	@sh reports/testdata/ensure-chromium.sh
 
 ## build: compile bin/seckill-harness.
 build:

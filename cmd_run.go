@@ -47,7 +47,8 @@ func newRunCmd() *cobra.Command {
 drives the reserve path open-loop (paced, latency from the intended send time)
 or closed-loop, injects the scenario's faults, reads the state back from Redis,
 checks invariants I1–I9 and the scenario's assertions, and writes report.json,
-junit.xml, latency.hgrm and (with --history) the operation history to --out.
+report.html, summary.md, junit.xml, latency.hgrm, latency.hlog and (with --history)
+the operation history to --out.
 
 With a scenario (see 'seckill-harness list'), change it with --set key=value;
 the load flags (--rate, --users, …) are for ad-hoc runs without one. A suite
@@ -107,7 +108,7 @@ Exit codes: 0 every check passed, 1 a check or assertion failed, 2 harness or us
 	f.IntVar(&c.Concurrency, "concurrency", 64, "workers: requests on the wire at once")
 	f.StringVar(&shape, "shape", "constant", "arrival curve: constant, linear, sine, spike")
 	f.Int64Var(&c.Seed, "seed", 42, "seed of the workload (users, requests, mix)")
-	f.StringVar(&o.out, "out", "out", "directory for report.json, latency.hgrm and the history")
+	f.StringVar(&o.out, "out", "out", "directory for report.json, report.html, summary.md, junit.xml, latency.hgrm, latency.hlog and the history")
 	f.StringVar(&o.history, "history", "", "write the operation history as JSONL to this file (relative to --out unless absolute)")
 	f.StringVar(&o.luaDir, "lua-dir", "", "directory with reserve.lua, transition.lua, compensate.lua (default: the embedded scripts)")
 	f.IntVar(&c.MaxInFlight, "max-in-flight", c.MaxInFlight, "open loop: operations scheduled but not finished; over it an operation is dropped (and counted)")
@@ -392,21 +393,11 @@ func loadPhaseSpans(res *runner.Result) []reports.PhaseSpan {
 }
 
 func writeOutputs(o execOptions, rep *reports.Report, rec *reports.Recorder, res *runner.Result) error {
-	if err := rep.WriteJSON(filepath.Join(o.out, "report.json")); err != nil {
+	// report.json, latency.hgrm, latency.hlog, summary.md, report.html.
+	if err := reports.WriteRunFiles(o.out, rep, rec); err != nil {
 		return err
 	}
 	if err := reports.WriteJUnitFile(o.out, rep); err != nil {
-		return err
-	}
-	hf, err := os.Create(filepath.Join(o.out, "latency.hgrm"))
-	if err != nil {
-		return err
-	}
-	if err := reports.WriteHGRM(hf, rec.Latency()); err != nil {
-		hf.Close()
-		return err
-	}
-	if err := hf.Close(); err != nil {
 		return err
 	}
 	if o.history != "" {

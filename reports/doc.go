@@ -12,7 +12,19 @@
 //     every operation of a run into overall, per-phase and per-second
 //     latency and service-time distributions plus outcome counts.
 //   - Writers: [WriteHGRM] (the standard HdrHistogram percentile
-//     distribution, latency.hgrm) and [WriteText] (the terminal summary).
+//     distribution, latency.hgrm), [WriteHlog] (the HdrHistogram interval
+//     log, latency.hlog: one latency and one service-time histogram a
+//     second plus one per phase, see hlog.go), [WriteText] (the terminal
+//     summary), [WriteMarkdown] (summary.md, for a CI job summary),
+//     [WriteHTML] (report.html: self-contained, charts by the embedded
+//     Apache ECharts, tables readable without JavaScript) and [WriteJUnit].
+//     [WriteRunFiles] writes all the files of a run into its directory.
+//   - Saved runs (merge.go): [LoadRun] reads a run directory back
+//     (report.json plus latency.hlog, or latency.hgrm for older runs) and
+//     [MergeRuns] merges the runs of several load generators into one
+//     report whose percentiles come from their histograms added together.
+//   - Optional sections (sections.go): [CompareResult] and
+//     [CapacityResult], rendered by every writer when a report has them.
 //
 // Latency is coordinated-omission free: the latency of an operation is its
 // completion time minus its INTENDED send time (the time the open-loop pacer
@@ -21,10 +33,10 @@
 // loop benchmark would report. Both are kept; the gap between them is the
 // interesting part during faults.
 //
-// Histograms record whole microseconds in [1 µs, 60 s]: overall and per
-// phase at 3 significant decimal digits (relative error at most 0.1%), per
-// second at 2 (below 1%, to keep a long run's memory small). Percentiles in
-// the report are milliseconds. Values outside the range are clamped and
+// Histograms record whole microseconds in [1 µs, 60 s] at 3 significant
+// decimal digits (relative error at most 0.1%): overall and per phase as
+// dense histograms, per second as sparse ones (to keep a long run's memory
+// small). Percentiles in the report are milliseconds. Values outside the range are clamped and
 // counted (Totals.Clamped), never silently lost.
 //
 // Nothing in this package is goroutine-safe: the runner owns a Recorder and

@@ -307,8 +307,8 @@ func TestRecorderPerSecondMemory(t *testing.T) {
 		}
 	}
 	perSecond := total / len(r.secs)
-	if perSecond > 8<<10 {
-		t.Errorf("per-second histograms use %d bytes/s, want < 8 KiB", perSecond)
+	if perSecond > 24<<10 {
+		t.Errorf("per-second histograms use %d bytes/s, want < 24 KiB", perSecond)
 	}
 	t.Logf("per-second histograms: %d bytes/s", perSecond)
 	ts := r.Timeseries()

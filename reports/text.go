@@ -38,6 +38,7 @@ func WriteText(w io.Writer, r *Report) error {
 	t.faults(r)
 	t.stock(r)
 	t.checks(r)
+	t.sections(r)
 	ew.printf("\n%s\n", r.Verdict())
 	return ew.err
 }
@@ -158,6 +159,19 @@ func (t *textWriter) header(r *Report) {
 	}
 	if r.HGRMFile != "" {
 		fmt.Fprintf(tw, "hgrm\t%s\n", r.HGRMFile)
+	}
+	if r.HlogFile != "" {
+		fmt.Fprintf(tw, "hlog\t%s\n", r.HlogFile)
+	}
+	if r.HTMLFile != "" {
+		fmt.Fprintf(tw, "html\t%s\n", r.HTMLFile)
+	}
+	if len(r.Sources) > 0 {
+		labels := make([]string, 0, len(r.Sources))
+		for _, s := range r.Sources {
+			labels = append(labels, s.Label)
+		}
+		fmt.Fprintf(tw, "merged\t%d runs: %s\n", len(r.Sources), strings.Join(labels, ", "))
 	}
 	t.end()
 }
@@ -344,6 +358,30 @@ func (t *textWriter) checks(r *Report) {
 			}
 			t.row(wrap(a.Name, assertNameWidth), one(statusText(a.Status)),
 				one(fmt.Sprintf("%.4g%s", a.Observed, unit)), one(threshold), wrap(a.Detail, assertDetailWidth))
+		}
+		t.end()
+	}
+}
+
+// sections writes the optional compare and capacity results.
+func (t *textWriter) sections(r *Report) {
+	if c := r.Compare; c != nil && len(c.Variants) > 0 {
+		t.ew.printf("\n")
+		tw := t.table()
+		fmt.Fprintf(tw, "COMPARE %s\t%7s\t%8s\t%9s\t%6s\t%6s\tPASSED\n", strings.ToUpper(c.Dimension), "BUCKETS", "OPS/S", "p99 ms", "SOLD", "LEFT")
+		for _, v := range c.Variants {
+			fmt.Fprintf(tw, "%s\t%7d\t%8.1f\t%9.3f\t%6d\t%6d\t%s\n", v.Name, v.Buckets, v.ThroughputOpsPerS,
+				v.LatencyMs.P99, v.Stock.Reserved, v.Stock.Available, statusText(boolStatus(v.Passed)))
+		}
+		t.end()
+	}
+	if c := r.Capacity; c != nil && len(c.Steps) > 0 {
+		t.ew.printf("\ncapacity: highest passing rate %.0f ops/s (target p99 %g ms)\n", c.MaxRateOpsPerS, c.TargetP99Ms)
+		tw := t.table()
+		fmt.Fprintf(tw, "%8s\t%9s\t%9s\t%9s\t%7s\tPASSED\n", "OFFERED", "ACHIEVED", "p50 ms", "p99 ms", "ERRORS")
+		for _, s := range c.Steps {
+			fmt.Fprintf(tw, "%8.0f\t%9.1f\t%9.3f\t%9.3f\t%7d\t%s\n", s.RateOpsPerS, s.ThroughputOpsPerS,
+				s.LatencyMs.P50, s.LatencyMs.P99, s.Errors, statusText(boolStatus(s.Passed)))
 		}
 		t.end()
 	}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"seckill-harness/reports"
+)
+
+type reportOptions struct {
+	out   string
+	check bool
+	quiet bool
+}
+
+func newReportCmd() *cobra.Command {
+	var o reportOptions
+	cmd := &cobra.Command{
+		Use:   "report DIR...",
+		Short: "Re-render saved runs (text, summary.md, report.html); merge several runs into one report",
+		Long: `report reads the report.json and latency.hlog that 'run' saved in each DIR and
+renders them again: the text summary on stdout, summary.md (a Markdown summary
+for a CI job summary) and report.html (self-contained, opens offline).
+
+With one DIR the files are written into it (report.json is left as it is),
+or into --out (then report.json, latency.hgrm and latency.hlog are copied
+there too). A run saved without latency.hlog is rendered from latency.hgrm:
+its latency distribution is then the whole run's only.
+
+With several DIRs (one load split across load generators) the runs are merged
+into one report written to --out: operations and outcomes are summed, and
+every percentile (overall, per phase, per second) comes from the runs'
+latency.hlog histograms added together, exactly as one histogram of all their
+values. Seconds are counted from each run's own start.
+
+Exit codes: 0 rendered (whatever the verdict, unless --check), 1 with --check
+when the report's verdict is FAIL, 2 on a usage or read error.`,
+		Example: `  seckill-harness report out/
+  seckill-harness report --out merged/ gen1/ gen2/ gen3/
+  seckill-harness report --check --quiet out/ && cat out/summary.md >> "$GITHUB_STEP_SUMMARY"`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			return runReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), dirs, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "", "directory to write into (default: the DIR itself; required with several DIRs)")
+	f.BoolVar(&o.check, "check", false, "exit 1 when the (merged) report's verdict is FAIL")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print the text summary")
+	return cmd
+}
+
+func runReport(stdout, stderr io.Writer, dirs []string, o reportOptions) error {
+	if len(dirs) > 1 && o.out == "" {
+		return fmt.Errorf("--out is required to merge %d run directories", len(dirs))
+	}
+	runs := make([]*reports.Run, 0, len(dirs))
+	for _, d := range dirs {
+		r, err := reports.LoadRun(d)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+
+	var rep *reports.Report
+	var hists *reports.Histograms
+	out := o.out
+	switch {
+	case len(runs) == 1:
+		rep, hists = runs[0].Report, runs[0].Hists
+		if runs[0].HistSource == reports.HGRMFileName {
+			fmt.Fprintf(stderr, "%s: no %s, the latency distribution comes from %s\n",
+				dirs[0], reports.HlogFileName, reports.HGRMFileName)
+		}
+		if out == "" || samePath(out, dirs[0]) {
+			out = dirs[0]
+			if err := reports.WriteRendered(out, rep, hists); err != nil {
+				return err
+			}
+			break
+		}
+		if err := reports.WriteFiles(out, rep, hists); err != nil {
+			return err
+		}
+	default:
+		var notes []string
+		var err error
+		rep, hists, notes, err = reports.MergeRuns(runs)
+		if err != nil {
+			return err
+		}
+		for _, n := range notes {
+			fmt.Fprintln(stderr, "merge:", n)
+		}
+		if err := reports.WriteFiles(out, rep, hists); err != nil {
+			return err
+		}
+	}
+
+	if !o.quiet {
+		if err := reports.WriteText(stdout, rep); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "html: %s\nsummary: %s\n", filepath.Join(out, reports.HTMLFileName), filepath.Join(out, reports.SummaryFile))
+	if o.check && rep.Verdict() != "PASS" {
+		return errChecksFailed
+	}
+	return nil
+}
+
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
+}

@@ -1,0 +1,235 @@
+package reports
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestHTMLInChromium loads report.html pages in headless Chromium (Debian's
+// chromium; installed by testdata/ensure-chromium.sh, which make deps runs
+// and this test runs itself when it is root) and asserts that every chart
+// rendered (the page's own <body data-rendered> count, and an SVG in each
+// chart), that the page logged nothing to the console (no error, no CSP
+// violation: it loads nothing from outside), and keeps a screenshot of each
+// page under out/report-test/ at the repository root (logged).
+//
+// Pages: a report re-rendered from a real 10 s failover run saved by the
+// CLI (testdata/failover-run: report.json + latency.hlog), a synthetic
+// failed failover run written by WriteRunFiles, a merge of two load
+// generators, and a report with the optional compare and capacity
+// sections.
+func TestHTMLInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no browser")
+	}
+	bin := chromium(t)
+	outRoot := screenshotRoot(t)
+
+	pages := map[string]func(dir string) error{
+		"real-failover-run": func(dir string) error {
+			run, err := LoadRun(filepath.Join("testdata", "failover-run"))
+			if err != nil {
+				return err
+			}
+			return WriteFiles(dir, run.Report, run.Hists)
+		},
+		"synthetic-failover": func(dir string) error {
+			rep, rec := syntheticFailoverRun()
+			return WriteRunFiles(dir, rep, rec)
+		},
+		"merged-two-generators": func(dir string) error {
+			dirs, _ := twoGenerators(t)
+			var runs []*Run
+			for _, d := range dirs {
+				r, err := LoadRun(d)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, r)
+			}
+			rep, h, _, err := MergeRuns(runs)
+			if err != nil {
+				return err
+			}
+			return WriteFiles(dir, rep, h)
+		},
+		"compare-capacity": func(dir string) error {
+			rep, rec := syntheticFailoverRun()
+			withCompareAndCapacity(rep)
+			return WriteRunFiles(dir, rep, rec)
+		},
+	}
+	wantCharts := map[string]int{"real-failover-run": 3, "synthetic-failover": 3, "merged-two-generators": 3, "compare-capacity": 5}
+	for _, name := range []string{"real-failover-run", "synthetic-failover", "merged-two-generators", "compare-capacity"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(outRoot, name)
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := pages[name](dir); err != nil {
+				t.Fatal(err)
+			}
+			page := filepath.Join(dir, HTMLFileName)
+			if fi, err := os.Stat(page); err == nil {
+				t.Logf("%s: %d bytes", page, fi.Size())
+			}
+			url := "file://" + page
+
+			dom, logs := runChromium(t, bin, "--dump-dom", url)
+			checkConsole(t, logs)
+			body := regexp.MustCompile(`<body[^>]*>`).FindString(string(dom))
+			attr := func(name string) string {
+				m := regexp.MustCompile(` ` + name + `="([^"]*)"`).FindStringSubmatch(body)
+				if m == nil {
+					return ""
+				}
+				return m[1]
+			}
+			if e := attr("data-errors"); e != "" {
+				t.Errorf("the page reported errors: %s", e)
+			}
+			want := strconv.Itoa(wantCharts[name])
+			if attr("data-charts") != want || attr("data-rendered") != want {
+				t.Errorf("body %s: want data-charts and data-rendered %s", body, want)
+			}
+			static := withoutScripts(string(dom))
+			charts := regexp.MustCompile(`<div[^>]*data-chart="[^"]+"[^>]*>`).FindAllString(static, -1)
+			for _, c := range charts {
+				if !strings.Contains(c, `data-rendered="true"`) {
+					t.Errorf("chart not rendered: %s", c)
+				}
+			}
+			if n := strings.Count(static, "<svg"); len(charts) != wantCharts[name] || n < len(charts) {
+				t.Errorf("%d chart elements, %d SVGs", len(charts), n)
+			}
+			if name != "merged-two-generators" && name != "compare-capacity" {
+				// The fault window is drawn and labelled on both time charts.
+				if n := strings.Count(static, "failover (kill)"); n < 2 {
+					t.Errorf("fault window label drawn %d times", n)
+				}
+			}
+
+			shot := filepath.Join(dir, "screenshot.png")
+			_, logs = runChromium(t, bin, "--screenshot="+shot, "--window-size=1400,3000", "--hide-scrollbars", url)
+			checkConsole(t, logs)
+			fi, err := os.Stat(shot)
+			if err != nil || fi.Size() < 50_000 {
+				t.Fatalf("screenshot %s: %v (%d bytes)", shot, err, sizeOf(fi))
+			}
+			t.Logf("screenshot: %s", shot)
+		})
+	}
+}
+
+func sizeOf(fi os.FileInfo) int64 {
+	if fi == nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// chromium finds Debian's chromium ($CHROMIUM overrides), installing it
+// with testdata/ensure-chromium.sh when it is missing and the test runs
+// as root.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	find := func() string {
+		for _, n := range []string{"chromium", "chromium-browser"} {
+			if p, err := exec.LookPath(n); err == nil {
+				return p
+			}
+		}
+		return ""
+	}
+	if p := find(); p != "" {
+		return p
+	}
+	if os.Geteuid() == 0 {
+		t.Log("chromium missing: running testdata/ensure-chromium.sh")
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "sh", filepath.Join("testdata", "ensure-chromium.sh")).CombinedOutput()
+		t.Logf("%s", out)
+		if err != nil {
+			t.Fatalf("ensure-chromium.sh: %v", err)
+		}
+		if p := find(); p != "" {
+			return p
+		}
+	}
+	t.Fatal("chromium not found: run reports/testdata/ensure-chromium.sh as root (make deps does), or set CHROMIUM")
+	return ""
+}
+
+// screenshotRoot is out/report-test at the repository root (kept after
+// the test; out/ is ignored by git), or a temporary directory when that
+// cannot be written.
+func screenshotRoot(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("REPORT_TEST_OUT"); d != "" {
+		return d
+	}
+	root, err := filepath.Abs(filepath.Join("..", "out", "report-test"))
+	if err == nil {
+		if err = os.MkdirAll(root, 0o755); err == nil {
+			return root
+		}
+	}
+	t.Logf("cannot write %s (%v): screenshots go to a temporary directory", root, err)
+	return t.TempDir()
+}
+
+// runChromium runs headless Chromium on a fresh profile with no network
+// (every host name resolves to nothing) and returns its stdout and log.
+func runChromium(t *testing.T, bin string, args ...string) (stdout, logs []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	base := []string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0",
+		"--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=10000",
+	}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, tail(errb.String(), 40))
+	}
+	return out.Bytes(), errb.Bytes()
+}
+
+// checkConsole fails t on any console message of the page (report.js
+// logs none; ECharts warns there; a blocked load is reported there).
+func checkConsole(t *testing.T, logs []byte) {
+	t.Helper()
+	for _, l := range strings.Split(string(logs), "\n") {
+		if strings.Contains(l, ":CONSOLE") || strings.Contains(l, "Uncaught") || strings.Contains(l, "Refused to") {
+			t.Errorf("console: %s", l)
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,281 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var scriptRE = regexp.MustCompile(`(?s)<script[^>]*>.*?</script>`)
+
+// withoutScripts is the page as a browser without JavaScript shows it.
+func withoutScripts(page string) string { return scriptRE.ReplaceAllString(page, "") }
+
+// reportData is the chart data the page carries for report.js.
+func reportData(t *testing.T, page string) map[string]any {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="report-data">(.*?)</script>`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no report-data script")
+	}
+	var d map[string]any
+	if err := json.Unmarshal([]byte(m[1]), &d); err != nil {
+		t.Fatalf("report-data: %v", err)
+	}
+	return d
+}
+
+func renderHTML(t *testing.T, rep *Report, h *Histograms) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, rep, h); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestHTMLSelfContainedAndReadableWithoutJS(t *testing.T) {
+	rep, rec := syntheticFailoverRun()
+	page := renderHTML(t, rep, rec.Histograms())
+
+	if !strings.HasPrefix(page, "<!DOCTYPE html>") {
+		t.Errorf("page starts %.40q", page)
+	}
+	if !strings.Contains(page, `<meta http-equiv="Content-Security-Policy" content="default-src 'none';`) {
+		t.Error("no CSP forbidding external loads")
+	}
+	static := withoutScripts(page)
+	// Nothing is loaded from anywhere: no src=, no <link>, no url(...).
+	if m := regexp.MustCompile(`(?i)(\ssrc\s*=|<link\b|url\()`).FindString(static); m != "" {
+		t.Errorf("the page loads something: %q", m)
+	}
+	if !strings.Contains(page, "Apache ECharts") || !strings.Contains(page, "echarts.init") {
+		t.Error("ECharts or report.js not inlined")
+	}
+	if n := strings.Count(static, `data-chart="`); n != 3 || !strings.Contains(static, `data-charts="3"`) {
+		t.Errorf("%d chart elements", n)
+	}
+	// Without JavaScript every figure is still in a table.
+	for _, want := range []string{
+		"FAIL (1 check failed: I6)", "failover-kill", "seed 7", "redis 7.0.15", "3 masters × 1 replica each (local), through toxiproxy",
+		`<tr class="row-fail"><td class="mono">I6</td><td>no_lost_acks</td><td class="st-fail">fail</td>`,
+		"2 acknowledged reservations are missing from Redis | after the failover", "r7k2m4q9x1c8v5b3n6z0w2e4t1",
+		"<strong>failover — failover:mode=kill,at=4s,for=3.5s</strong>", "recovery_ms", "2004.5",
+		"Failover election won: I&#39;m the new master.",
+		"during failover", "Per-second figures (12 s)", "CLUSTERDOWN", "<td>p99 &lt; 20 ms in baseline</td>",
+		"<noscript>",
+	} {
+		if !strings.Contains(static, want) {
+			t.Errorf("static page lacks %q", want)
+		}
+	}
+	if strings.Contains(static, `id="compare"`) || strings.Contains(static, `id="capacity"`) {
+		t.Error("compare/capacity sections without data")
+	}
+
+	d := reportData(t, page)
+	faults := d["faults"].([]any)
+	if len(faults) != 1 || faults[0].(map[string]any)["from"] != 4.0 || faults[0].(map[string]any)["to"] != 7.5 {
+		t.Errorf("fault windows %v", faults)
+	}
+	ts := d["ts"].(map[string]any)
+	if n := len(ts["p99"].([]any)); n != len(rep.Timeseries) {
+		t.Errorf("%d seconds of p99", n)
+	}
+	dists := d["dists"].([]any)
+	if len(dists) != 5 { // whole run, 3 phases, service
+		t.Errorf("%d distributions", len(dists))
+	}
+	last := dists[0].(map[string]any)["points"].([]any)
+	top, prev := last[len(last)-1].([]any), last[len(last)-2].([]any)
+	if top[2] != 100.0 || top[0] != max(float64(rep.Totals.Ops), prev[0].(float64)) || top[1] != rep.LatencyMs.Max {
+		t.Errorf("the max is plotted at %v (before it %v)", top, prev)
+	}
+	if len(page) > 900_000 {
+		t.Errorf("page is %d bytes", len(page))
+	}
+}
+
+func TestHTMLOptionalSectionsAndFallbacks(t *testing.T) {
+	rep, _ := syntheticFailoverRun()
+	withCompareAndCapacity(rep)
+	page := renderHTML(t, rep, nil)
+	static := withoutScripts(page)
+	for _, want := range []string{`id="compare"`, `data-chart="compare"`, "16 buckets", `id="capacity"`,
+		`data-chart="capacity"`, "<strong>24000 ops/s</strong>", `data-charts="5"`,
+		"No histograms were saved with this run"} {
+		if !strings.Contains(static, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	d := reportData(t, page)
+	if d["compare"] == nil || d["capacity"] == nil {
+		t.Error("compare/capacity data missing")
+	}
+	// The distribution falls back on the report's percentiles.
+	if n := len(d["dists"].([]any)[0].(map[string]any)["points"].([]any)); n != 5 {
+		t.Errorf("fallback distribution has %d points", n)
+	}
+
+	// A failed invariant the scenario waives is shown as such.
+	rep.Invariants[0].Status, rep.Invariants[0].Waived = StatusFail, true
+	waived := withoutScripts(renderHTML(t, rep, nil))
+	if !strings.Contains(waived, `<td class="st-waived">fail (waived)</td>`) || !strings.Contains(waived, "1 failed invariant waived by the scenario") {
+		t.Error("waived invariant not shown")
+	}
+	var md bytes.Buffer
+	_ = WriteMarkdown(&md, rep)
+	if !strings.Contains(md.String(), "| ⚠️ fail (waived) | I1 |") {
+		t.Errorf("summary.md: waived invariant not shown")
+	}
+
+	// The same fault window from two merged runs is drawn once.
+	rep.Faults = append(rep.Faults, rep.Faults[0])
+	if f := reportData(t, renderHTML(t, rep, nil))["faults"].([]any); len(f) != 1 {
+		t.Errorf("%d fault windows for one duplicated fault", len(f))
+	}
+
+	// An empty report still renders, with no chart.
+	empty := renderHTML(t, &Report{}, nil)
+	if !strings.Contains(empty, `data-charts="0"`) || !strings.Contains(empty, "No invariant was checked.") {
+		t.Errorf("empty report page:\n%.500s", withoutScripts(empty))
+	}
+}
+
+func TestHTMLEscapesReportText(t *testing.T) {
+	rep, _ := syntheticFailoverRun()
+	rep.Scenario = `<script>alert(1)</script>`
+	rep.Invariants[0].Detail = `</script><img src=x onerror=alert(1)>`
+	rep.Faults[0].Evidence["x"] = "</script><b>"
+	page := renderHTML(t, rep, nil)
+	if strings.Contains(page, "<script>alert(1)") || strings.Contains(page, "<img src=x") || strings.Contains(page, "</script><b>") {
+		t.Error("report text is not escaped")
+	}
+	reportData(t, page) // the JSON is intact
+}
+
+func TestWriteRunFiles(t *testing.T) {
+	rep, rec := syntheticFailoverRun()
+	dir := filepath.Join(t.TempDir(), "new", "run")
+	if err := WriteRunFiles(dir, rep, rec); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "latency.hgrm latency.hlog report.html report.json summary.md" {
+		t.Errorf("files: %v", names)
+	}
+	got, err := ReadJSON(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.HlogFile != HlogFileName || got.HTMLFile != HTMLFileName || got.HGRMFile != HGRMFileName {
+		t.Errorf("file names in report.json: %q %q %q", got.HGRMFile, got.HlogFile, got.HTMLFile)
+	}
+	if err := WriteRunFiles(dir, nil, rec); err == nil {
+		t.Error("nil report must fail")
+	}
+}
+
+func TestReportJSONOptionalSections(t *testing.T) {
+	rep, _ := syntheticFailoverRun()
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"compare"`) || strings.Contains(string(b), `"capacity"`) || strings.Contains(string(b), `"sources"`) {
+		t.Error("absent sections must be omitted")
+	}
+	rep.Compare = &CompareResult{Variants: []CompareVariant{{Name: "1 bucket"}}}
+	rep.Capacity = &CapacityResult{}
+	b, _ = json.Marshal(rep)
+	for _, want := range []string{`"compare":{"dimension":"","variants":[{"name":"1 bucket"`, `"buckets":[]`,
+		`"outcomes":{"ACCEPTED":0,"ERROR":0,"SOLD_OUT":0,"UNKNOWN":0}`, `"capacity":{"target_p99_ms":0,"max_rate_ops_per_s":0,"steps":[]}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := withCompareAndCapacity(rep).WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Compare.Variants) != 3 || back.Compare.Variants[2].Stock.Buckets[15].Bucket != 15 ||
+		back.Capacity.MaxRateOpsPerS != 24000 || len(back.Capacity.Steps) != 7 {
+		t.Errorf("round trip: %+v %+v", back.Compare, back.Capacity)
+	}
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	rep, _ := syntheticFailoverRun()
+	withCompareAndCapacity(rep)
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{
+		"## ❌ FAIL (1 check failed: I6) — seckill-harness `failover-kill` (seed 7)",
+		"| ops | ops/s | p50 ms | p99 ms |",
+		"| ❌ **fail** | I6 | no\\_lost\\_acks | 2 acknowledged reservations are missing from Redis \\| after the failover |",
+		"| ➖ skip | I9 | liveness |",
+		"| ✅ pass | p99 &lt; 20 ms in baseline | 1.2 ms | 20 ms |",
+		"| failover (failover:mode=kill,at=4s,for=3.5s) | 127.0.0.1:7001 | 4.0 s | 7.5 s |",
+		"recovery\\_ms=2004.5",
+		"| during failover | 4.0–7.5 |",
+		"| 16 buckets | 16 |",
+		"highest rate meeting p99 ≤ 20 ms: **24000 ops/s**",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "Failover election won") {
+		t.Error("bulky evidence (logs) belongs in the HTML, not the summary")
+	}
+	if n := len(md); n > 8000 {
+		t.Errorf("summary.md is %d bytes: too long for a job summary", n)
+	}
+	// A passing run.
+	buf.Reset()
+	if err := WriteMarkdown(&buf, &Report{Scenario: "smoke", Passed: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(buf.String(), "## ✅ PASS — seckill-harness `smoke`") {
+		t.Errorf("%s", buf.String())
+	}
+	if err := WriteMarkdown(failWriter{}, rep); err == nil {
+		t.Error("write errors must be returned")
+	}
+}
+
+func TestWriteTextOptionalSectionsAndFiles(t *testing.T) {
+	rep, _ := syntheticFailoverRun()
+	withCompareAndCapacity(rep)
+	rep.HlogFile, rep.HTMLFile = HlogFileName, HTMLFileName
+	rep.Sources = []Source{{Label: "gen1"}, {Label: "gen2"}}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"hlog      latency.hlog\n", "html      report.html\n", "merged    2 runs: gen1, gen2\n",
+		"COMPARE BUCKETS  BUCKETS", "16 buckets            16    2000.0      1.200     985       7  PASS\n",
+		"capacity: highest passing rate 24000 ops/s (target p99 20 ms)\n", "   28000    27472.5"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
