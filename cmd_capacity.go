@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"seckill-harness/reports"
 	"seckill-harness/runner"
 )
 
@@ -35,6 +36,9 @@ type capacityStep struct {
 	Held              bool    `json:"held"`
 	Why               string  `json:"why,omitempty"` // what broke
 	ReportDir         string  `json:"report_dir"`
+
+	ops, errors int64
+	latency     reports.Percentiles
 }
 
 func (c capacityOptions) validate() error {
@@ -66,6 +70,7 @@ func runCapacity(ctx context.Context, out io.Writer, p *plan, co capacityOptions
 	}
 	var steps []capacityStep
 	best := -1.0
+	began := time.Now()
 	rate := co.start
 	for i := 0; i < co.maxSteps; i++ {
 		cfg := p.phases[0].Config
@@ -125,7 +130,18 @@ func runCapacity(ctx context.Context, out io.Writer, p *plan, co capacityOptions
 	if err := writeJSONFile(filepath.Join(xo.out, "capacity.json"), summary); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "capacity: %s\n", filepath.Join(xo.out, "capacity.json"))
+	cr := &reports.CapacityResult{TargetP99Ms: float64(co.sloP99.Microseconds()) / 1000, MaxRateOpsPerS: max(best, 0)}
+	for _, s := range steps {
+		cr.Steps = append(cr.Steps, reports.CapacityStep{RateOpsPerS: s.Rate, ThroughputOpsPerS: s.ThroughputOpsPerS,
+			DurationS: co.stepDuration.Seconds(), Ops: s.ops, Errors: s.errors, Dropped: s.Dropped,
+			LatencyMs: s.latency, Passed: s.Held})
+	}
+	sum := &reports.Report{Scenario: p.name + " — capacity", Seed: p.phases[0].Config.Seed, Passed: best >= 0,
+		StartedAt: began, DurationS: time.Since(began).Seconds(), Capacity: cr}
+	if err := writeHTMLFile(filepath.Join(xo.out, "report.html"), sum); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "capacity: %s, %s\n", filepath.Join(xo.out, "capacity.json"), filepath.Join(xo.out, "report.html"))
 	if best < 0 {
 		return errChecksFailed
 	}
@@ -136,7 +152,8 @@ func capacityStepOf(rate float64, oc *outcome, dir string, co capacityOptions) c
 	rep := oc.rep
 	s := capacityStep{Rate: rate, ThroughputOpsPerS: rep.ThroughputOpsPerS, P50Ms: rep.LatencyMs.P50, P99Ms: rep.LatencyMs.P99,
 		P999Ms: rep.LatencyMs.P999, ServiceP99Ms: rep.ServiceTimeMs.P99, LateStarts: rep.Totals.LateStarts,
-		Dropped: rep.Totals.Dropped, ReportDir: dir}
+		Dropped: rep.Totals.Dropped, ReportDir: dir, ops: rep.Totals.Ops, latency: rep.LatencyMs,
+		errors: rep.Totals.Outcomes["ERROR"] + rep.Totals.Outcomes["UNKNOWN"]}
 	if rep.Totals.Ops > 0 {
 		s.ErrorRatio = float64(rep.Totals.Outcomes["ERROR"]+rep.Totals.Outcomes["UNKNOWN"]) / float64(rep.Totals.Ops)
 	}

@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
+	"seckill-harness/reports"
 	"seckill-harness/runner"
 )
 
@@ -56,7 +58,9 @@ func runCompare(ctx context.Context, out io.Writer, p *plan, counts []uint32, xo
 		}
 	}
 	var rows []compareRow
+	var variants []reports.CompareVariant
 	failed := false
+	began := time.Now()
 	for _, n := range counts {
 		q := *p
 		q.buckets = n
@@ -72,6 +76,10 @@ func runCompare(ctx context.Context, out io.Writer, p *plan, counts []uint32, xo
 			return oc.exitErr()
 		}
 		rows = append(rows, compareRowOf(n, oc, sub.out))
+		variants = append(variants, reports.CompareVariant{Name: fmt.Sprintf("%d bucket(s)", n), Buckets: int(n),
+			Passed: oc.rep.Passed, Ops: oc.rep.Totals.Ops, ThroughputOpsPerS: oc.rep.ThroughputOpsPerS,
+			LatencyMs: oc.rep.LatencyMs, Outcomes: oc.rep.Totals.Outcomes, Stock: oc.rep.Stock,
+			ReportFile: filepath.Join(sub.out, "report.json")})
 		r := rows[len(rows)-1]
 		fmt.Fprintf(out, "%s: %d ops, %.0f ops/s, p99 %.2f ms, first bucket sold out at %.2fs, verdict %s\n",
 			q.name, r.Ops, r.ThroughputOpsPerS, r.P99Ms, r.FirstSoldOutS, oc.rep.Verdict())
@@ -81,7 +89,12 @@ func runCompare(ctx context.Context, out io.Writer, p *plan, counts []uint32, xo
 	if err := writeJSONFile(filepath.Join(xo.out, "compare.json"), map[string]any{"scenario": p.name, "stock": p.stock, "rows": rows}); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "compare: %s\n", filepath.Join(xo.out, "compare.json"))
+	sum := &reports.Report{Scenario: p.name + " — compare by bucket count", Seed: p.phases[0].Config.Seed, Passed: !failed,
+		StartedAt: began, DurationS: time.Since(began).Seconds(), Compare: &reports.CompareResult{Dimension: "buckets", Variants: variants}}
+	if err := writeHTMLFile(filepath.Join(xo.out, "report.html"), sum); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "compare: %s, %s\n", filepath.Join(xo.out, "compare.json"), filepath.Join(xo.out, "report.html"))
 	if failed {
 		return errChecksFailed
 	}
@@ -137,6 +150,19 @@ func writeCompareTable(out io.Writer, p *plan, rows []compareRow) {
 			secs(r.FirstSoldOutS), secs(r.LastSoldOutS), r.UnsoldAtFirst, r.SoldOutWhileLeft, r.FinalUnsold, v)
 	}
 	w.Flush()
+}
+
+// writeHTMLFile renders a summary report (compare, capacity) to path.
+func writeHTMLFile(path string, rep *reports.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := reports.WriteHTML(f, rep, nil); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func writeJSONFile(path string, v any) error {

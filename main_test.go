@@ -253,3 +253,15 @@ func TestRunWithPipelineReportsPChecks(t *testing.T) {
 		t.Fatal("report lacks the pipeline summary")
 	}
 }
+
+func TestCompareAndCapacityWriteHTML(t *testing.T) {
+	out := t.TempDir()
+	if code, text := cli(t, "capacity", "testdata/quick.yaml", "--start", "200", "--factor", "2", "--max-steps", "1",
+		"--step-duration", "1s", "--slo-p99", "2s", "--out", out); code != exitPass {
+		t.Fatalf("capacity: exit %d\n%s", code, text)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil || !strings.Contains(string(b), "apacity") {
+		t.Fatalf("capacity report.html: %v", err)
+	}
+}
