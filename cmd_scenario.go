@@ -68,7 +68,8 @@ func planFromScenario(s *scenarios.Scenario, cf clusterFlags, changed func(strin
 		return nil, err
 	}
 	p := &plan{name: s.Name, cluster: c, stock: s.Activity.Stock, buckets: uint32(s.Activity.Buckets),
-		window: s.Activity.Window, faults: planned, evaluate: s.Evaluate, waived: s.Waived, resolved: s.Resolved()}
+		window: s.Activity.Window, faults: planned, evaluate: s.Evaluate, waived: s.Waived, resolved: s.Resolved(),
+		pipeline: s.Pipeline, drain: s.Drain}
 	for _, ph := range s.Phases {
 		p.phases = append(p.phases, runner.Phase{Name: ph.Name, Config: ph.Config})
 	}

@@ -22,6 +22,11 @@ type Info struct {
 	Suite    bool          // a suite of other built-ins
 	Members  []string      // a suite's members
 	Duration time.Duration // planned load time (a suite: the sum of its members')
+	// Pipeline: the scenario runs the pipeline (a suite: some member does);
+	// Drain is the longest it may then take after the load (a suite: the
+	// sum of its members' drains).
+	Pipeline bool
+	Drain    time.Duration
 }
 
 // builtinNames lists the embedded scenarios, sorted.
@@ -60,7 +65,17 @@ func Builtins() []Info {
 			out = append(out, Info{Name: n, Proves: "INVALID: " + err.Error()})
 			continue
 		}
-		out = append(out, Info{Name: n, Proves: s.Proves, Suite: s.IsSuite(), Members: s.Suite, Duration: s.Duration()})
+		in := Info{Name: n, Proves: s.Proves, Suite: s.IsSuite(), Members: s.Suite, Duration: s.Duration(),
+			Pipeline: s.Pipeline != nil, Drain: s.Drain}
+		if s.IsSuite() {
+			if ms, err := s.Members(); err == nil {
+				for _, m := range ms {
+					in.Pipeline = in.Pipeline || m.Pipeline != nil
+					in.Drain += m.Drain
+				}
+			}
+		}
+		out = append(out, in)
 	}
 	return out
 }

@@ -59,8 +59,28 @@
 //	    for: 6s                   # 0: until the end of the load
 //	    target: hot-master        # the kind's target parameter
 //	    params: {mode: kill}      # the kind's other parameters
+//	pipeline:                     # the rest of the reserve path beside the
+//	                              # load (runner/pipeline); absent: off
+//	  seed: 42                    # default: the scenario's seed
+//	  mq:                         # the simulated MQ, per send:
+//	    ack: 0.9                  #   shares in [0, 1]; ack + error +
+//	    error: 0                  #   timeout = 1; ack not written takes
+//	    timeout: 0.1              #   the rest (1 - error - timeout)
+//	    timeout_delivered: 0.5    # of the timeouts, stored anyway (duplicates)
+//	    timeout_after: 20ms       # a timed-out send blocks the sender this long
+//	    lost: 0                   # of the acked, never delivered (expiry's job)
+//	  order: {reject: 0.1, delay: 50ms, workers: 8}
+//	  dispatcher: {every: 20ms, batch: 100, workers: 8, retry_after: 100ms}
+//	  expiry: {every: 100ms, batch: 100, max_pages: 20}
+//	  release: {workers: 4, retry: 50ms, attempts: 5}
+//	  call_timeout: 2s            # every Redis call of the stages
+//	  drain: 10s                  # after the load: until every reservation is
+//	                              # ORDER_CREATED or RELEASED (P2), at most this
+//	  defects: []                 # negative controls only: order-no-dedupe,
+//	                              # order-ignores-fence,
+//	                              # expiry-direct-compensate, expiry-no-check
 //	assertions:
-//	  invariants: all             # or a list: [I1, I3, I6]
+//	  invariants: all             # or a list: [I1, I3, I6, P2]
 //	  slo:
 //	    - {phase: baseline, p99: 20ms, p999: 50ms, min_throughput: 1800}
 //	    - {p99: 100ms, of: service_time}   # no phase: the whole run
@@ -91,5 +111,45 @@
 // Required invariants: "all" (the default) requires every invariant in the
 // report not to fail (skip is fine: nothing to judge). An explicit list
 // requires those and waives the others (reported, not required): see
-// Scenario.Waived.
+// Scenario.Waived. The ids are I1..I9 (runner.Verify) and, with the
+// pipeline on, P1..P5 (runner.VerifyPipeline): "all" then also requires
+// P1..P5 to be in the report, and listing a P id without a pipeline: section
+// is an error.
+//
+// # Pipeline
+//
+// A pipeline: section (even an empty one, "pipeline: {}") runs the
+// asynchronous half of the reserve path beside the load and drains it
+// afterwards: Scenario.Pipeline and Scenario.Drain. Every field not written
+// takes runner/pipeline.DefaultConfig's value: every send acked (mq.ack 1,
+// error 0, timeout 0, lost 0; timeout_delivered 0.5 and timeout_after 20ms
+// apply once timeout > 0), no rejects and no consumer lag (order.reject 0,
+// order.delay 0, 8 order workers), the dispatcher polling every 20ms for
+// batches of 100 with 8 workers and retry_after 100ms, expiry sweeping every
+// 100ms in pages of 100 (at most 20), releases with 4 workers, 50ms between
+// attempts and 5 attempts, call_timeout 2s, no defects; except seed, which
+// defaults to the scenario's seed (so --set seed=7 reseeds the MQ and order
+// draws too), and drain (not a pipeline.Config field), 10s (DefaultDrain,
+// like the run command's --drain).
+//
+// The MQ shares are not normalised: ack + error + timeout must add up to 1
+// (within 1e-9). Leave ack out and it is the rest, 1 - error - timeout, so
+// "mq: {timeout: 0.1}" or --set pipeline.mq.timeout=0.2 is a complete
+// split; write ack and the three must add up to 1 (error, timeout then
+// default to 0). timeout_delivered, lost and order.reject are shares of
+// their own, each in [0, 1].
+//
+// Durations (timeout_after, every, retry_after, retry, call_timeout, drain)
+// must be positive, order.delay not negative (0: no lag); sizes (workers,
+// batch, max_pages, attempts) at least 1. A zero is an error rather than
+// the pipeline's silent "0 means the default": leave the field out instead.
+// defects names pipeline.DefectNames only.
+//
+// A dispatcher-crash fault needs the pipeline (without a pipeline: section
+// it is an error at the fault's kind), and activity.reservation_ttl must
+// exceed the crash (the fault's for, or until the end of the load when for
+// is 0): otherwise reservations accepted as the dispatcher stops expire
+// before the restarted dispatcher sends them, expiry (correctly) releases
+// them, and the crash tests expiry rather than the re-send. Keep the TTL
+// well above the crash. Two dispatcher-crash faults must not overlap.
 package scenarios

@@ -15,14 +15,18 @@ import (
 //   - invariants: one assertion. Required invariants (Assertions.Invariants,
 //     or every invariant in the report when nil) must not have status fail;
 //     skip is accepted (the check had nothing to judge) and noted in the
-//     detail; an explicitly required id missing from the report fails.
+//     detail; an explicitly required id missing from the report fails, and
+//     so does a missing P1..P5 when the scenario has a pipeline (nil: "all
+//     that ran" includes the pipeline checks).
 //   - slo: one per bound: "p99 <= 20ms in baseline", "p99 <= 50ms during
 //     kill", "p99 <= 20ms" for the whole run ("service_time p99 …" for
 //     of: service_time), read
 //     from rep.Phases by name (or rep.LatencyMs / rep.ServiceTimeMs);
 //     "throughput >= N ops/s in <phase>" from the phase's
 //     throughput_ops_per_s. A phase missing from the report, or with no
-//     operations, fails with a detail saying so.
+//     operations, fails with a detail saying so; except the scenario's only
+//     load phase, which the report does not list (it lists load phases
+//     only when there are two or more): it is judged on the whole run.
 //   - max_lost_acks: "lost_acks <= N" from rep.LostAcks.
 //   - max_unknown_ratio: "unknown ratio <= R", unknown.total / totals.ops
 //     (fails when no operation ran).
@@ -38,7 +42,7 @@ func (s *Scenario) Evaluate(rep *reports.Report) []reports.Assertion {
 	a := s.Assertions
 	out := []reports.Assertion{s.evalInvariants(rep)}
 	for _, slo := range a.SLO {
-		out = append(out, evalSLO(rep, slo)...)
+		out = append(out, evalSLO(rep, slo, len(s.Phases) == 1 && slo.Phase == s.Phases[0].Name)...)
 	}
 	if a.MaxLostAcks != nil {
 		out = append(out, bounded(fmt.Sprintf("lost_acks <= %d", *a.MaxLostAcks), float64(rep.LostAcks), float64(*a.MaxLostAcks), "acks", rep.LostAcks <= *a.MaxLostAcks, ""))
@@ -107,6 +111,15 @@ func (s *Scenario) evalInvariants(rep *reports.Report) reports.Assertion {
 		for _, inv := range rep.Invariants {
 			check(inv.ID, inv)
 		}
+		if s.Pipeline != nil {
+			// "All that ran" includes the pipeline checks: a run with the
+			// pipeline on whose report lacks them was not judged.
+			for _, id := range PipelineInvariantIDs {
+				if _, ok := byID[id]; !ok {
+					fails = append(fails, id+" is not in the report (the scenario runs the pipeline: its checks P1-P5 did not run)")
+				}
+			}
+		}
 	} else {
 		for _, id := range required {
 			inv, ok := byID[id]
@@ -139,7 +152,10 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 func fmtDur(d time.Duration) string { return d.String() }
 
-func evalSLO(rep *reports.Report, slo SLO) []reports.Assertion {
+// evalSLO judges one SLO. onlyPhase says slo.Phase is the scenario's only
+// load phase: the report lists load phases only when there are two or
+// more, so that phase is then judged on the whole run (the same operations).
+func evalSLO(rep *reports.Report, slo SLO, onlyPhase bool) []reports.Assertion {
 	in, prefix := "", ""
 	switch {
 	case strings.HasPrefix(slo.Phase, "during ") || strings.HasPrefix(slo.Phase, "after "):
@@ -155,8 +171,13 @@ func evalSLO(rep *reports.Report, slo SLO) []reports.Assertion {
 		pct = rep.ServiceTimeMs
 	}
 	throughput := rep.ThroughputOpsPerS
-	problem := ""
-	if slo.Phase != "" {
+	problem, note := "", ""
+	if slo.Phase != "" && onlyPhase && !slices.ContainsFunc(rep.Phases, func(p reports.Phase) bool { return p.Name == slo.Phase }) {
+		note = fmt.Sprintf("%s is the only load phase: judged on the whole run", slo.Phase)
+		if rep.Totals.Ops == 0 {
+			problem = "no operation ran"
+		}
+	} else if slo.Phase != "" {
 		var ph *reports.Phase
 		var names []string
 		for i := range rep.Phases {
@@ -190,14 +211,14 @@ func evalSLO(rep *reports.Report, slo SLO) []reports.Assertion {
 			continue
 		}
 		obs := b.pick(pct)
-		out = append(out, bounded(name, obs, ms(b.limit), "ms", obs <= ms(b.limit), ""))
+		out = append(out, bounded(name, obs, ms(b.limit), "ms", obs <= ms(b.limit), note))
 	}
 	if slo.MinThroughput > 0 {
 		name := fmt.Sprintf("throughput >= %g ops/s%s", slo.MinThroughput, in)
 		if problem != "" {
 			out = append(out, failed(name, 0, slo.MinThroughput, "ops/s", problem))
 		} else {
-			out = append(out, bounded(name, throughput, slo.MinThroughput, "ops/s", throughput >= slo.MinThroughput, ""))
+			out = append(out, bounded(name, throughput, slo.MinThroughput, "ops/s", throughput >= slo.MinThroughput, note))
 		}
 	}
 	return out

@@ -33,6 +33,7 @@ func (s *Scenario) Plan() ([]*faults.Planned, error) {
 // Resolved is the fully resolved scenario for report.json: every default
 // filled in, rate_scale applied (and recorded), durations as Go duration
 // strings, rates in ops/s. Phase entries carry their planned start offset.
+// "pipeline" (with its drain) is there only when the pipeline is on.
 func (s *Scenario) Resolved() map[string]any {
 	m := map[string]any{
 		"name":   s.Name,
@@ -84,6 +85,9 @@ func (s *Scenario) Resolved() map[string]any {
 		fl = append(fl, fm)
 	}
 	m["faults"] = fl
+	if s.Pipeline != nil {
+		m["pipeline"] = s.pipelineMap()
+	}
 	m["assertions"] = s.assertionsMap()
 	return m
 }

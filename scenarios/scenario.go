@@ -12,6 +12,7 @@ import (
 
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/pipeline"
 )
 
 // DefaultPath is the reserve path a scenario drives unless it names another.
@@ -61,6 +62,18 @@ type Scenario struct {
 	Path      string // reserve path: "reference" or a name of KnownPaths
 	Phases    []Phase
 	Faults    []FaultSpec
+	// Pipeline is the asynchronous rest of the reserve path run beside the
+	// load (send_pending dispatcher, simulated MQ, order service, release
+	// stage, expiry checker), complete: pipeline.DefaultConfig() with the
+	// file's pipeline: section over it (Seed defaults to the scenario's
+	// seed; MQ.Ack, when not written, is 1 - error - timeout). nil when the
+	// scenario has no pipeline: section (the pipeline is off).
+	Pipeline *pipeline.Config
+	// Drain is how long the pipeline may take after the load (and the
+	// heal) to bring every reservation to ORDER_CREATED or RELEASED: P2
+	// judges what is left. DefaultDrain when the pipeline is on and
+	// pipeline.drain is not written; 0 when the pipeline is off.
+	Drain time.Duration
 	// Assertions decide pass/fail besides the invariants (see Evaluate).
 	Assertions Assertions
 	// Suite names the member scenarios (built-in names, or file paths
@@ -73,6 +86,7 @@ type Scenario struct {
 	pos      map[string]pos
 	phaseSrc []map[string]string // per phase: field → the path that gave its value
 	sets     []string            // suite: --set values forwarded to every member
+	defects  []string            // pipeline.defects as written (Validate checks the names)
 }
 
 // Topology is the cluster the scenario runs on.
@@ -124,9 +138,11 @@ type FaultSpec struct {
 // Assertions are what a scenario requires of a finished run, besides the
 // report's invariants. See Evaluate for how each one is judged.
 type Assertions struct {
-	// Invariants lists the invariant ids (I1..I9) required to pass. nil:
-	// every invariant that ran (status not skip) must pass. An explicit
-	// list waives the others: they are reported, not required (see Waived).
+	// Invariants lists the invariant ids (I1..I9, and P1..P5 when the
+	// pipeline is on) required to pass. nil: every invariant that ran
+	// (status not skip) must pass, and a scenario with a pipeline also
+	// needs P1..P5 in the report. An explicit list waives the others: they
+	// are reported, not required (see Waived).
 	Invariants []string
 	// SLO bounds latency percentiles and throughput, overall or per phase.
 	SLO []SLO
@@ -333,6 +349,10 @@ func (d *dec) scenario(root *node) {
 		d.section(root, "defaults", "defaults")
 	}
 	d.faults(root)
+	d.pipeline(root)
+	if len(s.Suite) > 0 {
+		s.Pipeline, s.Drain = nil, 0 // a suite's members run it (Validate reports the section)
+	}
 	d.assertions(root)
 }
 

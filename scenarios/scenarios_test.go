@@ -39,7 +39,8 @@ func TestEveryBuiltinValidates(t *testing.T) {
 	infos := Builtins()
 	want := []string{"smoke", "stock-one", "replay-storm", "same-user", "release-storm", "failover-graceful",
 		"failover-kill", "master-pause", "slot-migration", "disconnect-before-reply", "slow-aof", "latency-spike",
-		"partition-master", "flash-sale", "nightly", "nightly-ci", "sold-out-90", "duplicates-50", "read-only-replays"}
+		"partition-master", "flash-sale", "nightly", "nightly-ci", "sold-out-90", "duplicates-50", "read-only-replays",
+		"full-path", "mq-flaky", "dispatcher-crash", "full-path-failover", "full-path-disconnect"}
 	var names []string
 	for _, in := range infos {
 		names = append(names, in.Name)
@@ -105,32 +106,55 @@ func TestNightlySizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := map[string]bool{}
+	pipelined := map[string]bool{}
 	for _, m := range ms {
 		if m.Duration() > 20*time.Second {
 			t.Errorf("nightly member %s lasts %s (keep each at most ~20 s)", m.Name, m.Duration())
 		}
-		if len(m.Faults) == 0 {
+		// A pipeline member's fault may be its flaky MQ or its rejects.
+		if len(m.Faults) == 0 && m.Pipeline == nil {
 			t.Errorf("nightly member %s injects no fault", m.Name)
+		}
+		if m.Pipeline != nil {
+			pipelined[m.Name] = true
+			if m.Drain <= 0 || m.Drain > 15*time.Second {
+				t.Errorf("nightly member %s drains for %s", m.Name, m.Drain)
+			}
 		}
 		for _, f := range m.Faults {
 			kinds[f.Kind+":"+f.Params["mode"]] = true
 		}
 	}
-	for _, k := range []string{"failover:graceful", "failover:kill", "failover:pause", "slot-migration:", "disconnect-before-reply:", "slow-aof:", "latency:", "partition:"} {
+	for _, k := range []string{"failover:graceful", "failover:kill", "failover:pause", "slot-migration:", "disconnect-before-reply:", "slow-aof:", "latency:", "partition:", "dispatcher-crash:"} {
 		if !kinds[k] {
 			t.Errorf("nightly does not cover %s", k)
 		}
 	}
-	if d := n.Duration(); d > 3*time.Minute {
+	for _, p := range []string{"full-path", "mq-flaky", "dispatcher-crash", "full-path-failover", "full-path-disconnect"} {
+		if !pipelined[p] {
+			t.Errorf("nightly lacks the pipeline member %s", p)
+		}
+	}
+	if d := n.Duration(); d > 4*time.Minute {
 		t.Errorf("nightly: %s of load", d)
 	}
 	ci := mustBuiltin(t, "nightly-ci")
 	if d := ci.Duration(); d > 80*time.Second {
 		t.Errorf("nightly-ci: %s of load does not fit a 2-minute budget with start-up", d)
 	}
+	ciPipeline := false
 	for _, m := range ci.Suite {
 		if !slices.Contains(n.Suite, m) {
 			t.Errorf("nightly-ci member %s is not in nightly", m)
+		}
+		ciPipeline = ciPipeline || pipelined[m]
+	}
+	if !ciPipeline {
+		t.Error("nightly-ci runs no pipeline member")
+	}
+	for _, in := range Builtins() {
+		if in.Name == "nightly-ci" && (!in.Pipeline || in.Drain != 10*time.Second) {
+			t.Errorf("nightly-ci info: %+v", in)
 		}
 	}
 }
@@ -635,10 +659,16 @@ assertions:
 	if as[1].Status != reports.StatusPass || d.Waived("I6") {
 		t.Errorf("%+v", as[1])
 	}
-	// A phase the report does not have fails and says so.
+	// The only load phase, which a report does not list, is the whole run.
 	rep := report()
 	rep.Phases = rep.Phases[1:]
 	as = d.Evaluate(rep)
+	if as[1].Name != "p99 <= 5ms in load" || as[1].Status != reports.StatusPass || as[1].Observed != 3 || !strings.Contains(as[1].Detail, "load is the only load phase: judged on the whole run") {
+		t.Errorf("only phase: %+v", as[1])
+	}
+	// A phase the report does not have fails and says so.
+	two := mustParse(t, "phases: [{name: load}, {name: more}]\nassertions: {slo: [{phase: load, p99: 5ms}]}\n")
+	as = two.Evaluate(rep)
 	if as[1].Status != reports.StatusFail || !strings.Contains(as[1].Detail, `phase "load" is not in the report`) {
 		t.Errorf("missing phase: %+v", as[1])
 	}
@@ -711,6 +741,11 @@ func TestSetKeysCoverSchema(t *testing.T) {
 			t.Errorf("SetKeys lacks %s", k)
 		}
 	}
+	for _, k := range []string{"pipeline.mq.timeout", "pipeline.drain", "pipeline.dispatcher.retry_after", "pipeline.defects", "pipeline.seed"} {
+		if !slices.Contains(keys, k) {
+			t.Errorf("SetKeys lacks %s", k)
+		}
+	}
 	// Every documented key can be set on a built-in (index 0, name "x").
 	for _, k := range keys {
 		if strings.Contains(k, "suite") || strings.HasPrefix(k, "name") {
@@ -720,6 +755,15 @@ func TestSetKeysCoverSchema(t *testing.T) {
 		key := strings.NewReplacer("<i|name|*>", "0", "<i>", "0", "<parameter>", "latency", "<outcome>", "ACCEPTED").Replace(k)
 		val := "1"
 		switch {
+		case strings.HasPrefix(key, "pipeline."):
+			switch schemaAt(t, key).t {
+			case tDuration:
+				val = "1s"
+			case tStrings:
+				val = "order-no-dedupe"
+			case tFloat:
+				val = "0.5"
+			}
 		case strings.HasSuffix(key, "shape"):
 			val = "constant"
 		case strings.HasSuffix(key, "mode"):

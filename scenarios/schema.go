@@ -129,6 +129,23 @@ var (
 		{"outcomes", &schema{t: tDict, elem: boundSchema, what: "outcome"}},
 	}}
 
+	pipelineSchema = &schema{t: tMap, fields: []field{
+		{"seed", sInt},
+		{"mq", &schema{t: tMap, fields: []field{
+			{"ack", sFloat}, {"error", sFloat}, {"timeout", sFloat}, {"timeout_delivered", sFloat},
+			{"timeout_after", sDuration}, {"lost", sFloat},
+		}}},
+		{"order", &schema{t: tMap, fields: []field{{"reject", sFloat}, {"delay", sDuration}, {"workers", sInt}}}},
+		{"dispatcher", &schema{t: tMap, fields: []field{
+			{"every", sDuration}, {"batch", sInt}, {"workers", sInt}, {"retry_after", sDuration},
+		}}},
+		{"expiry", &schema{t: tMap, fields: []field{{"every", sDuration}, {"batch", sInt}, {"max_pages", sInt}}}},
+		{"release", &schema{t: tMap, fields: []field{{"workers", sInt}, {"retry", sDuration}, {"attempts", sInt}}}},
+		{"call_timeout", sDuration},
+		{"drain", sDuration},
+		{"defects", sStrings},
+	}}
+
 	rootSchema = &schema{t: tMap, fields: []field{
 		{"name", sString},
 		{"description", sString},
@@ -141,6 +158,7 @@ var (
 		{"defaults", defaultsSchema},
 		{"phases", &schema{t: tList, elem: phaseSchema}},
 		{"faults", &schema{t: tList, elem: faultSchema}},
+		{"pipeline", pipelineSchema},
 		{"assertions", assertionsSchema},
 		{"suite", sStrings},
 	}}

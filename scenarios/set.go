@@ -15,9 +15,14 @@ import (
 // phases.0.mix.replay=0.5, faults.0.at=2s, faults.kill.params.mode=pause,
 // assertions.max_unknown_ratio=0.01, assertions.slo.0.p99=30ms,
 // assertions.outcomes.ACCEPTED.exactly=1, assertions.invariants=I1,I3,
-// suite=a,b. An index one past the end of a list adds an entry
-// (faults.1.kind=latency). An empty value (key=) removes the setting, so its
-// default applies. Values are parsed like the file's (durations as 10s).
+// suite=a,b, pipeline.mq.timeout=0.2, pipeline.order.reject=0.1,
+// pipeline.drain=5s, pipeline.defects=order-no-dedupe. An index one past
+// the end of a list adds an entry (faults.1.kind=latency). An empty value
+// (key=) removes the setting, so its default applies; on a section it
+// removes the whole section (pipeline= turns the pipeline off). Setting any
+// pipeline key on a scenario without a pipeline: section turns the
+// pipeline on with the defaults for the rest. Values are parsed like the
+// file's (durations as 10s).
 //
 // rate_scale=x replaces the scenario's rate_scale (it does not multiply
 // it): rate_scale=1 runs the rates as written.
@@ -106,13 +111,15 @@ func (a *assigner) assign(n *node, sch *schema, segs []string, path string) erro
 		}
 		childPath := join(path, seg)
 		if last {
-			switch sub.t {
-			case tMap, tDict, tList:
-				return fmt.Errorf("key %q is a section; set one of its keys: %s", a.key, strings.Join(keysUnder(childPath, sub), ", "))
-			}
 			if a.val == "" {
+				// key= removes the setting (a whole section too: pipeline=
+				// turns the pipeline off).
 				n.del(seg)
 				return nil
+			}
+			switch sub.t {
+			case tMap, tDict, tList:
+				return fmt.Errorf("key %q is a section; set one of its keys (or %s= to remove it): %s", a.key, a.key, strings.Join(keysUnder(childPath, sub), ", "))
 			}
 			n.put(seg, &node{kind: scalarNode, pos: a.p(), text: a.val}, a.p())
 			return nil
@@ -121,6 +128,11 @@ func (a *assigner) assign(n *node, sch *schema, segs []string, path string) erro
 		if child == nil || child.kind == nullNode {
 			if sub.t != tMap && sub.t != tDict && sub.t != tList {
 				return fmt.Errorf("key %q: %s is a value, it has no keys under it", a.key, childPath)
+			}
+			if a.val == "" {
+				// Removing a setting of an absent section: nothing to do
+				// (creating it would turn on pipeline:, add a fault, …).
+				return nil
 			}
 			child = &node{kind: nullNode, pos: a.p()}
 			n.put(seg, child, a.p())
@@ -139,6 +151,9 @@ func (a *assigner) assign(n *node, sch *schema, segs []string, path string) erro
 		}
 		for _, i := range idx {
 			if i == len(n.items) {
+				if a.val == "" {
+					continue // removing a setting of an entry that does not exist
+				}
 				n.items = append(n.items, newMap(a.p()))
 			}
 			if err := a.assign(n.items[i], sch.elem, segs[1:], fmt.Sprintf("%s[%d]", path, i)); err != nil {

@@ -15,12 +15,14 @@ import (
 	"seckill-harness/runner"
 )
 
-// InvariantIDs are the invariants a scenario may require (DESIGN.md §2).
-var InvariantIDs = []string{"I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9"}
+// InvariantIDs are the invariants a scenario may require (DESIGN.md §2):
+// I1..I9 from runner.Verify, P1..P5 from runner.VerifyPipeline (only when
+// the scenario has a pipeline).
+var InvariantIDs = append([]string{"I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9"}, PipelineInvariantIDs...)
 
 // exclusiveKinds may not overlap on one target: each one moves or stops the
-// node (network toxics may stack).
-var exclusiveKinds = map[string]bool{"failover": true, "partition": true, "slot-migration": true, "slow-aof": true}
+// node, or the pipeline's dispatcher (network toxics may stack).
+var exclusiveKinds = map[string]bool{"failover": true, "partition": true, "slot-migration": true, "slow-aof": true, dispatcherCrashKind: true}
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_#-]*$`)
 
@@ -107,6 +109,7 @@ func (v *validator) scenario() {
 	}
 	v.topology()
 	v.activity()
+	v.pipeline()
 	v.phases()
 	v.faults()
 	v.assertions()
@@ -381,6 +384,9 @@ func kindList() string {
 
 // targetKey is what an exclusive fault acts on, for the overlap check.
 func (f FaultSpec) targetKey() string {
+	if f.Kind == dispatcherCrashKind {
+		return dispatcherTarget
+	}
 	if f.Kind == "slot-migration" {
 		switch sl := strings.TrimSpace(f.Params["slots"]); sl {
 		case "", "hot":
@@ -458,6 +464,9 @@ func (v *validator) faults() {
 			v.bad(path+".for", "at+for = %s runs past the end of the load (%s): shorten for (or 0: until the end)", f.At+f.For, total)
 		}
 		v.faultTopology(i)
+		if f.Kind == dispatcherCrashKind {
+			v.dispatcherCrash(i, total)
+		}
 		end := total
 		if f.For > 0 {
 			end = f.At + f.For
@@ -470,7 +479,9 @@ func (v *validator) faults() {
 			if !x.exclusives || !y.exclusives {
 				continue
 			}
-			sameTarget := x.target == y.target || x.target == faults.TargetAllMasters || y.target == faults.TargetAllMasters
+			// all-masters covers every node, not the pipeline's dispatcher.
+			nodes := x.target != dispatcherTarget && y.target != dispatcherTarget
+			sameTarget := x.target == y.target || nodes && (x.target == faults.TargetAllMasters || y.target == faults.TargetAllMasters)
 			if sameTarget && x.from < y.to && y.from < x.to {
 				fx, fy := s.Faults[x.i], s.Faults[y.i]
 				v.bad(fmt.Sprintf("faults[%d]", y.i), "%s on %s during [%s, %s) overlaps faults[%d] (%s on %s during [%s, %s)): %s faults on one target must not overlap; move at or shorten for (network toxics may stack)",
@@ -497,7 +508,7 @@ func (v *validator) faultErrPath(i int, err error) string {
 	if _, rest, ok := strings.Cut(msg, fmt.Sprintf("fault %q: ", f.Text())); ok {
 		msg = rest
 	}
-	if strings.Contains(msg, "target=") && f.Target != "" {
+	if (strings.Contains(msg, "target=") || strings.Contains(msg, `"target"`)) && f.Target != "" {
 		return path + ".target"
 	}
 	keys := make([]string, 0, len(f.Params))
@@ -542,6 +553,8 @@ func (v *validator) assertions() {
 			v.bad(path, "all stands alone (invariants: all); or list ids: %s", strings.Join(InvariantIDs, ", "))
 		case !slices.Contains(InvariantIDs, strings.ToUpper(id)):
 			v.bad(path, "%q: unknown invariant; valid: all, %s", id, strings.Join(InvariantIDs, ", "))
+		case s.Pipeline == nil && slices.Contains(PipelineInvariantIDs, strings.ToUpper(id)):
+			v.bad(path, "%q is a pipeline check (P1-P5), in the report only when the pipeline runs, but this scenario has no pipeline: section: add one or remove %s", id, id)
 		}
 	}
 	phases := s.sloPhases()
@@ -645,8 +658,9 @@ func (slo SLO) bounds() []sloBound {
 
 func (v *validator) suite() {
 	s := v.s
-	for _, key := range []string{"phases", "defaults", "faults", "assertions"} {
-		if s.tree.has(key) {
+	for _, key := range []string{"phases", "defaults", "faults", "pipeline", "assertions"} {
+		// pipeline: turns the pipeline on even when empty.
+		if s.tree.has(key) || key == "pipeline" && s.tree.get(key) != nil {
 			v.bad(key, "a suite (suite: is set) has no %s of its own: put them in the member scenarios", key)
 		}
 	}

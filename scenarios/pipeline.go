@@ -1,0 +1,237 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"seckill-harness/runner/pipeline"
+)
+
+// The pipeline: section: the asynchronous rest of the reserve path
+// (runner/pipeline) run beside the load, and the drain after it.
+
+// DefaultDrain is how long the pipeline may take after the load when
+// pipeline.drain is not written (the run command's --drain default).
+const DefaultDrain = 10 * time.Second
+
+// dispatcherCrashKind is the fault kind that stops the pipeline's
+// dispatcher (faults/dispatchercrash.go).
+const dispatcherCrashKind = "dispatcher-crash"
+
+// dispatcherTarget is what a dispatcher-crash acts on, for the overlap check.
+const dispatcherTarget = "pipeline-dispatcher"
+
+// PipelineInvariantIDs are the pipeline checks (runner.VerifyPipeline):
+// in the report only when the run has a pipeline.
+var PipelineInvariantIDs = []string{"P1", "P2", "P3", "P4", "P5"}
+
+// HasPipeline reports whether the scenario runs the pipeline.
+func (s *Scenario) HasPipeline() bool { return s.Pipeline != nil }
+
+// pipeline decodes the pipeline: section over pipeline.DefaultConfig().
+func (d *dec) pipeline(root *node) {
+	s := d.s
+	pm := d.section(root, "pipeline", "pipeline")
+	if pm == nil {
+		return // no section: the pipeline is off
+	}
+	c := pipeline.DefaultConfig()
+	c.Seed = d.int(pm, "seed", "pipeline.seed", s.Seed)
+
+	mq := d.section(pm, "mq", "pipeline.mq")
+	c.MQ.Error = d.float(mq, "error", "pipeline.mq.error", 0)
+	c.MQ.Timeout = d.float(mq, "timeout", "pipeline.mq.timeout", 0)
+	// ack, when not written, takes the rest: --set pipeline.mq.timeout=0.2
+	// alone stays a valid split.
+	c.MQ.Ack = d.float(mq, "ack", "pipeline.mq.ack", 1-c.MQ.Error-c.MQ.Timeout)
+	c.MQ.TimeoutDelivered = d.float(mq, "timeout_delivered", "pipeline.mq.timeout_delivered", c.MQ.TimeoutDelivered)
+	c.MQ.TimeoutAfter = d.dur(mq, "timeout_after", "pipeline.mq.timeout_after", c.MQ.TimeoutAfter)
+	c.MQ.Lost = d.float(mq, "lost", "pipeline.mq.lost", c.MQ.Lost)
+
+	o := d.section(pm, "order", "pipeline.order")
+	c.Order.Reject = d.float(o, "reject", "pipeline.order.reject", c.Order.Reject)
+	c.Order.Delay = d.dur(o, "delay", "pipeline.order.delay", c.Order.Delay)
+	c.Order.Workers = int(d.int(o, "workers", "pipeline.order.workers", int64(c.Order.Workers)))
+
+	ds := d.section(pm, "dispatcher", "pipeline.dispatcher")
+	c.Dispatcher.Every = d.dur(ds, "every", "pipeline.dispatcher.every", c.Dispatcher.Every)
+	c.Dispatcher.Batch = int(d.int(ds, "batch", "pipeline.dispatcher.batch", int64(c.Dispatcher.Batch)))
+	c.Dispatcher.Workers = int(d.int(ds, "workers", "pipeline.dispatcher.workers", int64(c.Dispatcher.Workers)))
+	c.Dispatcher.RetryAfter = d.dur(ds, "retry_after", "pipeline.dispatcher.retry_after", c.Dispatcher.RetryAfter)
+
+	e := d.section(pm, "expiry", "pipeline.expiry")
+	c.Expiry.Every = d.dur(e, "every", "pipeline.expiry.every", c.Expiry.Every)
+	c.Expiry.Batch = int(d.int(e, "batch", "pipeline.expiry.batch", int64(c.Expiry.Batch)))
+	c.Expiry.MaxPages = int(d.int(e, "max_pages", "pipeline.expiry.max_pages", int64(c.Expiry.MaxPages)))
+
+	r := d.section(pm, "release", "pipeline.release")
+	c.Release.Workers = int(d.int(r, "workers", "pipeline.release.workers", int64(c.Release.Workers)))
+	c.Release.Retry = d.dur(r, "retry", "pipeline.release.retry", c.Release.Retry)
+	c.Release.Attempts = int(d.int(r, "attempts", "pipeline.release.attempts", int64(c.Release.Attempts)))
+
+	c.CallTimeout = d.dur(pm, "call_timeout", "pipeline.call_timeout", c.CallTimeout)
+	s.Drain = d.dur(pm, "drain", "pipeline.drain", DefaultDrain)
+
+	s.defects = d.strs(pm, "defects", "pipeline.defects")
+	var known []string
+	for _, n := range s.defects {
+		if slices.Contains(pipeline.DefectNames(), n) {
+			known = append(known, n)
+		}
+	}
+	c.Defects, _ = pipeline.ParseDefects(known) // unknown names: Validate reports them
+	s.Pipeline = &c
+}
+
+func (v *validator) pipeline() {
+	s := v.s
+	c := s.Pipeline
+	if c == nil {
+		return
+	}
+	before := len(v.errs)
+	def := pipeline.DefaultConfig()
+
+	inRange := true
+	share := func(path string, x float64) {
+		if math.IsNaN(x) || x < 0 || x > 1 {
+			v.bad(path, "%g: a share is between 0 and 1", x)
+			inRange = false
+		}
+	}
+	if s.given("pipeline.mq.ack") {
+		share("pipeline.mq.ack", c.MQ.Ack)
+	}
+	share("pipeline.mq.error", c.MQ.Error)
+	share("pipeline.mq.timeout", c.MQ.Timeout)
+	share("pipeline.mq.timeout_delivered", c.MQ.TimeoutDelivered)
+	share("pipeline.mq.lost", c.MQ.Lost)
+	share("pipeline.order.reject", c.Order.Reject)
+	if inRange {
+		if sum := c.MQ.Ack + c.MQ.Error + c.MQ.Timeout; s.given("pipeline.mq.ack") && math.Abs(sum-1) > 1e-9 {
+			v.bad("pipeline.mq", "ack %g + error %g + timeout %g = %g: the outcomes of a send must add up to 1 (omit ack: it takes the rest, 1 - error - timeout)",
+				c.MQ.Ack, c.MQ.Error, c.MQ.Timeout, sum)
+		} else if rest := c.MQ.Error + c.MQ.Timeout; !s.given("pipeline.mq.ack") && rest > 1+1e-9 {
+			v.bad("pipeline.mq", "error %g + timeout %g = %g: more than 1, no share left for ack (ack takes the rest)", c.MQ.Error, c.MQ.Timeout, rest)
+		}
+	}
+
+	for _, x := range []struct {
+		path   string
+		d, def time.Duration
+	}{
+		{"pipeline.mq.timeout_after", c.MQ.TimeoutAfter, def.MQ.TimeoutAfter},
+		{"pipeline.dispatcher.every", c.Dispatcher.Every, def.Dispatcher.Every},
+		{"pipeline.dispatcher.retry_after", c.Dispatcher.RetryAfter, def.Dispatcher.RetryAfter},
+		{"pipeline.expiry.every", c.Expiry.Every, def.Expiry.Every},
+		{"pipeline.release.retry", c.Release.Retry, def.Release.Retry},
+		{"pipeline.call_timeout", c.CallTimeout, def.CallTimeout},
+		{"pipeline.drain", s.Drain, DefaultDrain},
+	} {
+		if x.d <= 0 {
+			v.bad(x.path, "%s: must be positive (omit it for the default %s)", x.d, x.def)
+		}
+	}
+	if c.Order.Delay < 0 {
+		v.bad("pipeline.order.delay", "%s: must not be negative (0: no consumer lag)", c.Order.Delay)
+	}
+	for _, x := range []struct {
+		path   string
+		n, def int
+	}{
+		{"pipeline.order.workers", c.Order.Workers, def.Order.Workers},
+		{"pipeline.dispatcher.batch", c.Dispatcher.Batch, def.Dispatcher.Batch},
+		{"pipeline.dispatcher.workers", c.Dispatcher.Workers, def.Dispatcher.Workers},
+		{"pipeline.expiry.batch", c.Expiry.Batch, def.Expiry.Batch},
+		{"pipeline.expiry.max_pages", c.Expiry.MaxPages, def.Expiry.MaxPages},
+		{"pipeline.release.workers", c.Release.Workers, def.Release.Workers},
+		{"pipeline.release.attempts", c.Release.Attempts, def.Release.Attempts},
+	} {
+		if x.n < 1 {
+			v.bad(x.path, "%d: want at least 1 (omit it for the default %d)", x.n, x.def)
+		}
+	}
+
+	// A lost message's reservation ends only when it expires: the last ones
+	// of the load must expire (and be swept) within the drain, or P2 fails
+	// by construction.
+	if ttl := s.Activity.ReservationTTL; inRange && c.MQ.Lost > 0 && ttl > 0 && s.Drain > 0 && c.Expiry.Every > 0 &&
+		ttl+c.Expiry.Every >= s.Drain {
+		v.bad("pipeline.mq.lost", "%g: a lost message's reservation ends only when it expires (activity.reservation_ttl %s, then the next expiry sweep, every %s), but pipeline.drain is %s: the load's last reservations would still be ENQUEUED when the drain ends (P2); make the drain longer than the TTL plus a sweep, or shorten the TTL (e.g. reservation_ttl: 5s, drain: 10s)",
+			c.MQ.Lost, ttl, c.Expiry.Every, s.Drain)
+	}
+
+	valid := pipeline.DefectNames()
+	seen := map[string]int{}
+	for i, n := range s.defects {
+		path := fmt.Sprintf("pipeline.defects[%d]", i)
+		if !slices.Contains(valid, n) {
+			msg := fmt.Sprintf("%q: unknown defect; valid defects (negative controls, each makes a P-check fail): %s", n, strings.Join(valid, ", "))
+			if sug := suggest(n, valid); sug != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", sug)
+			}
+			v.bad(path, "%s", msg)
+			continue
+		}
+		if j, dup := seen[n]; dup {
+			v.bad(path, "%q is listed twice (also pipeline.defects[%d])", n, j)
+		}
+		seen[n] = i
+	}
+
+	if len(v.errs) == before {
+		// Backstop: whatever the pipeline would still refuse at Start.
+		if err := c.Validate(); err != nil {
+			v.bad("pipeline", "the pipeline refuses this configuration: %v", err)
+		}
+	}
+}
+
+// dispatcherCrash checks a dispatcher-crash fault against the pipeline and
+// the reservation TTL; total is the load's planned length.
+func (v *validator) dispatcherCrash(i int, total time.Duration) {
+	s := v.s
+	f := s.Faults[i]
+	path := fmt.Sprintf("faults[%d]", i)
+	if s.Pipeline == nil {
+		v.bad(path+".kind", "%s stops the pipeline's send_pending dispatcher, but this scenario has no pipeline (no pipeline: section): add one (pipeline: {drain: 10s} runs it with the defaults) or --set pipeline.drain=10s",
+			f.Kind)
+	}
+	crash, how := f.For, fmt.Sprintf("at %s for %s", f.At, f.For)
+	if f.For == 0 {
+		crash, how = total-f.At, fmt.Sprintf("at %s until the end of the load at %s", f.At, total)
+	}
+	if ttl := s.Activity.ReservationTTL; crash > 0 && ttl > 0 && ttl <= crash {
+		v.bad("activity.reservation_ttl", "%s does not exceed the %s dispatcher crash of %s (%s, %s): reservations accepted as it stops would expire before the restarted dispatcher sends them, and expiry (correctly) releases never-sent reservations, so the run would not test the re-send; keep the TTL well above the crash (e.g. reservation_ttl: %s) or shorten the fault's for",
+			ttl, crash, path, s.where(path), how, suggestTTL(crash))
+	}
+}
+
+// suggestTTL is a TTL well above a crash of length d: 3×d rounded up to a second.
+func suggestTTL(d time.Duration) time.Duration {
+	return (3*d + time.Second - 1).Truncate(time.Second)
+}
+
+func (s *Scenario) pipelineMap() map[string]any {
+	c := s.Pipeline
+	defects := c.Defects.Names()
+	if defects == nil {
+		defects = []string{}
+	}
+	return map[string]any{
+		"seed": c.Seed,
+		"mq": map[string]any{"ack": c.MQ.Ack, "error": c.MQ.Error, "timeout": c.MQ.Timeout,
+			"timeout_delivered": c.MQ.TimeoutDelivered, "timeout_after": c.MQ.TimeoutAfter.String(), "lost": c.MQ.Lost},
+		"order": map[string]any{"reject": c.Order.Reject, "delay": c.Order.Delay.String(), "workers": c.Order.Workers},
+		"dispatcher": map[string]any{"every": c.Dispatcher.Every.String(), "batch": c.Dispatcher.Batch,
+			"workers": c.Dispatcher.Workers, "retry_after": c.Dispatcher.RetryAfter.String()},
+		"expiry":       map[string]any{"every": c.Expiry.Every.String(), "batch": c.Expiry.Batch, "max_pages": c.Expiry.MaxPages},
+		"release":      map[string]any{"workers": c.Release.Workers, "retry": c.Release.Retry.String(), "attempts": c.Release.Attempts},
+		"call_timeout": c.CallTimeout.String(),
+		"drain":        s.Drain.String(),
+		"defects":      defects,
+	}
+}
