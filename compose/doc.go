@@ -1,9 +1,37 @@
-// Package compose provides what the run stands on: the infrastructure the
-// seckill harness runs against.
+// Package compose provides what the run stands on: the Redis Cluster the
+// seckill harness runs against and the toxiproxy layer in front of it.
 //
-// Today that is a local Redis Cluster made of real child redis-server
-// processes (see [Start] and [LocalCluster]); later a toxiproxy layer in front
-// of those nodes and testcontainers-based variants are meant to live here too.
+// # Clusters
+//
+// Everything the faults and the CLI need of a cluster is the [Cluster]
+// interface: topology (Addrs, Nodes, MasterOfSlot, ReplicasOf, NodeByAddr,
+// NodeByID, SlotOwners, WaitSlotOwner, OpenSlots), direct admin clients
+// (Admin), WaitHealthy, Close, process control (Kill, Stop, Pause, Resume,
+// Restart — [ErrNoProcessControl] where the harness has none), Owned and
+// Provider. Three kinds implement it:
+//
+//   - [LocalCluster] ([Start], provider "local", the default): child
+//     redis-server processes on 127.0.0.1, owned, with process control by
+//     signals.
+//   - [DockerCluster] ([StartDocker], provider "docker"): redis containers
+//     started with testcontainers-go on the host network, owned, with process
+//     control through the Docker API. Needs a Docker engine ([DockerAvailable]).
+//   - [ExternalCluster] ([ConnectExternal], provider "external"): somebody
+//     else's cluster named by a redis:// or rediss:// spec (credentials, TLS),
+//     not owned, no process control. [ExternalCluster.ClientOptions] gives the
+//     CLI its client options; [ExternalCluster.Redacted] is the printable name.
+//
+// The faults package's CheckAllowed refuses destructive faults against a
+// cluster that is not Owned (unless allowed) and process-level faults where
+// there is no process control.
+//
+// # Toxiproxy
+//
+// [Toxics] is what faults use of toxiproxy: [Proxies] embeds a toxiproxy
+// server in the harness ([NewProxies]); [RemoteProxies] drives an existing
+// toxiproxy server over its HTTP API ([NewRemoteProxies]). Either way only
+// the harness's client connections are proxied (via the Dialer; wrap it with
+// [ProxiedDialer] for TLS); replication and the cluster bus never are.
 //
 // # Local cluster
 //
@@ -26,4 +54,8 @@
 // started and removes the directories.
 //
 // All methods of [LocalCluster] are safe for concurrent use.
+//
+// compose/docker-compose.yml is a ready 3×1 cluster plus a toxiproxy server
+// for `--cluster redis://127.0.0.1:7001 --toxiproxy http://127.0.0.1:8474`;
+// see compose/README.md.
 package compose

@@ -20,8 +20,8 @@ import (
 // executable.
 var ErrRedisServerMissing = errors.New("compose: redis-server binary not found: install it with `apt-get install -y redis-server` (Debian/Ubuntu) or set Options.RedisServer to the path of a redis-server binary")
 
-// ErrClosed is returned by operations on a [LocalCluster] after Close.
-var ErrClosed = errors.New("compose: local cluster is closed")
+// ErrClosed is returned by operations on a [Cluster] after Close.
+var ErrClosed = errors.New("compose: cluster is closed")
 
 // ErrNotRunning is returned (wrapped) by operations that need a running
 // node process, e.g. [LocalCluster.Pause] on a killed node.
@@ -86,10 +86,15 @@ type Node struct {
 	Port     int      // client port
 	Role     string   // "master" | "replica"
 	MasterID string   // for replicas: the ID of the master they replicate
-	PID      int      // 0 if not running (stopped/killed and not restarted)
+	PID      int      // 0 if not running (stopped/killed and not restarted) or not a local process
 	Slots    [][2]int // inclusive slot ranges owned (masters)
 	Dir      string   // the node's directory (redis.conf, nodes.conf, redis.log)
-	Paused   bool     // SIGSTOPped by Pause and not yet resumed
+	Paused   bool     // SIGSTOPped (or its container frozen) by Pause and not yet resumed
+	// Down is true when the harness knows the node's process (or container)
+	// is not running: killed or stopped and not restarted. Always false on
+	// clusters without process control (an unreachable external node shows
+	// in Flags as fail?/fail instead).
+	Down bool
 	// Flags are the raw CLUSTER NODES flags other than myself/master/slave,
 	// e.g. "fail", "fail?", "handshake", "noaddr", "nofailover".
 	Flags []string

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -49,14 +51,16 @@ type Toxic struct {
 }
 
 // Proxies is an embedded, in-process toxiproxy server with one TCP proxy in
-// front of every node of a LocalCluster. Only the harness's client
+// front of every node of a cluster (any Cluster whose nodes this machine can
+// reach: a LocalCluster, a DockerCluster on the host network, an
+// ExternalCluster). Only the harness's client
 // connections go through it (via Dialer); replication and the cluster bus
 // use the nodes' real addresses and are never proxied. A node that restarts
 // keeps its address, so its proxy stays valid.
 //
 // All methods are safe for concurrent use.
 type Proxies struct {
-	cluster *LocalCluster
+	cluster Cluster
 	srv     *toxiproxy.ApiServer
 	dialer  net.Dialer
 
@@ -77,8 +81,12 @@ type nodeProxy struct {
 
 // NewProxies starts an in-process toxiproxy server and one proxy per node of
 // c (listening on 127.0.0.1:0, upstream the node's real address). c may be
-// nil: proxies are then only created on the fly by the Dialer.
-func NewProxies(c *LocalCluster) (*Proxies, error) {
+// nil: proxies are then only created on the fly by the Dialer, for loopback
+// addresses only.
+func NewProxies(c Cluster) (*Proxies, error) {
+	if isNilCluster(c) {
+		c = nil
+	}
 	quietToxics.Do(func() { zlog.Logger = zerolog.Nop() })
 	p := &Proxies{
 		cluster: c,
@@ -125,8 +133,8 @@ func (p *Proxies) ensureLocked(nodeAddr string) (*nodeProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compose: proxy for %q: %w", nodeAddr, err)
 	}
-	if !isLoopbackHost(host) {
-		return nil, fmt.Errorf("compose: no proxy for non-local address %s", nodeAddr)
+	if !isLoopbackHost(host) && !p.clusterKnows(nodeAddr) {
+		return nil, fmt.Errorf("compose: no proxy for %s: neither a loopback address nor a node of the cluster", nodeAddr)
 	}
 	px := toxiproxy.NewProxy(p.srv, "node-"+nodeAddr, "127.0.0.1:0", nodeAddr)
 	if err := p.srv.Collection.Add(px, true); err != nil {
@@ -172,7 +180,7 @@ func (p *Proxies) Dialer() func(ctx context.Context, network, addr string) (net.
 			p.mu.Unlock()
 			return p.dialer.DialContext(ctx, network, addr)
 		}
-		if host, _, err := net.SplitHostPort(addr); err != nil || !isLoopbackHost(host) {
+		if host, _, err := net.SplitHostPort(addr); err != nil || !isLoopbackHost(host) && !p.clusterKnows(addr) {
 			p.mu.Unlock()
 			return p.dialer.DialContext(ctx, network, addr) // not ours to proxy
 		}
@@ -190,8 +198,13 @@ func (p *Proxies) Dialer() func(ctx context.Context, network, addr string) (net.
 		}
 		np.dialed.Add(1)
 		np.conns.Add(1)
-		return &trackedConn{Conn: conn, np: np}, nil
+		return &trackedConn{Conn: conn, counter: &np.conns}, nil
 	}
+}
+
+// clusterKnows reports whether addr is a node address of the cluster.
+func (p *Proxies) clusterKnows(addr string) bool {
+	return p.cluster != nil && slices.Contains(p.cluster.Addrs(), addr)
 }
 
 // probeDown returns the node's own dial error when the cluster's bookkeeping
@@ -214,8 +227,8 @@ func (p *Proxies) probeDown(ctx context.Context, network, addr string) error {
 // trackedConn counts a client connection through a proxy until the client closes it.
 type trackedConn struct {
 	net.Conn
-	np   *nodeProxy
-	once sync.Once
+	counter *atomic.Int64
+	once    sync.Once
 }
 
 // SyscallConn exposes the socket, as a bare *net.TCPConn would: go-redis's
@@ -235,7 +248,7 @@ func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
 func (c *trackedConn) NetConn() net.Conn { return c.Conn }
 
 func (c *trackedConn) Close() error {
-	c.once.Do(func() { c.np.conns.Add(-1) })
+	c.once.Do(func() { c.counter.Add(-1) })
 	return c.Conn.Close()
 }
 
@@ -268,35 +281,9 @@ func (p *Proxies) AddToxic(nodeAddr string, t Toxic) error {
 	if err != nil {
 		return err
 	}
-	if t.Stream == "" {
-		t.Stream = "downstream"
-	}
-	if t.Stream != "downstream" && t.Stream != "upstream" {
-		return fmt.Errorf("compose: toxic %q: stream %q: want downstream or upstream", t.Name, t.Stream)
-	}
-	if t.Toxicity == 0 {
-		t.Toxicity = 1
-	}
-	if t.Toxicity < 0 || t.Toxicity > 1 {
-		return fmt.Errorf("compose: toxic %q: toxicity %v: want (0,1]", t.Name, t.Toxicity)
-	}
-	if t.Attributes == nil {
-		t.Attributes = map[string]any{}
-	}
-	attrs, err := json.Marshal(t.Attributes)
+	t, attrs, err := normalizeToxic(t)
 	if err != nil {
-		return fmt.Errorf("compose: toxic %q: attributes: %w", t.Name, err)
-	}
-	// Reject unknown types and attributes up front (toxiproxy ignores
-	// unknown attributes silently).
-	inst := toxics.New(&toxics.ToxicWrapper{Type: t.Type})
-	if inst == nil {
-		return fmt.Errorf("compose: toxic %q: unknown type %q", t.Name, t.Type)
-	}
-	dec := json.NewDecoder(bytes.NewReader(attrs))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(inst); err != nil {
-		return fmt.Errorf("compose: toxic %q of type %s: attributes %s: %w", t.Name, t.Type, attrs, err)
+		return err
 	}
 	body, err := json.Marshal(map[string]any{
 		"name": t.Name, "type": t.Type, "stream": t.Stream, "toxicity": t.Toxicity,
@@ -412,4 +399,51 @@ func (p *Proxies) Close() error {
 	}
 	p.closed = true
 	return p.srv.Collection.Clear()
+}
+
+// isNilCluster reports whether c is nil or a typed nil pointer.
+func isNilCluster(c Cluster) bool {
+	if c == nil {
+		return true
+	}
+	v := reflect.ValueOf(c)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// normalizeToxic applies the defaults (downstream, toxicity 1, no
+// attributes) and rejects bad streams, toxicities, unknown types and
+// unknown attributes (toxiproxy ignores unknown attributes silently). It
+// returns the attributes as JSON.
+func normalizeToxic(t Toxic) (Toxic, []byte, error) {
+	if t.Stream == "" {
+		t.Stream = "downstream"
+	}
+	if t.Stream != "downstream" && t.Stream != "upstream" {
+		return t, nil, fmt.Errorf("compose: toxic %q: stream %q: want downstream or upstream", t.Name, t.Stream)
+	}
+	if t.Toxicity == 0 {
+		t.Toxicity = 1
+	}
+	if t.Toxicity < 0 || t.Toxicity > 1 {
+		return t, nil, fmt.Errorf("compose: toxic %q: toxicity %v: want (0,1]", t.Name, t.Toxicity)
+	}
+	if t.Attributes == nil {
+		t.Attributes = map[string]any{}
+	}
+	attrs, err := json.Marshal(t.Attributes)
+	if err != nil {
+		return t, nil, fmt.Errorf("compose: toxic %q: attributes: %w", t.Name, err)
+	}
+	// Reject unknown types and attributes up front (toxiproxy ignores
+	// unknown attributes silently).
+	inst := toxics.New(&toxics.ToxicWrapper{Type: t.Type})
+	if inst == nil {
+		return t, nil, fmt.Errorf("compose: toxic %q: unknown type %q", t.Name, t.Type)
+	}
+	dec := json.NewDecoder(bytes.NewReader(attrs))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(inst); err != nil {
+		return t, nil, fmt.Errorf("compose: toxic %q of type %s: attributes %s: %w", t.Name, t.Type, attrs, err)
+	}
+	return t, attrs, nil
 }

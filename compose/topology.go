@@ -493,6 +493,7 @@ func (c *LocalCluster) fillLocked(n *Node, p *proc) {
 	if !c.closed && !p.cur.exited() {
 		n.PID = p.cur.pid
 	}
+	n.Down = n.PID == 0
 }
 
 // MasterOfSlot returns the master that currently owns slot (0..16383)

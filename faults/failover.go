@@ -143,10 +143,14 @@ func (f *Failover) note(format string, args ...any) {
 
 // Inject implements Fault.
 func (f *Failover) Inject(ctx context.Context, env *Env) error {
-	if env == nil || env.Cluster == nil {
+	if env.cluster() == nil {
 		return errors.New("failover: no cluster in the environment")
 	}
-	c := env.Cluster
+	c := env.cluster()
+	if (f.mode == FailoverKill || f.mode == FailoverPause) && !c.HasProcessControl() {
+		return fmt.Errorf("failover: mode=%s signals the master's process, but this is a %s cluster: %w",
+			f.mode, c.Provider(), compose.ErrNoProcessControl)
+	}
 	n, err := f.target.ResolveOne(ctx, env)
 	if err != nil {
 		return fmt.Errorf("failover: %w", err)
@@ -291,7 +295,7 @@ func (f *Failover) awaitNewMaster(ctx context.Context, env *Env, ok func(compose
 				return err
 			}
 		}
-		m, err := env.Cluster.MasterOfSlot(wctx, slot)
+		m, err := env.cluster().MasterOfSlot(wctx, slot)
 		if err == nil && ok(m) {
 			f.mu.Lock()
 			f.newMaster, f.recovered, f.recovery = m, true, time.Since(t0)
@@ -319,7 +323,7 @@ func (f *Failover) awaitNewMaster(ctx context.Context, env *Env, ok func(compose
 	f.mu.Lock()
 	id := f.newMaster.ID
 	f.mu.Unlock()
-	if err := env.Cluster.WaitSlotOwner(wctx, slot, id); err != nil {
+	if err := env.cluster().WaitSlotOwner(wctx, slot, id); err != nil {
 		f.note("not every node agreed on the new owner within wait: %v", err)
 		return nil
 	}
@@ -346,7 +350,7 @@ func (f *Failover) watch(ctx context.Context, env *Env, stop, done chan struct{}
 		case <-time.After(50 * time.Millisecond):
 		}
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		m, err := env.Cluster.MasterOfSlot(cctx, slot)
+		m, err := env.cluster().MasterOfSlot(cctx, slot)
 		cancel()
 		if err == nil && m.ID != oldID {
 			f.mu.Lock()
@@ -371,10 +375,10 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 	stop, done := f.watchStop, f.watchDone
 	f.watchStop = nil
 	f.mu.Unlock()
-	if !started || env == nil || env.Cluster == nil {
+	if !started || env.cluster() == nil {
 		return nil
 	}
-	c := env.Cluster
+	c := env.cluster()
 	t0 := time.Now()
 	var errs []error
 
@@ -394,7 +398,7 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 		}
 	}
 	if f.mode == FailoverKill {
-		if n, ok := c.NodeByAddr(old.Addr); ok && n.PID == 0 {
+		if n, ok := c.NodeByAddr(old.Addr); ok && n.Down {
 			if err := c.Restart(ctx, old.Addr); err != nil {
 				errs = append(errs, fmt.Errorf("restart %s: %w", old.Addr, err))
 			} else {
@@ -461,7 +465,7 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 
 // failBack makes the old master master again with a graceful CLUSTER FAILOVER.
 func (f *Failover) failBack(ctx context.Context, env *Env) error {
-	c := env.Cluster
+	c := env.cluster()
 	f.mu.Lock()
 	old, slot := f.old, f.slot
 	f.mu.Unlock()
@@ -501,12 +505,16 @@ func (f *Failover) failBack(ctx context.Context, env *Env) error {
 }
 
 // collectLog keeps the failover-related lines of the promoted node's log.
-func (f *Failover) collectLog(c *compose.LocalCluster, addr string) {
+func (f *Failover) collectLog(c compose.Cluster, addr string) {
+	lt, ok := c.(compose.LogTailer)
+	if !ok {
+		return // an external cluster's logs are not ours to read
+	}
 	f.mu.Lock()
 	since := f.injectedAt.Add(-50 * time.Millisecond)
 	f.mu.Unlock()
 	var keep []string
-	for _, l := range strings.Split(c.NodeLogTail(addr, 300), "\n") {
+	for _, l := range strings.Split(lt.NodeLogTail(addr, 300), "\n") {
 		ll := strings.ToLower(l)
 		if !strings.Contains(ll, "failover") && !strings.Contains(ll, "election") && !strings.Contains(ll, "marking node") {
 			continue

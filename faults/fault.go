@@ -12,6 +12,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -25,8 +26,14 @@ import (
 // Env is what a fault acts on. Faults only touch the processes, proxies and
 // slots named here, and only ones the harness itself started or owns.
 type Env struct {
-	Cluster *compose.LocalCluster
-	Proxies *compose.Proxies // nil: no proxies in front of the nodes (network kinds refuse)
+	// Cluster is the cluster under test: local processes, containers or an
+	// external cluster. Process-level kinds (failover mode=kill|pause) need
+	// Cluster.HasProcessControl(); see CheckAllowed for the safety guard.
+	Cluster compose.Cluster
+	// Proxies is the toxiproxy layer in front of the nodes (embedded
+	// *compose.Proxies or a remote server's *compose.RemoteProxies); nil:
+	// none (network kinds refuse).
+	Proxies compose.Toxics
 	// Client is the load's cluster client: faults that move slots or masters
 	// call ReloadState on it so it routes around promptly.
 	Client *redis.ClusterClient
@@ -43,6 +50,32 @@ type Env struct {
 type PipelineControl interface {
 	StopDispatcher()
 	StartDispatcher()
+}
+
+// cluster is e.Cluster, or nil when e, the field, or the pointer in it is nil
+// (a nil *compose.LocalCluster stored in the interface is not a cluster).
+func (e *Env) cluster() compose.Cluster {
+	if e == nil || isNil(e.Cluster) {
+		return nil
+	}
+	return e.Cluster
+}
+
+// proxies is e.Proxies, or nil when e, the field, or the pointer in it is nil.
+func (e *Env) proxies() compose.Toxics {
+	if e == nil || isNil(e.Proxies) {
+		return nil
+	}
+	return e.Proxies
+}
+
+// isNil reports whether v is nil or an interface holding a nil pointer.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 func (e *Env) logf(format string, args ...any) {

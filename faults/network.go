@@ -25,7 +25,7 @@ var toxicSeq atomic.Int64
 
 // requireProxies is the refusal every network kind gives without proxies.
 func requireProxies(env *Env, kind string) error {
-	if env == nil || env.Proxies == nil {
+	if env.proxies() == nil {
 		return fmt.Errorf("fault %s needs the proxies: run on the local cluster with proxies", kind)
 	}
 	return nil
@@ -189,10 +189,10 @@ func (f *toxicFault) arm(env *Env) error {
 		if f.armed[n.Addr] {
 			continue
 		}
-		warm, _ := env.Proxies.Stats(n.Addr)
+		warm, _ := env.proxies().Stats(n.Addr)
 		t := f.toxic
 		t.Name = f.name
-		if err := env.Proxies.AddToxic(n.Addr, t); err != nil {
+		if err := env.proxies().AddToxic(n.Addr, t); err != nil {
 			errs = append(errs, err)
 			f.errs = append(f.errs, err.Error())
 			continue
@@ -215,7 +215,7 @@ func (f *toxicFault) disarm(env *Env) error {
 		if !f.armed[n.Addr] {
 			continue
 		}
-		if err := env.Proxies.RemoveToxic(n.Addr, f.name); err != nil {
+		if err := env.proxies().RemoveToxic(n.Addr, f.name); err != nil {
 			errs = append(errs, err)
 			f.errs = append(f.errs, err.Error())
 			continue
@@ -273,7 +273,7 @@ func (f *toxicFault) Heal(ctx context.Context, env *Env) error {
 		close(stop)
 	}
 	f.wg.Wait()
-	if env == nil || env.Proxies == nil {
+	if env.proxies() == nil {
 		return nil
 	}
 	if err := f.disarm(env); err != nil {

@@ -90,8 +90,8 @@ func (f *partitionFault) Inject(ctx context.Context, env *Env) error {
 	f.at = time.Now()
 	var errs []error
 	for _, n := range nodes {
-		f.connsAt[n.Addr], _ = env.Proxies.Stats(n.Addr)
-		if err := env.Proxies.Disable(n.Addr); err != nil {
+		f.connsAt[n.Addr], _ = env.proxies().Stats(n.Addr)
+		if err := env.proxies().Disable(n.Addr); err != nil {
 			errs = append(errs, err)
 			f.errs = append(f.errs, err.Error())
 			continue
@@ -106,7 +106,7 @@ func (f *partitionFault) Inject(ctx context.Context, env *Env) error {
 }
 
 func (f *partitionFault) Heal(ctx context.Context, env *Env) error {
-	if env == nil || env.Proxies == nil {
+	if env.proxies() == nil {
 		return nil
 	}
 	f.mu.Lock()
@@ -117,7 +117,7 @@ func (f *partitionFault) Heal(ctx context.Context, env *Env) error {
 		if !f.disabled[n.Addr] {
 			continue
 		}
-		if err := env.Proxies.Enable(n.Addr); err != nil {
+		if err := env.proxies().Enable(n.Addr); err != nil {
 			errs = append(errs, err)
 			f.errs = append(f.errs, err.Error())
 			continue
@@ -135,9 +135,9 @@ func (f *partitionFault) Heal(ctx context.Context, env *Env) error {
 			env.Client.ReloadState(ctx)
 			f.reloaded = true
 		}
-		if env.Cluster != nil {
+		if env.cluster() != nil {
 			for _, n := range f.nodes {
-				if now, ok := env.Cluster.NodeByAddr(n.Addr); ok {
+				if now, ok := env.cluster().NodeByAddr(n.Addr); ok {
 					f.pidAfter[n.Addr] = now.PID
 				}
 			}

@@ -135,7 +135,7 @@ func (m *SlotMigration) Target() string {
 
 // Inject implements Fault: it returns once every planned slot has moved.
 func (m *SlotMigration) Inject(ctx context.Context, env *Env) error {
-	if env == nil || env.Cluster == nil {
+	if env.cluster() == nil {
 		return errors.New("slot-migration: no cluster in the environment")
 	}
 	plans, err := m.plan(ctx, env)
@@ -187,7 +187,7 @@ func (m *SlotMigration) plan(ctx context.Context, env *Env) ([]*slotMove, error)
 		n, _ := strconv.Atoi(m.slots)
 		slots = []int{n}
 	}
-	nodes, err := env.Cluster.Nodes(ctx)
+	nodes, err := env.cluster().Nodes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (m *SlotMigration) plan(ctx context.Context, env *Env) ([]*slotMove, error)
 
 // move migrates p.slot from p.src to p.dst, resuming wherever it stands.
 func (m *SlotMigration) move(ctx context.Context, env *Env, p *slotMove, pause time.Duration) error {
-	c := env.Cluster
+	c := env.cluster()
 	src, err := c.Admin(p.src.Addr)
 	if err != nil {
 		return fmt.Errorf("source %s: %w", p.src.Addr, err)
@@ -346,7 +346,7 @@ func (m *SlotMigration) moveKeys(ctx context.Context, env *Env, p *slotMove, src
 		if len(keys) == 0 {
 			break
 		}
-		if err := m.migrateBatch(ctx, src, host, port, keys, p); err != nil {
+		if err := m.migrateBatch(ctx, src, host, port, migrateAuth(env), keys, p); err != nil {
 			return err
 		}
 		if pause > 0 {
@@ -366,13 +366,14 @@ func (m *SlotMigration) moveKeys(ctx context.Context, env *Env, p *slotMove, src
 // holds one of the keys, e.g. after an earlier MIGRATE whose reply timed out)
 // is resolved with REPLACE: the source still holds the key, so its copy is
 // the current one. IOERR and timeouts are retried three times.
-func (m *SlotMigration) migrateBatch(ctx context.Context, src *redis.Client, host, port string, keys []string, p *slotMove) error {
+func (m *SlotMigration) migrateBatch(ctx context.Context, src *redis.Client, host, port string, auth []any, keys []string, p *slotMove) error {
 	replace := false
 	for attempt := 0; ; attempt++ {
 		args := []any{"MIGRATE", host, port, "", 0, m.timeout.Milliseconds()}
 		if replace {
 			args = append(args, "REPLACE")
 		}
+		args = append(args, auth...) // AUTH/AUTH2 on clusters with credentials (never logged)
 		args = append(args, "KEYS")
 		for _, k := range keys {
 			args = append(args, k)
@@ -443,10 +444,10 @@ func (m *SlotMigration) note(format string, args ...any) {
 func (m *SlotMigration) Heal(ctx context.Context, env *Env) error {
 	m.healMu.Lock()
 	defer m.healMu.Unlock()
-	if env == nil || env.Cluster == nil {
+	if env.cluster() == nil {
 		return nil
 	}
-	c := env.Cluster
+	c := env.cluster()
 	m.mu.Lock()
 	plans := append([]*slotMove(nil), m.plans...)
 	m.mu.Unlock()
@@ -612,3 +613,12 @@ func (m *SlotMigration) Evidence() map[string]any {
 
 // CompletesOnInject: the migration is over when Inject returns.
 func (m *SlotMigration) CompletesOnInject() bool { return true }
+
+// migrateAuth returns the AUTH / AUTH2 arguments MIGRATE needs to log in on
+// the destination, when the cluster has credentials.
+func migrateAuth(env *Env) []any {
+	if ma, ok := env.cluster().(compose.MigrateAuther); ok {
+		return ma.MigrateAuth()
+	}
+	return nil
+}

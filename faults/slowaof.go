@@ -136,7 +136,7 @@ func (f *SlowAOF) Target() string {
 
 // Inject implements Fault.
 func (f *SlowAOF) Inject(ctx context.Context, env *Env) error {
-	if env == nil || env.Cluster == nil {
+	if env.cluster() == nil {
 		return errors.New("slow-aof: no cluster in the environment")
 	}
 	targets, err := f.target.Resolve(ctx, env)
@@ -160,7 +160,7 @@ func (f *SlowAOF) Inject(ctx context.Context, env *Env) error {
 }
 
 func (f *SlowAOF) injectNode(ctx context.Context, env *Env, an *aofNode) error {
-	c := env.Cluster
+	c := env.cluster()
 	addr := an.node.Addr
 	adm, err := c.Admin(addr)
 	if err != nil {
@@ -172,7 +172,7 @@ func (f *SlowAOF) injectNode(ctx context.Context, env *Env, an *aofNode) error {
 		if !aofIsRedisErr(err) {
 			return fmt.Errorf("DEBUG AOF-FLUSH-SLEEP 0: %w", err)
 		}
-		if env.Proxies == nil {
+		if env.proxies() == nil {
 			return fmt.Errorf("DEBUG AOF-FLUSH-SLEEP is refused (%v) and there are no proxies for the latency-toxic fallback: "+
 				"start the nodes with enable-debug-command local/yes or run with proxies", err)
 		}
@@ -258,7 +258,7 @@ func (f *SlowAOF) injectNode(ctx context.Context, env *Env, an *aofNode) error {
 		f.mu.Lock()
 		an.toxic = name
 		f.mu.Unlock()
-		err := env.Proxies.AddToxic(addr, compose.Toxic{
+		err := env.proxies().AddToxic(addr, compose.Toxic{
 			Name: name, Type: "latency", Stream: "downstream",
 			Attributes: map[string]any{"latency": int64(latMs)},
 		})
@@ -295,7 +295,7 @@ func (f *SlowAOF) injectNode(ctx context.Context, env *Env, an *aofNode) error {
 func (f *SlowAOF) Heal(ctx context.Context, env *Env) error {
 	f.healMu.Lock()
 	defer f.healMu.Unlock()
-	if env == nil || env.Cluster == nil {
+	if env.cluster() == nil {
 		return nil
 	}
 	f.mu.Lock()
@@ -326,15 +326,15 @@ func (f *SlowAOF) healNode(ctx context.Context, env *Env, an *aofNode) error {
 	f.mu.Unlock()
 	addr := an.node.Addr
 	var errs []error
-	if toxic != "" && env.Proxies != nil {
-		if err := env.Proxies.RemoveToxic(addr, toxic); err != nil {
+	if toxic != "" && env.proxies() != nil {
+		if err := env.proxies().RemoveToxic(addr, toxic); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if !touched && !sleepSet {
 		return errors.Join(errs...)
 	}
-	adm, err := env.Cluster.Admin(addr)
+	adm, err := env.cluster().Admin(addr)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}

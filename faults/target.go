@@ -118,14 +118,14 @@ func isHostPort(s string) bool {
 }
 
 // Resolve returns the nodes the target names in the current topology
-// (env.Cluster.Nodes): one node for every role but all-masters. It fails
+// (env.cluster().Nodes): one node for every role but all-masters. It fails
 // when the cluster is missing, when a hot-* role has no env.HotSlots, or
 // when nothing matches (e.g. the hot master has no live replica).
 func (t Target) Resolve(ctx context.Context, env *Env) ([]compose.Node, error) {
-	if env == nil || env.Cluster == nil {
+	if env.cluster() == nil {
 		return nil, fmt.Errorf("target %s: no cluster to resolve it on", t)
 	}
-	nodes, err := env.Cluster.Nodes(ctx)
+	nodes, err := env.cluster().Nodes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t, err)
 	}
@@ -201,7 +201,7 @@ func (t Target) Resolve(ctx context.Context, env *Env) ([]compose.Node, error) {
 		// A node that is down is absent from the live view; the harness's
 		// bookkeeping still knows it by address.
 		if isHostPort(t.Node) {
-			if n, ok := env.Cluster.NodeByAddr(t.Node); ok {
+			if n, ok := env.cluster().NodeByAddr(t.Node); ok {
 				return []compose.Node{n}, nil
 			}
 		}
@@ -223,9 +223,9 @@ func (t Target) ResolveOne(ctx context.Context, env *Env) (compose.Node, error) 
 	return ns[0], nil
 }
 
-// healthy: running, not paused, not flagged failing.
+// healthy: not known down or paused, not flagged failing.
 func healthy(n compose.Node) bool {
-	if n.Paused || n.PID == 0 {
+	if n.Paused || n.Down {
 		return false
 	}
 	for _, f := range n.Flags {

@@ -1,0 +1,107 @@
+package compose
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestDockerAvailableDoesNotHang: without a Docker engine (as on the
+// harness's own CI machines) the check answers within its 5 s bound with
+// an error wrapping ErrNoDocker; with one it answers nil.
+func TestDockerAvailableDoesNotHang(t *testing.T) {
+	t0 := time.Now()
+	err := DockerAvailable(context.Background())
+	if d := time.Since(t0); d > 8*time.Second {
+		t.Errorf("DockerAvailable took %v", d)
+	}
+	if err != nil && !errors.Is(err, ErrNoDocker) {
+		t.Errorf("DockerAvailable: %v, want nil or ErrNoDocker", err)
+	}
+	t.Logf("DockerAvailable: %v (after %v)", err, time.Since(t0).Round(time.Millisecond))
+	if err != nil {
+		t0 = time.Now()
+		_, serr := StartDocker(context.Background(), DockerOptions{})
+		if !errors.Is(serr, ErrNoDocker) || time.Since(t0) > 8*time.Second {
+			t.Errorf("StartDocker without an engine: %v after %v, want ErrNoDocker at once", serr, time.Since(t0))
+		}
+	}
+}
+
+// TestDockerCluster starts a 3x1 cluster of redis:7.0 containers and
+// exercises the Cluster interface on it, process control included. Skipped
+// when no Docker engine answers.
+func TestDockerCluster(t *testing.T) {
+	if err := DockerAvailable(context.Background()); err != nil {
+		t.Skipf("no Docker engine: %v", err)
+	}
+	ctx := ctxT(t, 5*time.Minute)
+	c, err := StartDocker(ctx, DockerOptions{Logf: tlogf(t)})
+	if err != nil {
+		t.Fatalf("StartDocker: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	if c.Provider() != ProviderDocker || !c.Owned() || !c.HasProcessControl() {
+		t.Errorf("provider %s owned %v control %v", c.Provider(), c.Owned(), c.HasProcessControl())
+	}
+	if len(c.Addrs()) != 6 {
+		t.Fatalf("Addrs %v", c.Addrs())
+	}
+	m, err := c.MasterOfSlot(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps, err := c.ReplicasOf(ctx, m.ID)
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("replicas of %s: %v %v", m.Addr, reps, err)
+	}
+	// Kill the master: the replica takes over; Restart brings the old one
+	// back as a replica.
+	if err := c.Kill(m.Addr); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.NodeByAddr(m.Addr); !n.Down {
+		t.Errorf("killed node not Down: %+v", n)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		nm, err := c.MasterOfSlot(ctx, 0)
+		if err == nil && nm.ID == reps[0].ID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failover after docker kill: %v %v", nm, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := c.Restart(ctx, m.Addr); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.NodeByAddr(m.Addr); n.Role != "replica" || n.Down {
+		t.Errorf("restarted node: %+v", n)
+	}
+	// Pause / Resume.
+	if err := c.Pause(reps[0].Addr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Admin(reps[0].Addr); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("Admin of a paused node: %v", err)
+	}
+	if err := c.Resume(reps[0].Addr); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tail := c.NodeLogTail(m.Addr, 5); tail == "" {
+		t.Error("no container log")
+	}
+}
