@@ -260,8 +260,26 @@ func executePlan(ctx context.Context, out io.Writer, p *plan, xo execOptions) (*
 		return nil, err
 	}
 	defer st.close()
+	// A cluster the harness did not create gets no destructive fault unless
+	// asked for, and no process-level fault at all: refused before any key is written.
+	if err := faults.CheckAllowed(p.faults, st.cluster, p.cluster.allowDestructive); err != nil {
+		return nil, err
+	}
 	if err := lua.Setup(ctx, st.rdb, act); err != nil {
 		return nil, err
+	}
+	if !st.cluster.Owned() {
+		// Somebody else's cluster: remove exactly the keys this run created.
+		defer func() {
+			tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			n, err := lua.Teardown(tctx, st.rdb, act)
+			if err != nil {
+				fmt.Fprintf(out, "teardown of activity %s: %v (its keys expire at %s anyway)\n", act.ID, err, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339))
+				return
+			}
+			fmt.Fprintf(out, "teardown: removed the %d keys of activity %s\n", n, act.ID)
+		}()
 	}
 	store := lua.NewStore(st.rdb, scripts, []byte(fmt.Sprintf("seckill-harness-%d", first.Seed)))
 	tgt := runner.Target{Store: store, Activity: act}
@@ -343,7 +361,7 @@ func executePlan(ctx context.Context, out io.Writer, p *plan, xo execOptions) (*
 		}
 		chk.Checks = append(chk.Checks, pchecks...)
 	}
-	meta := runner.ReportMeta{Scenario: p.name, Versions: versions(cctx, st.rdb, scripts), Topology: st.topology(p.cluster), HGRMFile: "latency.hgrm"}
+	meta := runner.ReportMeta{Scenario: p.name, Versions: versions(cctx, st.rdb, scripts), Topology: st.topology(cctx, p.cluster), HGRMFile: "latency.hgrm"}
 	var faultPhases []reports.PhaseSpan
 	meta.Faults, faultPhases = faultReports(p.faults, p.faultNames, res, chk, act)
 	meta.Phases = append(loadPhaseSpans(res), faultPhases...)

@@ -107,6 +107,9 @@ func runSelftest(ctx context.Context, out io.Writer, o selftestOptions) error {
 		return err
 	}
 	defer st.close()
+	if !st.cluster.Owned() {
+		return fmt.Errorf("selftest writes broken data on purpose: it runs only on a cluster it creates (--cluster local or docker), not on %s", o.cluster.spec)
+	}
 	env := badpaths.Env{Cluster: st.cluster, Proxies: st.proxies, Client: st.rdb,
 		Secret: []byte(fmt.Sprintf("seckill-selftest-%d", o.seed)), Log: out}
 	fmt.Fprintf(out, "selftest: %d run(s) per path and load\n", o.runs)

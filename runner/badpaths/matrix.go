@@ -26,8 +26,8 @@ const ReferenceName = "reference"
 // writes activities into it and does not tear them down), a hardened client
 // (lua.NewClusterClient) dialing through Proxies when a load injects a fault.
 type Env struct {
-	Cluster *compose.LocalCluster
-	Proxies *compose.Proxies // required by loads with a fault (disconnect)
+	Cluster compose.Cluster
+	Proxies compose.Toxics // required by loads with a fault (disconnect)
 	Client  *redis.ClusterClient
 	Secret  []byte    // keys the reservation ids
 	Log     io.Writer // one progress line per run; nil: silent
