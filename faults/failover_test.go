@@ -78,7 +78,7 @@ func (l *tpLoad) worker(t *testing.T) {
 		l.ws.Ask.Add(ws.Ask.Load())
 		l.ws.Moved.Add(ws.Moved.Load())
 		l.ws.NoScript.Add(ws.NoScript.Load())
-		l.ws.Clusterdn.Add(ws.Clusterdn.Load())
+		l.ws.ClusterDown.Add(ws.ClusterDown.Load())
 		l.mu.Lock()
 		l.calls = append(l.calls, call)
 		if err == nil {
@@ -122,7 +122,7 @@ func (l *tpLoad) Stop() string {
 	sort.Strings(kinds)
 	return fmt.Sprintf("%d calls, %d answered (%d ACCEPTED), errors {%s}, wire: attempts=%d TRYAGAIN=%d ASK=%d MOVED=%d NOSCRIPT=%d CLUSTERDOWN=%d, longest gap without an answer %v",
 		len(l.calls), l.answered, len(l.accepted), strings.Join(kinds, " "), l.ws.Attempts.Load(), l.ws.TryAgain.Load(),
-		l.ws.Ask.Load(), l.ws.Moved.Load(), l.ws.NoScript.Load(), l.ws.Clusterdn.Load(), l.maxGap.Round(time.Millisecond))
+		l.ws.Ask.Load(), l.ws.Moved.Load(), l.ws.NoScript.Load(), l.ws.ClusterDown.Load(), l.maxGap.Round(time.Millisecond))
 }
 
 func tpErrKind(err error) string {

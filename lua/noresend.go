@@ -45,12 +45,12 @@ func IsOutcomeUnknown(err error) bool { return errors.Is(err, ErrOutcomeUnknown)
 // WireStats counts what one logical call did on the wire. Attach it with
 // WithWireStats; the hook installed by Harden fills it. Safe for concurrent use.
 type WireStats struct {
-	Attempts  atomic.Int32 // script commands written to a connection (EVALSHA and EVAL both count)
-	NoScript  atomic.Int32 // NOSCRIPT answers
-	Moved     atomic.Int32 // MOVED answers (go-redis followed them)
-	Ask       atomic.Int32 // ASK answers
-	TryAgain  atomic.Int32 // TRYAGAIN answers (multi-key call during slot migration)
-	Clusterdn atomic.Int32 // CLUSTERDOWN answers
+	Attempts    atomic.Int32 // script commands written to a connection (EVALSHA and EVAL both count)
+	NoScript    atomic.Int32 // NOSCRIPT answers
+	Moved       atomic.Int32 // MOVED answers (go-redis followed them)
+	Ask         atomic.Int32 // ASK answers
+	TryAgain    atomic.Int32 // TRYAGAIN answers (multi-key call during slot migration)
+	ClusterDown atomic.Int32 // CLUSTERDOWN answers
 }
 
 type wireStatsKey struct{}
@@ -196,7 +196,7 @@ func (h noResendHook) after(ctx context.Context, cmd redis.Cmder, err error) err
 			case strings.HasPrefix(msg, "TRYAGAIN"):
 				ws.TryAgain.Add(1)
 			case strings.HasPrefix(msg, "CLUSTERDOWN"):
-				ws.Clusterdn.Add(1)
+				ws.ClusterDown.Add(1)
 			}
 		}
 		return err // Redis answered: the outcome is known
