@@ -24,7 +24,7 @@ func TestSelftestBadInputExitsTwo(t *testing.T) {
 
 func TestSelftestListsThePaths(t *testing.T) {
 	code, out := cli(t, "selftest", "--list")
-	if code != exitPass || !strings.Contains(out, "new-request-id-on-timeout") || !strings.Contains(out, "pending") {
+	if code != exitPass || !strings.Contains(out, "new-request-id-on-timeout") || !strings.Contains(out, "mq-timeout") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
@@ -35,7 +35,7 @@ func TestSelftestOneRunPasses(t *testing.T) {
 	if code != exitPass {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"lua-no-user-marker", "caught 1/1", "I4 1/1", "release-on-send-timeout", "pending", "reference", "passed 1/1", "PASS", "wall time"} {
+	for _, want := range []string{"lua-no-user-marker", "caught 1/1", "I4 1/1", "release-on-send-timeout", "P5 1/1", "mq-timeout", "reference", "passed 1/1", "PASS", "wall time"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -56,7 +56,8 @@ func TestSelftestOneRunPasses(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if !doc.OK || len(doc.Rows) != 3 || doc.Wall <= 0 || len(doc.Paths) != 7 {
+	// 2 bad paths, the reference under same-user and under mq-timeout.
+	if !doc.OK || len(doc.Rows) != 4 || doc.Wall <= 0 || len(doc.Paths) != 7 {
 		t.Fatalf("selftest.json: %s", raw)
 	}
 }

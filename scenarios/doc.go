@@ -78,7 +78,8 @@
 //	                              # ORDER_CREATED or RELEASED (P2), at most this
 //	  defects: []                 # negative controls only: order-no-dedupe,
 //	                              # order-ignores-fence,
-//	                              # expiry-direct-compensate, expiry-no-check
+//	                              # expiry-direct-compensate, expiry-no-check,
+//	                              # release-on-send-timeout
 //	assertions:
 //	  invariants: all             # or a list: [I1, I3, I6, P2]
 //	  slo:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"seckill-harness/runner"
+	"seckill-harness/runner/pipeline"
 )
 
 // Names of the loads that expose the bad paths.
@@ -14,22 +15,28 @@ const (
 	LoadSameUser   = "same-user"   // earlier users with a new request_id
 	LoadReleaseDup = "release-dup" // releases of earlier reservations, many of them twice or more
 	LoadDisconnect = "disconnect"  // disconnect-before-reply pulses on the hot master
+	LoadMQTimeout  = "mq-timeout"  // the pipeline on, 30% MQ send timeouts (most of them delivered anyway)
 )
 
 // LoadNames lists the loads in the order the matrix runs them.
 func LoadNames() []string {
-	return []string{LoadContention, LoadReplay, LoadSameUser, LoadReleaseDup, LoadDisconnect}
+	return []string{LoadContention, LoadReplay, LoadSameUser, LoadReleaseDup, LoadDisconnect, LoadMQTimeout}
 }
 
 // Load is one short run's shape: the engine's config, the activity's stock
-// and buckets, and the fault injected while it runs ("" for none).
+// and buckets, the fault injected while it runs ("" for none) and, when
+// Pipeline is set, the asynchronous stages (dispatcher, MQ, orders,
+// releases, expiry) running beside the load, drained for up to Drain
+// after it and checked with P1–P5 as well.
 type Load struct {
-	Name        string        `json:"name"`
-	Description string        `json:"description"`
-	Stock       int64         `json:"stock"`
-	Buckets     uint32        `json:"buckets"`
-	Fault       string        `json:"fault,omitempty"`
-	Config      runner.Config `json:"-"`
+	Name        string           `json:"name"`
+	Description string           `json:"description"`
+	Stock       int64            `json:"stock"`
+	Buckets     uint32           `json:"buckets"`
+	Fault       string           `json:"fault,omitempty"`
+	Config      runner.Config    `json:"-"`
+	Pipeline    *pipeline.Config `json:"-"`
+	Drain       time.Duration    `json:"-"`
 }
 
 // GetLoad returns load name; quick shrinks it for tests.
@@ -74,6 +81,17 @@ func GetLoad(name string, quick bool) (Load, bool) {
 		c.SampleEvery = 250 * time.Millisecond
 		l = Load{Stock: 5000, Buckets: 1, Config: c,
 			Fault: fmt.Sprintf("disconnect-before-reply:every=300ms,at=%s,for=%s", shrink(500*time.Millisecond, 400*time.Millisecond), shrink(1500*time.Millisecond, 1200*time.Millisecond))}
+	case LoadMQTimeout:
+		// Sells out in about half a second, then keeps asking: units given
+		// back are sold again while late messages still arrive.
+		c.Mode, c.Concurrency, c.MaxInFlight = runner.ModeOpen, 16, 2000
+		c.Shape = runner.Shape{Kind: "constant", Rate: 600}
+		c.Duration = shrink(2500*time.Millisecond, 1500*time.Millisecond)
+		c.SampleEvery = 250 * time.Millisecond
+		pc := pipeline.DefaultConfig()
+		pc.MQ = pipeline.MQConfig{Ack: 0.7, Timeout: 0.3, TimeoutDelivered: 0.8, TimeoutAfter: 20 * time.Millisecond}
+		pc.Order.Delay = 200 * time.Millisecond // consumer lag: a stored message outlives the send timeout
+		l = Load{Stock: 300, Buckets: 1, Config: c, Pipeline: &pc, Drain: 5 * time.Second}
 	default:
 		return Load{}, false
 	}
@@ -117,6 +135,10 @@ func describe(l Load) string {
 	s += fmt.Sprintf(", I1 sampled every %s", c.SampleEvery)
 	if l.Fault != "" {
 		s += ", fault " + l.Fault
+	}
+	if p := l.Pipeline; p != nil {
+		s += fmt.Sprintf("; pipeline on: mq ack %g / error %g / timeout %g (%g of timeouts delivered anyway, after %s), consumer lag %s, order reject %g, drain ≤ %s, P1–P5 checked",
+			p.MQ.Ack, p.MQ.Error, p.MQ.Timeout, p.MQ.TimeoutDelivered, p.MQ.TimeoutAfter, p.Order.Delay, p.Order.Reject, l.Drain)
 	}
 	return s
 }

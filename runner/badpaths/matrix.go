@@ -17,6 +17,7 @@ import (
 	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/pipeline"
 )
 
 // ReferenceName is the reference path's name in the matrix.
@@ -54,6 +55,7 @@ type RunResult struct {
 	Evidence    map[string]any    `json:"evidence,omitempty"` // evidence of each failed invariant
 	Caught      bool              `json:"caught"`             // bad path: an expected invariant failed
 	Passed      bool              `json:"passed"`             // no invariant failed
+	Pipeline    map[string]any    `json:"pipeline,omitempty"` // with a pipeline load: its counters (pipeline.Evidence.Summary)
 	Seconds     float64           `json:"seconds"`
 }
 
@@ -120,6 +122,9 @@ func RunMatrix(ctx context.Context, env Env, opts Options) (*Matrix, error) {
 		if l.Fault != "" && env.Proxies == nil {
 			return nil, fmt.Errorf("badpaths: %s needs the %s load, which injects %s: the cluster needs proxies", info.Name, l.Name, l.Fault)
 		}
+		if info.PipelineDefect != "" && l.Pipeline == nil {
+			return nil, fmt.Errorf("badpaths: %s is a pipeline defect but its load %s runs no pipeline", info.Name, l.Name)
+		}
 		loads[l.Name] = l
 		byLoad[l.Name] = append(byLoad[l.Name], info)
 	}
@@ -132,8 +137,12 @@ func RunMatrix(ctx context.Context, env Env, opts Options) (*Matrix, error) {
 		m.Loads = append(m.Loads, l)
 		for _, info := range byLoad[ln] {
 			row := Row{Path: info.Name, Load: ln, Expect: info.Expect, Description: info.Description, Why: info.Why}
+			defects, err := info.defects()
+			if err != nil {
+				return nil, err
+			}
 			for r := 0; r < opts.Runs; r++ {
-				res, err := runOne(ctx, env, info.new, l, opts.Seed+int64(r), r+1)
+				res, err := runOne(ctx, env, info.new, defects, l, opts.Seed+int64(r), r+1)
 				if err != nil {
 					return nil, fmt.Errorf("%s under %s, run %d: %w", info.Name, ln, r+1, err)
 				}
@@ -145,7 +154,7 @@ func RunMatrix(ctx context.Context, env Env, opts Options) (*Matrix, error) {
 		}
 		row := Row{Path: ReferenceName, Reference: true, Load: ln}
 		for r := 0; r < opts.Runs; r++ {
-			res, err := runOne(ctx, env, nil, l, opts.Seed+int64(r), r+1)
+			res, err := runOne(ctx, env, nil, pipeline.Defects{}, l, opts.Seed+int64(r), r+1)
 			if err != nil {
 				return nil, fmt.Errorf("reference under %s, run %d: %w", ln, r+1, err)
 			}
@@ -239,8 +248,10 @@ func logRun(w io.Writer, path, load string, runs int, res RunResult, good bool, 
 }
 
 // runOne runs one path (nil: the reference) under load l on a fresh activity
-// and checks it.
-func runOne(ctx context.Context, env Env, newPath func(*lua.Store) runner.Path, l Load, seed int64, run int) (RunResult, error) {
+// and checks it. When l runs the pipeline, it runs beside the load with
+// defects on (none: the correct pipeline), is drained after it, and P1–P5
+// are checked with I1–I9 (which then count the pipeline's releases).
+func runOne(ctx context.Context, env Env, newPath func(*lua.Store) runner.Path, defects pipeline.Defects, l Load, seed int64, run int) (RunResult, error) {
 	t0 := time.Now()
 	a := lua.NewActivity(fmt.Sprintf("st%d-%d", time.Now().UnixMilli(), actSeq.Add(1)), "sku1", l.Stock, l.Buckets, time.Hour)
 	if err := lua.Setup(ctx, env.Client, a); err != nil {
@@ -272,6 +283,19 @@ func runOne(ctx context.Context, env Env, newPath func(*lua.Store) runner.Path, 
 		}
 		tl = &faults.Timeline{Env: &faults.Env{Cluster: env.Cluster, Proxies: env.Proxies, Client: env.Client, HotSlots: slots}, Items: []*faults.Planned{p}}
 	}
+	var pl *pipeline.Pipeline
+	if l.Pipeline != nil {
+		pc := *l.Pipeline
+		pc.Seed, pc.Defects = seed, defects
+		pl = pipeline.New(pc, store, a)
+		if err := pl.Start(ctx); err != nil {
+			return RunResult{}, fmt.Errorf("pipeline: %w", err)
+		}
+		defer pl.Stop()
+		if tl != nil {
+			tl.Env.Pipeline = pl
+		}
+	}
 	tctx, stopTimeline := context.WithCancel(ctx)
 	defer stopTimeline()
 	var opts []runner.Option
@@ -298,14 +322,35 @@ func runOne(ctx context.Context, env Env, newPath func(*lua.Store) runner.Path, 
 	if runErr != nil {
 		return RunResult{}, runErr
 	}
+	history := res.History
+	var ev *pipeline.Evidence
+	if pl != nil {
+		// A drain that times out is a finding (P2 lists the stuck), not a harness error.
+		if err := pl.Drain(ctx, l.Drain); err != nil && !errors.Is(err, pipeline.ErrDrainTimeout) {
+			return RunResult{}, fmt.Errorf("pipeline drain: %w", err)
+		}
+		pl.Stop()
+		ev = pl.Evidence()
+		history = runner.WithPipelineReleases(res.History, ev, res.Began)
+	}
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: l.Fault != ""})
+	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: history, Samples: res.Samples, FaultsInjected: l.Fault != ""})
 	if err != nil {
 		return RunResult{}, fmt.Errorf("reading the final state back: %w", err)
 	}
+	if ev != nil {
+		pchecks, err := runner.VerifyPipeline(cctx, tgt, res.History, ev)
+		if err != nil {
+			return RunResult{}, fmt.Errorf("checking the pipeline: %w", err)
+		}
+		chk.Checks = append(chk.Checks, pchecks...)
+	}
 	out := RunResult{Run: run, Seed: seed, Activity: a.ID, Ops: len(res.History.Ops), Outcomes: map[string]int{},
 		Failed: chk.Failed(), Passed: chk.Passed()}
+	if ev != nil {
+		out.Pipeline = ev.Summary()
+	}
 	for i := range res.History.Ops {
 		o := &res.History.Ops[i]
 		out.Outcomes[o.Kind.String()+":"+o.OutcomeName()]++

@@ -2,9 +2,11 @@ package badpaths
 
 import (
 	"errors"
+	"fmt"
 
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/pipeline"
 )
 
 // Names of the bad paths.
@@ -30,13 +32,31 @@ type Info struct {
 	Load   string   `json:"load"` // the load (see Loads) that exposes it
 	// Pending, when set, says why the path cannot run yet.
 	Pending string `json:"pending,omitempty"`
+	// PipelineDefect, when set, names the pipeline defect (one of
+	// pipeline.DefectNames) that makes this bad path: the reserve path is
+	// the reference and the fault is in the asynchronous stages, so the
+	// load must run the pipeline (Load.Pipeline). Such a path has no
+	// reserve-path constructor (Lookup does not find it).
+	PipelineDefect string `json:"pipeline_defect,omitempty"`
 
 	new      func(st *lua.Store) runner.Path
 	validate func() error
 }
 
 // Runnable reports whether the path can run (it is not pending).
-func (i Info) Runnable() bool { return i.Pending == "" && i.new != nil }
+func (i Info) Runnable() bool { return i.Pending == "" && (i.new != nil || i.PipelineDefect != "") }
+
+// defects returns the pipeline defects the path turns on (none for a reserve-path variant).
+func (i Info) defects() (pipeline.Defects, error) {
+	if i.PipelineDefect == "" {
+		return pipeline.Defects{}, nil
+	}
+	d, err := pipeline.ParseDefects([]string{i.PipelineDefect})
+	if err != nil {
+		return pipeline.Defects{}, fmt.Errorf("badpaths: %s: %w", i.Name, err)
+	}
+	return d, nil
+}
 
 var registry = []Info{
 	{
@@ -97,13 +117,13 @@ var registry = []Info{
 		new:         func(st *lua.Store) runner.Path { return newRequestIDPath{st: st} },
 	},
 	{
-		Name:        ReleaseOnSendTimeout,
-		Description: "SEND_UNKNOWN released directly when the MQ send times out (the message may have gone: a late order meets resold stock)",
-		Source:      "seed 000 §17 错误五, §18 Q9",
-		Expect:      []string{"I3"},
-		Why:         "the late message turns a released, resold unit into a second order",
-		Load:        "",
-		Pending:     "the async send path (MQ send, SEND_UNKNOWN, late ORDER_CREATED) does not exist in the harness yet",
+		Name:           ReleaseOnSendTimeout,
+		Description:    "the dispatcher releases a reservation as soon as its MQ send times out (SEND_UNKNOWN -> RELEASE_PENDING -> compensate at once, no MQ/order check) although the message may have been stored",
+		Source:         "seed 000 §8.4, §13.1, §17 错误五, §18 Q9",
+		Expect:         []string{"P5"},
+		Why:            "every move is legal, but most timed-out messages were stored anyway: each is consumed after its reservation was RELEASED and its unit resold (P5: a first consumption finds the reservation released while its message was in the MQ; the order stage's fence refuses the late order, so P1 holds)",
+		Load:           LoadMQTimeout,
+		PipelineDefect: "release-on-send-timeout",
 	},
 }
 
@@ -129,24 +149,33 @@ func Get(name string) (Info, bool) {
 	return Info{}, false
 }
 
-// Lookup returns the constructor of a runnable bad path; ok is false for an
-// unknown name and for a pending path (see Get).
+// Lookup returns the constructor of a runnable bad reserve path; ok is false
+// for an unknown name, a pending path and a pipeline defect (no reserve path
+// of its own: see Info.PipelineDefect and Get).
 func Lookup(name string) (func(st *lua.Store) runner.Path, bool) {
 	r, ok := Get(name)
-	if !ok || !r.Runnable() {
+	if !ok || !r.Runnable() || r.new == nil {
 		return nil, false
 	}
 	return r.new, true
 }
 
 // Validate checks that every Lua variant could be derived from the embedded
-// scripts (each edit applied exactly once). Call it before running: a
-// variant whose edit no longer applies would run the reference script.
+// scripts (each edit applied exactly once) and that every pipeline defect
+// is known and runs under a load with the pipeline. Call it before running:
+// a variant whose edit no longer applies would run the reference script.
 func Validate() error {
 	var errs []error
 	for _, r := range registry {
 		if r.validate != nil {
 			errs = append(errs, r.validate())
+		}
+		if r.PipelineDefect != "" {
+			_, err := r.defects()
+			errs = append(errs, err)
+			if l, ok := GetLoad(r.Load, false); !ok || l.Pipeline == nil {
+				errs = append(errs, fmt.Errorf("badpaths: %s is a pipeline defect: its load %q must run the pipeline", r.Name, r.Load))
+			}
 		}
 	}
 	return errors.Join(errs...)

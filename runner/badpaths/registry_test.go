@@ -15,7 +15,8 @@ func TestRegistry(t *testing.T) {
 	if len(names) != 7 {
 		t.Fatalf("names %v", names)
 	}
-	valid := map[string]bool{"I1": true, "I2": true, "I3": true, "I4": true, "I5": true, "I6": true, "I7": true, "I8": true, "I9": true}
+	valid := map[string]bool{"I1": true, "I2": true, "I3": true, "I4": true, "I5": true, "I6": true, "I7": true, "I8": true, "I9": true,
+		"P1": true, "P2": true, "P3": true, "P4": true, "P5": true}
 	for _, n := range names {
 		info, ok := Get(n)
 		if !ok || info.Description == "" || info.Why == "" || len(info.Expect) == 0 {
@@ -33,6 +34,17 @@ func TestRegistry(t *testing.T) {
 			}
 			continue
 		}
+		if info.PipelineDefect != "" {
+			// A pipeline defect: no reserve path of its own, a load with the pipeline.
+			l, lok := GetLoad(info.Load, false)
+			if ok || !info.Runnable() || !lok || l.Pipeline == nil {
+				t.Errorf("%s: pipeline defect %q: Lookup %v, runnable %v, load %q with pipeline %v", n, info.PipelineDefect, ok, info.Runnable(), info.Load, lok && l.Pipeline != nil)
+			}
+			if d, err := info.defects(); err != nil || len(d.Names()) != 1 || d.Names()[0] != info.PipelineDefect {
+				t.Errorf("%s: defects %v %v", n, d.Names(), err)
+			}
+			continue
+		}
 		if !ok {
 			t.Errorf("%s: Lookup failed", n)
 			continue
@@ -44,8 +56,11 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s builds a path named %q", n, p.Name())
 		}
 	}
+	if info, _ := Get(ReleaseOnSendTimeout); !info.Runnable() || info.PipelineDefect != ReleaseOnSendTimeout {
+		t.Errorf("release-on-send-timeout must run as the pipeline defect of that name: %+v", info)
+	}
 	if _, ok := Lookup(ReleaseOnSendTimeout); ok {
-		t.Error("release-on-send-timeout must be pending")
+		t.Error("release-on-send-timeout is not a reserve path: Lookup must not find it")
 	}
 	if _, ok := Lookup("nope"); ok {
 		t.Error("unknown name found")

@@ -105,6 +105,14 @@ type Defects struct {
 	// (-> RELEASE_PENDING) and compensates them without asking the order DB
 	// and the MQ first ("ENQUEUED released because it timed out").
 	ExpiryNoCheck bool
+	// ReleaseOnSendTimeout: the dispatcher treats a send timeout as a failed
+	// send and releases the reservation right away: it records SEND_UNKNOWN,
+	// fences it (SEND_UNKNOWN -> RELEASE_PENDING, which the machine allows)
+	// and compensates at once, without waiting for the MQ / order DB check
+	// ("SEND_UNKNOWN released directly", seed 000 §8.4, §13.1, §18 Q9). A
+	// timed-out message the broker did store (MQConfig.TimeoutDelivered) is
+	// still delivered: its order meets a released (and resold) unit.
+	ReleaseOnSendTimeout bool
 }
 
 // Names lists the defects that are on, for reports.
@@ -118,6 +126,7 @@ func (d Defects) Names() []string {
 		{d.OrderIgnoresFence, "order-ignores-fence"},
 		{d.ExpiryDirectCompensate, "expiry-direct-compensate"},
 		{d.ExpiryNoCheck, "expiry-no-check"},
+		{d.ReleaseOnSendTimeout, "release-on-send-timeout"},
 	} {
 		if x.on {
 			out = append(out, x.name)
@@ -128,7 +137,7 @@ func (d Defects) Names() []string {
 
 // DefectNames lists the names ParseDefects accepts.
 func DefectNames() []string {
-	return []string{"order-no-dedupe", "order-ignores-fence", "expiry-direct-compensate", "expiry-no-check"}
+	return []string{"order-no-dedupe", "order-ignores-fence", "expiry-direct-compensate", "expiry-no-check", "release-on-send-timeout"}
 }
 
 // ParseDefects turns defect names (as in Defects.Names) into Defects.
@@ -144,6 +153,8 @@ func ParseDefects(names []string) (Defects, error) {
 			d.ExpiryDirectCompensate = true
 		case "expiry-no-check":
 			d.ExpiryNoCheck = true
+		case "release-on-send-timeout":
+			d.ReleaseOnSendTimeout = true
 		default:
 			return Defects{}, fmt.Errorf("pipeline defect %q: want one of %s", n, strings.Join(DefectNames(), ", "))
 		}

@@ -197,6 +197,38 @@ func TestP5CatchesExpiryWithoutOrderCheck(t *testing.T) {
 	}
 }
 
+// P5: a dispatcher that releases a reservation as soon as its send times
+// out (SEND_UNKNOWN -> RELEASE_PENDING -> compensate, legal moves, no
+// MQ/order check). Most timed-out messages were stored anyway: each is
+// consumed after its reservation was released (and its unit resold). The
+// correct order stage refuses those orders (P1 holds); P5 sees the release
+// under a message still in the MQ.
+func TestP5CatchesReleaseOnSendTimeout(t *testing.T) {
+	t.Parallel()
+	load := loadConfig(300, time.Second)
+	load.Mix = runner.Mix{}
+	pc := pipeline.DefaultConfig()
+	pc.MQ = pipeline.MQConfig{Ack: 0.7, Timeout: 0.3, TimeoutDelivered: 0.8, TimeoutAfter: 20 * time.Millisecond}
+	pc.Order.Delay = 200 * time.Millisecond
+	pc.Defects.ReleaseOnSendTimeout = true
+	o := run(t, spec{stock: 100, buckets: 1, load: load, pipe: pc, drain: 5 * time.Second})
+	if o.drainErr != nil {
+		t.Fatalf("drain: %v", o.drainErr)
+	}
+	o.expectFail(t, "P5")
+	o.expectPass(t, "P1", "P2", "P3", "P4")
+	ev := o.checks["P5"].Evidence
+	if n := ev["released_under_undelivered_message"].(int); n == 0 || ev["unfenced_releases"].(int) != 0 {
+		t.Fatalf("P5 evidence %v: want releases under an undelivered message, all of them fenced", ev)
+	}
+	if by := ev["releases_by_stage"].(map[string]int); by[string(pipeline.StageDispatcher)] == 0 {
+		t.Fatalf("no dispatcher release: %v", by)
+	}
+	if o.ev.Stats.Refused == 0 {
+		t.Fatal("no order refused for a released reservation")
+	}
+}
+
 // P1: an order service that writes the order even when its Redis fence is
 // refused. Users cancel (release operations of the load: RELEASE_PENDING +
 // compensate) while their message is still in the MQ; the unit goes back

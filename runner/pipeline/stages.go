@@ -91,10 +91,27 @@ func (p *Pipeline) sendOne(ctx context.Context, sc lua.Scope, rid string) bool {
 		args.Target = lua.StatusSendUnknown
 		args.NextRetryAtMs = time.Now().Add(p.cfg.Dispatcher.RetryAfter).UnixMilli()
 	}
-	if _, err := p.transition(ctx, StageDispatcher, sc, rid, rec.user, args, 0, note); err != nil {
+	res, err := p.transition(ctx, StageDispatcher, sc, rid, rec.user, args, 0, note)
+	if err != nil {
 		return false
 	}
+	if p.cfg.Defects.ReleaseOnSendTimeout && sent.outcome == SendTimeout && res.Code == lua.TransitionUpdated {
+		p.releaseOnTimeout(ctx, sc, rid, rec.user)
+	}
 	return true
+}
+
+// releaseOnTimeout is Defects.ReleaseOnSendTimeout: the send timed out, so
+// the faulty dispatcher gives the unit back at once — a legal fence
+// (SEND_UNKNOWN -> RELEASE_PENDING) and compensate — without asking the
+// order DB or the MQ, although the message may have been stored and will
+// still be delivered.
+func (p *Pipeline) releaseOnTimeout(ctx context.Context, sc lua.Scope, rid, user string) {
+	res, err := p.transition(ctx, StageDispatcher, sc, rid, user, lua.TransitionArgs{Target: lua.StatusReleasePending}, 0, "fence:defect:send-timeout")
+	if err != nil || (res.Code != lua.TransitionUpdated && res.Code != lua.TransitionIdempotent) {
+		return
+	}
+	_, _ = p.compensate(ctx, StageDispatcher, sc, rid, user, "send-timeout", "defect:release-on-send-timeout")
 }
 
 // ---- order service ----------------------------------------------------------
