@@ -34,7 +34,10 @@ With several DIRs (one load split across load generators) the runs are merged
 into one report written to --out: operations and outcomes are summed, and
 every percentile (overall, per phase, per second) comes from the runs'
 latency.hlog histograms added together, exactly as one histogram of all their
-values. Seconds are counted from each run's own start.
+values. Seconds are counted from each run's own start. The invariants are
+each run's own, merged by id: for generators of one split load
+(run --generator I/N) use 'seckill-harness verify', which also judges
+I1–I9 over the union of their histories against the cluster.
 
 Exit codes: 0 rendered (whatever the verdict, unless --check), 1 with --check
 when the report's verdict is FAIL, 2 on a usage or read error.`,

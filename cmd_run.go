@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
@@ -35,6 +36,10 @@ type runOptions struct {
 	path     string
 	pipeline bool
 	drain    time.Duration
+
+	generator    string // --generator I/N
+	activity     string
+	activityWait time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -68,6 +73,9 @@ Exit codes: 0 every check passed, 1 a check or assertion failed, 2 harness or us
 			o.cfg.Mode = runner.Mode(mode)
 			o.cfg.Shape.Kind = shape
 			o.errOut = cmd.ErrOrStderr()
+			if err := o.parseGenerator(); err != nil {
+				return err
+			}
 			if len(args) == 0 {
 				if len(o.sets) > 0 {
 					return fmt.Errorf("--set changes a scenario: name one (seckill-harness run NAME --set …), or use the load flags")
@@ -93,6 +101,9 @@ Exit codes: 0 every check passed, 1 a check or assertion failed, 2 harness or us
 			s, err := resolveScenario(args[0], o.sets, seed)
 			if err != nil {
 				return err
+			}
+			if len(s.Suite) > 0 && o.activity != "" {
+				return fmt.Errorf("%s is a suite: --activity and --generator take one scenario (a member), not a suite", s.Name)
 			}
 			return runScenario(cmd.Context(), cmd.OutOrStdout(), s, o.cluster, cmd.Flags().Changed, o.exec(), o.faults, o.path)
 		},
@@ -136,7 +147,31 @@ Exit codes: 0 every check passed, 1 a check or assertion failed, 2 harness or us
 	f.StringVar(&o.path, "path", "", "reserve path to drive: reference (default) or a known-bad variant (negative control; see 'seckill-harness selftest')")
 	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (a rewritten line on a terminal, a plain line every 5 s otherwise), tty, plain, off")
 	f.StringArrayVar(&o.faults, "fault", nil, "inject a fault: KIND:key=value,... with at= (offset) and for= (duration); repeatable; see 'seckill-harness faults'")
+	f.StringVar(&o.generator, "generator", "", "I/N: be load generator I of N harness processes against one --cluster redis://… and one --activity; generator I uses the users and request ids ≡ I mod N (--users is the total; --rate, --concurrency, --max-ops are this generator's). Writes --history (default history.jsonl) and generator.json for 'seckill-harness verify'")
+	f.StringVar(&o.activity, "activity", "", "activity id to run on (required with --generator I/N, N > 1; the same on every generator): generator 0 sets it up, the others join it; nobody tears it down (see 'seckill-harness verify')")
+	f.DurationVar(&o.activityWait, "activity-wait", 2*time.Minute, "generators 1..N-1: how long to wait for generator 0 to set the --activity up")
 	return cmd
+}
+
+// parseGenerator reads --generator into the load config and checks the
+// flags that go with it.
+func (o *runOptions) parseGenerator() error {
+	if o.generator != "" {
+		g, err := runner.ParseGenerator(o.generator)
+		if err != nil {
+			return fmt.Errorf("--generator: %w", err)
+		}
+		o.cfg.Generator = g
+	}
+	if o.cfg.Generator.Split() && o.activity == "" {
+		return fmt.Errorf("--generator %s needs --activity NAME: every generator must drive the same activity (pick a new name per split load)", o.cfg.Generator)
+	}
+	if o.activity != "" {
+		if err := lua.ValidateID("activity_id", o.activity); err != nil {
+			return fmt.Errorf("--activity: %w", err)
+		}
+	}
+	return nil
 }
 
 func runRun(ctx context.Context, out io.Writer, o runOptions) error {
@@ -165,7 +200,8 @@ func runRun(ctx context.Context, out io.Writer, o runOptions) error {
 }
 
 func (o runOptions) exec() execOptions {
-	return execOptions{out: o.out, history: o.history, luaDir: o.luaDir, progress: o.progress, errOut: o.errOut}
+	return execOptions{out: o.out, history: o.history, luaDir: o.luaDir, progress: o.progress, errOut: o.errOut,
+		gen: o.cfg.Generator, activity: o.activity, activityWait: o.activityWait}
 }
 
 // plan is one run, resolved from a scenario or from flags.
@@ -207,6 +243,11 @@ func (p *plan) maxConcurrency() int {
 type execOptions struct {
 	out, history, luaDir, progress string
 	errOut                         io.Writer
+	// A named (shared) activity: set up or joined, never torn down; with a
+	// split generator the run is one part of a load judged by 'verify'.
+	gen          runner.Generator
+	activity     string
+	activityWait time.Duration
 }
 
 // outcome is a finished run: its report (also written to disk) and, when the
@@ -242,12 +283,35 @@ func executePlan(ctx context.Context, out io.Writer, p *plan, xo execOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	if xo.gen.Split() {
+		switch {
+		case xo.activity == "":
+			return nil, fmt.Errorf("--generator %s needs --activity NAME", xo.gen)
+		case !sharedCluster(p.cluster.spec):
+			return nil, fmt.Errorf("--generator %s needs a cluster every generator reaches: --cluster redis://host:port[,host:port…] (a %s cluster would be this process's own)", xo.gen, p.cluster.spec)
+		case p.pipeline != nil:
+			return nil, fmt.Errorf("--generator %s: the pipeline (dispatcher, MQ, orders) cannot be split across generators yet: run it without --pipeline", xo.gen)
+		}
+	}
+	for i := range p.phases {
+		p.phases[i].Config.Generator = xo.gen
+	}
+	if xo.activity != "" && xo.history == "" {
+		xo.history = "history.jsonl" // 'verify' reads it back
+	}
 	first := p.phases[0].Config
+	if err := first.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid load: %w", err)
+	}
 	window := p.window
 	if window <= 0 {
 		window = p.duration() + time.Hour
 	}
-	act := lua.NewActivity(fmt.Sprintf("run%d", time.Now().UnixMilli()), "sku1", p.stock, p.buckets, window)
+	actID := fmt.Sprintf("run%d", time.Now().UnixMilli())
+	if xo.activity != "" {
+		actID = xo.activity
+	}
+	act := lua.NewActivity(actID, "sku1", p.stock, p.buckets, window)
 	if err := act.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid activity: %w", err)
 	}
@@ -265,10 +329,19 @@ func executePlan(ctx context.Context, out io.Writer, p *plan, xo execOptions) (*
 	if err := faults.CheckAllowed(p.faults, st.cluster, p.cluster.allowDestructive); err != nil {
 		return nil, err
 	}
-	if err := lua.Setup(ctx, st.rdb, act); err != nil {
+	var gi *genInfo
+	if xo.activity != "" {
+		if act, gi, err = joinActivity(ctx, out, st.rdb, act, xo, first); err != nil {
+			return nil, err
+		}
+		if !st.cluster.Owned() {
+			fmt.Fprintf(out, "activity %s is kept for 'seckill-harness verify' (which removes it with --teardown); its keys expire at %s anyway\n",
+				act.ID, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339))
+		}
+	} else if err := lua.Setup(ctx, st.rdb, act); err != nil {
 		return nil, err
 	}
-	if !st.cluster.Owned() {
+	if !st.cluster.Owned() && xo.activity == "" {
 		// Somebody else's cluster: remove exactly the keys this run created.
 		defer func() {
 			tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -350,7 +423,7 @@ func executePlan(ctx context.Context, out io.Writer, p *plan, xo execOptions) (*
 		ev = pl.Evidence()
 		history = runner.WithPipelineReleases(res.History, ev, res.Began)
 	}
-	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: history, Samples: res.Samples, FaultsInjected: faulted})
+	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: history, Samples: res.Samples, FaultsInjected: faulted, Generator: xo.gen})
 	if err != nil {
 		return nil, fmt.Errorf("reading the final state back: %w", err)
 	}
@@ -390,10 +463,26 @@ func executePlan(ctx context.Context, out io.Writer, p *plan, xo execOptions) (*
 	if err := writeOutputs(xo, rep, rec, res); err != nil {
 		return nil, err
 	}
+	if gi != nil {
+		gi.History, gi.Cluster = xo.history, st.cluster.Provider()
+		if ext, ok := st.cluster.(*compose.ExternalCluster); ok {
+			gi.Cluster = ext.Redacted()
+		}
+		if err := writeGenInfo(xo.out, gi); err != nil {
+			return nil, err
+		}
+		// Done only once everything verify reads is on disk.
+		if err := markDone(cctx, st.rdb, act, gi); err != nil {
+			return nil, fmt.Errorf("activity %s: mark generator %s done: %w", act.ID, xo.gen, err)
+		}
+	}
 	if err := reports.WriteText(out, rep); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(out, "report: %s\n", filepath.Join(xo.out, "report.json"))
+	if xo.gen.Split() {
+		fmt.Fprintf(out, "generator %s of activity %s: I2 and I9 are judged on the merge: seckill-harness verify --cluster … --out DIR <every generator's --out>\n", xo.gen, act.ID)
+	}
 	return &outcome{rep: rep, res: res, chk: chk, act: act, runErr: runErr}, nil
 }
 

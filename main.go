@@ -75,6 +75,6 @@ Exit codes: 0 pass, 1 a check failed, 2 harness or usage error.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCmd(), newListCmd(), newValidateCmd(), newCompareCmd(), newCapacityCmd(),
-		newSelftestCmd(), newReportCmd(), newRaceCmd(), newFaultsCmd())
+		newSelftestCmd(), newReportCmd(), newRaceCmd(), newFaultsCmd(), newVerifyCmd())
 	return root
 }

@@ -86,8 +86,8 @@ func Run(ctx context.Context, cfg Config, tgt Target, opts ...Option) (*Result, 
 
 // RunPhases runs the phases back to back on one clock: latency offsets, op
 // ids, the workload (its users and request ids) and the I1 sampler continue
-// across them. Users, Seed, SampleEvery and LateThreshold come from the first
-// phase. Errors are as for Run; a cancelled ctx skips the remaining phases.
+// across them. Users, Seed, Generator, SampleEvery and LateThreshold come
+// from the first phase. Errors are as for Run; a cancelled ctx skips the remaining phases.
 func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) (*Result, error) {
 	var o options
 	for _, f := range opts {
@@ -103,7 +103,7 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	}
 	for i := range phases {
 		cfg := &phases[i].Config
-		cfg.Users, cfg.Seed, cfg.LateThreshold = first.Users, first.Seed, first.LateThreshold
+		cfg.Users, cfg.Seed, cfg.LateThreshold, cfg.Generator = first.Users, first.Seed, first.LateThreshold, first.Generator
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("phase %q: %w", phases[i].Name, err)
 		}
@@ -116,7 +116,7 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 		}
 	}
 	a := tgt.Activity
-	e := &engine{tgt: tgt, wl: NewWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) })}
+	e := &engine{tgt: tgt, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) }, first.Generator)}
 	e.began = time.Now()
 	e.ctx = ctx
 

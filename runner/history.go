@@ -2,9 +2,13 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -199,3 +203,123 @@ func sat8(n int) uint8 {
 
 // itoa is strconv.Itoa, short.
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// ReadJSONL reads back a history written by WriteJSONL, in file order.
+// Times come back to the microsecond WriteJSONL kept; the EvalFallback flag,
+// which it does not write, is lost. Ids must be "u<n>"/"r<n>". An error
+// names the line.
+func ReadJSONL(r io.Reader) (*History, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
+	h := &History{}
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		var j jsonOp
+		if err := json.Unmarshal(b, &j); err != nil {
+			return nil, fmt.Errorf("history line %d: %w", line, err)
+		}
+		o, err := j.op()
+		if err != nil {
+			return nil, fmt.Errorf("history line %d: %w", line, err)
+		}
+		h.Ops = append(h.Ops, o)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("history line %d: %w", line+1, err)
+	}
+	return h, nil
+}
+
+func (j *jsonOp) op() (Op, error) {
+	o := Op{ID: j.ID, RID: j.RID, Bucket: j.Bucket, Attempts: j.Attempts, Sends: j.Sends, TryAgain: j.TryAgain, Redirs: j.Redirects}
+	k, ok := kindByName[j.Kind]
+	if !ok {
+		return o, fmt.Errorf("kind %q: want one of %v", j.Kind, kindNames)
+	}
+	o.Kind = k
+	var err error
+	if o.User, err = parseIndex("u", j.User); err != nil {
+		return o, err
+	}
+	if o.Req, err = parseIndex("r", j.Request); err != nil {
+		return o, err
+	}
+	if o.Outcome, err = outcomeOf(k, j.Outcome); err != nil {
+		return o, err
+	}
+	if o.Outcome == OutcomeError {
+		c, ok := errClassByName[j.ErrClass]
+		if !ok {
+			c = ErrOther
+		}
+		o.ErrClass = c
+	}
+	us := func(ms float64) time.Duration { return time.Duration(math.Round(ms*1000)) * time.Microsecond }
+	o.Intended, o.Start, o.End = us(j.IntendedMs), us(j.StartMs), us(j.EndMs)
+	if j.Replay {
+		o.Flags |= FlagReplay
+	}
+	if j.HadUnknown {
+		o.Flags |= FlagHadUnknown
+	}
+	return o, nil
+}
+
+var (
+	kindByName     = map[string]Kind{}
+	errClassByName = map[string]ErrClass{}
+)
+
+func init() {
+	for k, n := range kindNames {
+		kindByName[n] = Kind(k)
+	}
+	for c, n := range errClassNames {
+		errClassByName[n] = ErrClass(c)
+	}
+}
+
+// parseIndex parses prefix<n> ("u17", "r4").
+func parseIndex(prefix, id string) (uint32, error) {
+	n, err := strconv.ParseUint(strings.TrimPrefix(id, prefix), 10, 32)
+	if err != nil || !strings.HasPrefix(id, prefix) {
+		return 0, fmt.Errorf("id %q: want %s<n>", id, prefix)
+	}
+	return uint32(n), nil
+}
+
+// outcomeOf is the inverse of Op.OutcomeName for an operation of kind k.
+func outcomeOf(k Kind, name string) (Outcome, error) {
+	switch name {
+	case "UNKNOWN":
+		return OutcomeUnknown, nil
+	case "ERROR":
+		return OutcomeError, nil
+	case "DROPPED":
+		return OutcomeDropped, nil
+	}
+	if s, ok := strings.CutPrefix(name, "CODE_"); ok {
+		if n, err := strconv.ParseInt(s, 10, 16); err == nil && n >= 0 {
+			return Outcome(n), nil
+		}
+	}
+	if k.IsReserve() {
+		for _, c := range lua.ReserveCodes() {
+			if c.String() == name {
+				return Outcome(c), nil
+			}
+		}
+	} else {
+		for c := lua.CompensateReleased; c <= lua.CompensateIDConflict; c++ {
+			if c.String() == name {
+				return Outcome(c), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("outcome %q is not a %s answer", name, k)
+}

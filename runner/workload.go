@@ -32,9 +32,16 @@ func (k Kind) IsReserve() bool { return k != KindRelease }
 // function of the seed and i, so a run is reproducible from --seed whatever
 // order the workers finish in. Users are "u<n>", requests "r<n>" where n is
 // the index of the operation that first sent it.
+//
+// With a Generator I/N the workload is generator I's share: it walks its own
+// users (the indices congruent to I mod N below the total) and gives
+// operation i the request index i*N+I, so generators never share a user or
+// a request id; the kind stream is decorrelated per generator. With N = 1 it
+// is exactly the whole-load workload.
 type Workload struct {
 	seed      uint64
-	users     uint64
+	users     uint64    // this generator's users (local indices 0..users-1)
+	gi, gn    uint64    // generator index and count: global = local*gn + gi
 	mult, add uint64    // fresh users walk a permutation of 0..users-1
 	segments  []segment // mix per range of op indexes, ascending by from
 	bucketOf  func(user uint32) uint32
@@ -68,10 +75,27 @@ func (w *Workload) StartSegment(from uint64, m Mix) {
 // request_id is given to another user of the same bucket, since request
 // results are cached per bucket.
 func NewWorkload(seed int64, users int, m Mix, bucketOf func(user uint32) uint32) *Workload {
+	return NewGeneratorWorkload(seed, users, m, bucketOf, Generator{})
+}
+
+// NewGeneratorWorkload is generator g's share of the workload of seed over
+// users users in total (see Workload). bucketOf takes global user indices.
+// users must be at least g.N().
+func NewGeneratorWorkload(seed int64, users int, m Mix, bucketOf func(user uint32) uint32, g Generator) *Workload {
 	if bucketOf == nil {
 		bucketOf = func(uint32) uint32 { return 0 }
 	}
-	w := &Workload{seed: uint64(seed), users: uint64(users), bucketOf: bucketOf}
+	gn, gi := uint64(g.N()), uint64(g.Index)
+	stream := uint64(seed)
+	if gn > 1 {
+		// Same seed on every generator, a different (deterministic) stream each.
+		stream = splitmix(stream ^ splitmix(gn<<32|gi))
+	}
+	local := uint64(0)
+	if uint64(users) > gi {
+		local = (uint64(users) - gi + gn - 1) / gn
+	}
+	w := &Workload{seed: stream, users: max(local, 1), gi: gi, gn: gn, bucketOf: bucketOf}
 	w.add = splitmix(w.seed^0x5eed) % w.users
 	w.mult = 1
 	if w.users > 1 {
@@ -92,32 +116,40 @@ func UserID(u uint32) string { return "u" + strconv.FormatUint(uint64(u), 10) }
 // RequestID is the id of request r.
 func RequestID(r uint32) string { return "r" + strconv.FormatUint(uint64(r), 10) }
 
-// Op returns operation i: its kind, its user and its request index.
+// Op returns operation i: its kind, its user and its request index (global
+// indices: with a Generator I/N both are congruent to I mod N).
 func (w *Workload) Op(i uint64) (Kind, uint32, uint32) {
 	k := w.kind(i)
 	if k == KindFresh {
-		return KindFresh, w.freshUser(i), uint32(i)
+		return KindFresh, w.global(w.freshUser(i)), w.request(i)
 	}
 	j, ok := w.earlierFresh(i)
 	if !ok {
-		return KindFresh, w.freshUser(i), uint32(i)
+		return KindFresh, w.global(w.freshUser(i)), w.request(i)
 	}
 	switch k {
 	case KindReplay, KindRelease:
-		return k, w.freshUser(j), uint32(j)
+		return k, w.global(w.freshUser(j)), w.request(j)
 	case KindSameUser:
-		return k, w.freshUser(j), uint32(i)
-	default: // KindForeignRequest: the next other user of the same bucket
+		return k, w.global(w.freshUser(j)), w.request(i)
+	default: // KindForeignRequest: the next other user (of this generator) of the same bucket
 		owner := w.freshUser(j)
-		b := w.bucketOf(owner)
+		b := w.bucketOf(w.global(owner))
 		for step := uint64(1); step < w.users && step <= 1024; step++ {
-			if u := uint32((uint64(owner) + step) % w.users); w.bucketOf(u) == b {
-				return k, u, uint32(j)
+			if u := uint32((uint64(owner) + step) % w.users); w.bucketOf(w.global(u)) == b {
+				return k, w.global(u), w.request(j)
 			}
 		}
-		return KindReplay, owner, uint32(j)
+		return KindReplay, w.global(owner), w.request(j)
 	}
 }
+
+// global is the user index of this generator's local user u.
+func (w *Workload) global(u uint32) uint32 { return uint32(uint64(u)*w.gn + w.gi) }
+
+// request is the request index of this generator's operation i. Request
+// indices are 32-bit: a generator's ops past 2^32/N would wrap.
+func (w *Workload) request(i uint64) uint32 { return uint32(i*w.gn + w.gi) }
 
 func (w *Workload) kind(i uint64) Kind {
 	if i == 0 {
