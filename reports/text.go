@@ -357,7 +357,7 @@ func (t *textWriter) checks(r *Report) {
 				threshold = fmt.Sprintf("%g%s", *a.Threshold, unit)
 			}
 			t.row(wrap(a.Name, assertNameWidth), one(statusText(a.Status)),
-				one(fmt.Sprintf("%.4g%s", a.Observed, unit)), one(threshold), wrap(a.Detail, assertDetailWidth))
+				one(fmtObserved(a.Observed)+unit), one(threshold), wrap(a.Detail, assertDetailWidth))
 		}
 		t.end()
 	}
@@ -491,4 +491,12 @@ func wrap(s string, width int) []string {
 		lines = append(lines, cur)
 	}
 	return lines
+}
+
+// fmtObserved prints counts as integers and other figures with 4 significant digits.
+func fmtObserved(v float64) string {
+	if v == float64(int64(v)) && v < 1e15 && v > -1e15 {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%.4g", v)
 }
