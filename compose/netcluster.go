@@ -304,38 +304,13 @@ func (n *netCluster) SlotOwners(ctx context.Context, slot int) (map[string]strin
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	var errs []error
+	clients := map[string]*redis.Client{}
 	for _, a := range addrs {
-		cl, err := n.Admin(a)
-		if err != nil {
-			continue
+		if cl, err := n.Admin(a); err == nil {
+			clients[a] = cl
 		}
-		view, err := clusterNodesOf(ctx, cl, a)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", a, err))
-			continue
-		}
-		owner := ""
-		for _, e := range view {
-			if e.role != "master" {
-				continue
-			}
-			for _, r := range e.slots {
-				if slot >= r[0] && slot <= r[1] {
-					owner = e.id
-				}
-			}
-		}
-		out[a] = owner
 	}
-	if len(out) == 0 {
-		if len(errs) == 0 {
-			return nil, errors.New("compose: no node is reachable")
-		}
-		return nil, fmt.Errorf("compose: no node answered CLUSTER NODES: %w", errors.Join(errs...))
-	}
-	return out, nil
+	return slotOwnersFrom(ctx, clients, slot, "no node is reachable")
 }
 
 // WaitSlotOwner implements Cluster (polling every 20ms; without a deadline

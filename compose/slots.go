@@ -174,6 +174,14 @@ func (c *LocalCluster) SlotOwners(ctx context.Context, slot int) (map[string]str
 	if err != nil {
 		return nil, err
 	}
+	return slotOwnersFrom(ctx, clients, slot, "no node is running (and not paused)")
+}
+
+// slotOwnersFrom asks every client (by node address) for its CLUSTER NODES
+// view and returns, per node, the id it names as the owner of slot ("" if
+// none). Nodes that do not answer are left out; the error is non-nil only
+// if none answered (none says why when there was nobody to ask).
+func slotOwnersFrom(ctx context.Context, clients map[string]*redis.Client, slot int, none string) (map[string]string, error) {
 	out := map[string]string{}
 	var errs []error
 	for addr, cl := range clients {
@@ -197,7 +205,7 @@ func (c *LocalCluster) SlotOwners(ctx context.Context, slot int) (map[string]str
 	}
 	if len(out) == 0 {
 		if len(errs) == 0 {
-			return nil, errors.New("compose: no node is running (and not paused)")
+			return nil, errors.New("compose: " + none)
 		}
 		return nil, fmt.Errorf("compose: no node answered CLUSTER NODES: %w", errors.Join(errs...))
 	}
