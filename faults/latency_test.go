@@ -81,8 +81,10 @@ func measureShift(t *testing.T, spec string, n int) shiftResult {
 func TestLatencyHotMasterOnly(t *testing.T) {
 	needCluster(t)
 	r := measureShift(t, "latency:latency=100", 7)
-	if d := r.during[0] - r.before[0]; d < 100*time.Millisecond {
-		t.Fatalf("hot bucket shifted by %v: want >= the configured 100ms", d)
+	// Every call through the toxic waits the configured latency; the shift
+	// from a noisy baseline median is allowed a little slack.
+	if r.during[0] < 100*time.Millisecond || r.during[0]-r.before[0] < 90*time.Millisecond {
+		t.Fatalf("hot bucket: median %v during (before %v): want >= the configured 100ms", r.during[0], r.before[0])
 	}
 	for b := 1; b < len(r.during); b++ {
 		if d := r.during[b] - r.before[b]; d > 20*time.Millisecond {
@@ -101,8 +103,8 @@ func TestLatencyAllMastersUpstream(t *testing.T) {
 	needCluster(t)
 	r := measureShift(t, "latency:latency=30,stream=upstream,target=all-masters", 3)
 	for b := range r.during {
-		if d := r.during[b] - r.before[b]; d < 30*time.Millisecond {
-			t.Fatalf("bucket %d shifted by %v: want >= 30ms on every master", b, d)
+		if r.during[b] < 30*time.Millisecond || r.during[b]-r.before[b] < 27*time.Millisecond {
+			t.Fatalf("bucket %d: median %v during (before %v): want >= 30ms on every master", b, r.during[b], r.before[b])
 		}
 	}
 	if n := len(r.evidence["nodes"].([]string)); n != 3 {
