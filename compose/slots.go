@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -216,38 +215,7 @@ func slotOwnersFrom(ctx context.Context, clients map[string]*redis.Client, slot 
 // ownerID as the owner of slot. Without a deadline on ctx it waits at most
 // Options.ReadyTimeout.
 func (c *LocalCluster) WaitSlotOwner(ctx context.Context, slot int, ownerID string) error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.opt.ReadyTimeout)
-		defer cancel()
-	}
-	var last string
-	for {
-		owners, err := c.SlotOwners(ctx, slot)
-		if err == nil {
-			var disagree []string
-			for addr, id := range owners {
-				if id != ownerID {
-					disagree = append(disagree, addr+"→"+shortID(id))
-				}
-			}
-			if len(disagree) == 0 {
-				return nil
-			}
-			slices.Sort(disagree)
-			last = "nodes naming another owner: " + strings.Join(disagree, ", ")
-		} else {
-			if errors.Is(err, ErrClosed) {
-				return err
-			}
-			last = err.Error()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("compose: slot %d not owned by %s everywhere: %s: %w", slot, shortID(ownerID), last, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return waitSlotOwner(ctx, c.opt.ReadyTimeout, slot, ownerID, c.SlotOwners)
 }
 
 // NodeByID returns the node with the given cluster id in the current view.

@@ -1,7 +1,5 @@
 package faults
 
-import "seckill-harness/compose"
-
 // bandwidth: toxiproxy bandwidth toxic on the target's proxy, limiting the
 // chosen stream to rate KB/s per connection.
 
@@ -22,28 +20,13 @@ func init() {
 }
 
 func newBandwidth(params map[string]string) (Fault, error) {
-	params = copyParams(params)
-	target, err := ParseTarget(params)
+	params, st, err := parseStreamToxic(params, "rate")
 	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(params, "rate", "stream", "toxicity"); err != nil {
 		return nil, err
 	}
 	rate, err := intParam(params, "rate", 64, 1, 1<<40, "KB/s")
 	if err != nil {
 		return nil, err
 	}
-	stream, err := streamParam(params, "downstream")
-	if err != nil {
-		return nil, err
-	}
-	tox, err := toxicityParam(params)
-	if err != nil {
-		return nil, err
-	}
-	return newToxicFault(kindBandwidth, target, compose.Toxic{
-		Type: "bandwidth", Stream: stream, Toxicity: tox,
-		Attributes: map[string]any{"rate": rate},
-	}, map[string]any{"rate_kb_s": rate}), nil
+	return st.fault(kindBandwidth, "bandwidth", map[string]any{"rate": rate}, map[string]any{"rate_kb_s": rate}), nil
 }

@@ -1,7 +1,5 @@
 package faults
 
-import "seckill-harness/compose"
-
 // latency: toxiproxy latency toxic on the target's proxy; every chunk in the
 // chosen stream is delayed by latency ± jitter ms. Evidence at run level is
 // the service-time shift of the target's slots in the window.
@@ -24,12 +22,8 @@ func init() {
 }
 
 func newLatency(params map[string]string) (Fault, error) {
-	params = copyParams(params)
-	target, err := ParseTarget(params)
+	params, st, err := parseStreamToxic(params, "latency", "jitter")
 	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(params, "latency", "jitter", "stream", "toxicity"); err != nil {
 		return nil, err
 	}
 	lat, err := intParam(params, "latency", 100, 0, 600_000, "milliseconds")
@@ -40,16 +34,6 @@ func newLatency(params map[string]string) (Fault, error) {
 	if err != nil {
 		return nil, err
 	}
-	stream, err := streamParam(params, "downstream")
-	if err != nil {
-		return nil, err
-	}
-	tox, err := toxicityParam(params)
-	if err != nil {
-		return nil, err
-	}
-	return newToxicFault(kindLatency, target, compose.Toxic{
-		Type: "latency", Stream: stream, Toxicity: tox,
-		Attributes: map[string]any{"latency": lat, "jitter": jit},
-	}, map[string]any{"latency_ms": lat, "jitter_ms": jit}), nil
+	return st.fault(kindLatency, "latency", map[string]any{"latency": lat, "jitter": jit},
+		map[string]any{"latency_ms": lat, "jitter_ms": jit}), nil
 }

@@ -342,3 +342,38 @@ func (f *toxicFault) Evidence() map[string]any {
 	}
 	return ev
 }
+
+// streamToxic is what the stream toxics (latency, bandwidth, slicer) read
+// besides their own attributes: the target, the stream and the toxicity.
+type streamToxic struct {
+	target   Target
+	stream   string
+	toxicity float32
+}
+
+// parseStreamToxic copies params, reads target, stream (default downstream)
+// and toxicity, and rejects any parameter not in own (the kind's
+// attributes). It returns the copy, from which the kind reads its own.
+func parseStreamToxic(params map[string]string, own ...string) (map[string]string, streamToxic, error) {
+	params = copyParams(params)
+	var st streamToxic
+	var err error
+	if st.target, err = ParseTarget(params); err != nil {
+		return nil, st, err
+	}
+	if err := CheckParams(params, append(own, "stream", "toxicity")...); err != nil {
+		return nil, st, err
+	}
+	if st.stream, err = streamParam(params, "downstream"); err != nil {
+		return nil, st, err
+	}
+	if st.toxicity, err = toxicityParam(params); err != nil {
+		return nil, st, err
+	}
+	return params, st, nil
+}
+
+// fault makes the toxic fault of kind with the kind's attributes.
+func (st streamToxic) fault(kind, toxicType string, attrs, evidence map[string]any) Fault {
+	return newToxicFault(kind, st.target, compose.Toxic{Type: toxicType, Stream: st.stream, Toxicity: st.toxicity, Attributes: attrs}, evidence)
+}

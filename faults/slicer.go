@@ -1,10 +1,6 @@
 package faults
 
-import (
-	"fmt"
-
-	"seckill-harness/compose"
-)
+import "fmt"
 
 // slicer: toxiproxy slicer toxic on the target's proxy: data is cut into
 // slices of average_size ± size_variation bytes, delay µs apart (replies
@@ -29,12 +25,8 @@ func init() {
 }
 
 func newSlicer(params map[string]string) (Fault, error) {
-	params = copyParams(params)
-	target, err := ParseTarget(params)
+	params, st, err := parseStreamToxic(params, "average_size", "size_variation", "delay")
 	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(params, "average_size", "size_variation", "delay", "stream", "toxicity"); err != nil {
 		return nil, err
 	}
 	avg, err := intParam(params, "average_size", 1, 1, 1<<30, "bytes")
@@ -52,16 +44,6 @@ func newSlicer(params map[string]string) (Fault, error) {
 	if err != nil {
 		return nil, err
 	}
-	stream, err := streamParam(params, "downstream")
-	if err != nil {
-		return nil, err
-	}
-	tox, err := toxicityParam(params)
-	if err != nil {
-		return nil, err
-	}
-	return newToxicFault(kindSlicer, target, compose.Toxic{
-		Type: "slicer", Stream: stream, Toxicity: tox,
-		Attributes: map[string]any{"average_size": avg, "size_variation": vari, "delay": delay},
-	}, map[string]any{"average_size": avg, "size_variation": vari, "delay_us": delay}), nil
+	return st.fault(kindSlicer, "slicer", map[string]any{"average_size": avg, "size_variation": vari, "delay": delay},
+		map[string]any{"average_size": avg, "size_variation": vari, "delay_us": delay}), nil
 }
