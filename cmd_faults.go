@@ -1,20 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"sort"
-	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"seckill-harness/faults"
-	"seckill-harness/lua"
-	"seckill-harness/reports"
-	"seckill-harness/runner"
 )
 
 func newFaultsCmd() *cobra.Command {
@@ -39,152 +31,4 @@ func newFaultsCmd() *cobra.Command {
 			return w.Flush()
 		},
 	}
-}
-
-// planFaults parses every --fault and checks it fits in the run.
-func planFaults(specs []string, duration time.Duration) ([]*faults.Planned, error) {
-	var out []*faults.Planned
-	for _, s := range specs {
-		p, err := faults.Parse(s)
-		if err != nil {
-			return nil, fmt.Errorf("--fault: %w", err)
-		}
-		if p.At >= duration {
-			return nil, fmt.Errorf("--fault %q: at=%s is not before the end of the load (--duration %s)", s, p.At, duration)
-		}
-		if p.For > 0 && p.At+p.For > duration {
-			return nil, fmt.Errorf("--fault %q: at+for = %s runs past the end of the load (--duration %s)", s, p.At+p.For, duration)
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// newTimeline builds the fault environment of a stand and activity.
-func newTimeline(ctx context.Context, log io.Writer, st *stand, a *lua.Activity, planned []*faults.Planned) (*faults.Timeline, error) {
-	var slots []int
-	for b := uint32(0); b < a.Buckets; b++ {
-		s, err := st.rdb.ClusterKeySlot(ctx, a.Scope(b).StockKey()).Result()
-		if err != nil {
-			return nil, fmt.Errorf("hot slots: %w", err)
-		}
-		slots = append(slots, int(s))
-	}
-	env := &faults.Env{Cluster: st.cluster, Proxies: st.proxies, Client: st.rdb, HotSlots: slots,
-		Logf: func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }}
-	return &faults.Timeline{Env: env, Items: planned}, nil
-}
-
-// settle waits for the cluster to be healthy again after faults (every slot
-// covered, cluster_state:ok everywhere) and reloads the client's slot map.
-func settle(ctx context.Context, log io.Writer, st *stand, faulted bool) error {
-	if !faulted {
-		return nil
-	}
-	t0 := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	err := st.cluster.WaitHealthy(wctx)
-	if err == nil {
-		fmt.Fprintf(log, "cluster healthy again %.2fs after the load\n", time.Since(t0).Seconds())
-	} else {
-		fmt.Fprintf(log, "cluster NOT healthy after the load: %v\n", err)
-	}
-	st.rdb.ReloadState(ctx)
-	return err
-}
-
-func healthAssertions(healErr, healthErr error, faulted bool) []reports.Assertion {
-	if !faulted {
-		return nil
-	}
-	a := []reports.Assertion{{Name: "every fault healed", Status: reports.StatusPass, Observed: 1}}
-	if healErr != nil {
-		a[0].Status, a[0].Observed, a[0].Detail = reports.StatusFail, 0, healErr.Error()
-	}
-	h := reports.Assertion{Name: "cluster_state:ok with every slot covered before the final checks", Status: reports.StatusPass, Observed: 1}
-	if healthErr != nil {
-		h.Status, h.Observed, h.Detail = reports.StatusFail, 0, healthErr.Error()
-	}
-	return append(a, h)
-}
-
-// faultReports turns the timeline into report.json's faults[] (the fault's
-// own evidence plus what the history shows about its window) and phases.
-// names gives each fault's report phase name ("during <name>"); nil or empty
-// entries fall back to the kind (numbered when a kind repeats).
-func faultReports(planned []*faults.Planned, names []string, res *runner.Result, chk *runner.CheckReport, a *lua.Activity) ([]reports.Fault, []reports.PhaseSpan) {
-	if len(planned) == 0 {
-		return nil, nil
-	}
-	lost := map[string]bool{}
-	if chk != nil {
-		for _, id := range chk.LostAcks {
-			lost[id] = true
-		}
-	}
-	var out []reports.Fault
-	var windows []runner.FaultWindow
-	named := map[int]bool{}
-	for i, p := range planned {
-		w := p.Window()
-		end, ended := p.EffectEnd()
-		fw := runner.FaultWindow{Name: p.Kind, InjectedAt: w.InjectedAt, HealedAt: end, Healed: ended}
-		if i < len(names) && names[i] != "" {
-			fw.Name = names[i]
-		}
-		params := map[string]any{}
-		for k, v := range p.Params {
-			params[k] = v
-		}
-		f := reports.Fault{Kind: p.Kind, Name: p.Spec, Target: p.Fault.Target(), Params: params,
-			InjectedAtS: w.InjectedAt.Seconds(), Healed: w.Healed, Evidence: map[string]any{}}
-		if w.Healed {
-			f.HealedAtS = w.HealedAt.Seconds()
-		}
-		if w.HealErr != nil {
-			f.HealError = w.HealErr.Error()
-		}
-		if w.InjectDone > 0 {
-			f.Evidence["inject_returned_at_s"] = w.InjectDone.Seconds()
-		}
-		for k, v := range p.Fault.Evidence() {
-			f.Evidence[k] = v
-		}
-		if !w.Injected {
-			f.Evidence["note"] = "never injected: the load ended (or was interrupted) before its time"
-		} else {
-			if w.InjectErr != nil {
-				f.Evidence["inject_error"] = w.InjectErr.Error()
-			}
-			for k, v := range runner.WindowEvidence(res.History, fw, res.Elapsed, 5*time.Second, 0, lost) {
-				f.Evidence["history."+k] = v
-			}
-			if i < len(names) && names[i] != "" {
-				named[len(windows)] = true
-			}
-			windows = append(windows, fw)
-		}
-		out = append(out, f)
-	}
-	for i := range windows {
-		if !named[i] {
-			windows[i].Name = uniqueName(windows, i)
-		}
-	}
-	sort.SliceStable(windows, func(i, j int) bool { return windows[i].InjectedAt < windows[j].InjectedAt })
-	return out, runner.FaultPhases(windows, res.Elapsed)
-}
-
-func uniqueName(ws []runner.FaultWindow, i int) string {
-	n := 0
-	for j := 0; j < i; j++ {
-		if strings.HasPrefix(ws[j].Name, ws[i].Name) {
-			n++
-		}
-	}
-	if n == 0 {
-		return ws[i].Name
-	}
-	return fmt.Sprintf("%s#%d", ws[i].Name, n+1)
 }

@@ -10,6 +10,7 @@ import (
 
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/lifecycle"
 )
 
 type raceOptions struct {
@@ -17,7 +18,7 @@ type raceOptions struct {
 	stock              int64
 	buckets            uint32
 	luaDir, out        string
-	cluster            clusterFlags
+	cluster            lifecycle.ClusterSpec
 }
 
 func newRaceCmd() *cobra.Command {
@@ -54,21 +55,21 @@ func runRace(ctx context.Context, out, errOut io.Writer, o raceOptions) error {
 	cfg.Mode, cfg.Concurrency, cfg.Users, cfg.MaxOps = runner.ModeClosed, o.concurrency, o.users, o.users
 	cfg.Duration, cfg.Mix, cfg.SampleEvery = 5*time.Minute, runner.Mix{}, 0
 	want := min(o.stock, int64(o.users))
-	p := &plan{name: "race", cluster: o.cluster, stock: o.stock, buckets: o.buckets,
-		phases: []runner.Phase{{Name: "race", Config: cfg}},
-		evaluate: func(r *reports.Report) []reports.Assertion {
+	p := &lifecycle.Plan{Name: "race", Cluster: o.cluster, Stock: o.stock, Buckets: o.buckets, LuaDir: o.luaDir,
+		Phases: []runner.Phase{{Name: "race", Config: cfg}},
+		Evaluate: func(r *reports.Report) []reports.Assertion {
 			return []reports.Assertion{
 				exactly(fmt.Sprintf("exactly %d ACCEPTED", want), r.Totals.Outcomes["ACCEPTED"], want),
 				exactly(fmt.Sprintf("exactly %d SOLD_OUT", int64(o.users)-want), r.Totals.Outcomes["SOLD_OUT"], int64(o.users)-want),
 			}
 		}}
-	oc, err := executePlan(ctx, out, p, execOptions{out: o.out, luaDir: o.luaDir, progress: "off", errOut: errOut})
+	oc, err := lifecycle.Execute(ctx, p, lifecycle.Output{Dir: o.out, Progress: "off", ErrOut: errOut, Log: out})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "race: %d users from %d workers in %.2fs: %.0f calls/s\n", o.users, o.concurrency,
-		oc.res.Elapsed.Seconds(), float64(len(oc.res.History.Ops))/oc.res.Elapsed.Seconds())
-	return oc.exitErr()
+		oc.Result.Elapsed.Seconds(), float64(len(oc.Result.History.Ops))/oc.Result.Elapsed.Seconds())
+	return exitOf(oc)
 }
 
 func exactly(name string, observed, want int64) reports.Assertion {

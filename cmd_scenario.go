@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"seckill-harness/runner"
+	"seckill-harness/runner/lifecycle"
 	"seckill-harness/scenarios"
 )
 
@@ -48,33 +48,33 @@ func resolveScenario(nameOrFile string, sets []string, seed *int64) (*scenarios.
 
 // planFromScenario turns a resolved (non-suite) scenario into a plan. The
 // cluster flags override the scenario's topology only when given explicitly.
-func planFromScenario(s *scenarios.Scenario, cf clusterFlags, changed func(string) bool) (*plan, error) {
+func planFromScenario(s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed func(string) bool) (*lifecycle.Plan, error) {
 	t := s.Topology
 	c := cf
 	if !changed("masters") {
-		c.masters = t.Masters
+		c.Masters = t.Masters
 	}
 	if !changed("replicas") {
-		c.replicas = t.Replicas
+		c.Replicas = t.Replicas
 	}
 	if !changed("node-timeout") && t.NodeTimeout > 0 {
-		c.nodeTimeout = t.NodeTimeout
+		c.NodeTimeout = t.NodeTimeout
 	}
 	if !changed("appendonly") {
-		c.appendOnly = t.AppendOnly
+		c.AppendOnly = t.AppendOnly
 	}
 	planned, err := s.Plan()
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{name: s.Name, cluster: c, stock: s.Activity.Stock, buckets: uint32(s.Activity.Buckets),
-		window: s.Activity.Window, faults: planned, evaluate: s.Evaluate, waived: s.Waived, resolved: s.Resolved(),
-		pipeline: s.Pipeline, drain: s.Drain}
+	p := &lifecycle.Plan{Name: s.Name, Cluster: c, Stock: s.Activity.Stock, Buckets: uint32(s.Activity.Buckets),
+		Window: s.Activity.Window, Faults: planned, Evaluate: s.Evaluate, Waived: s.Waived, Resolved: s.Resolved(),
+		Pipeline: s.Pipeline, Drain: s.Drain}
 	for _, ph := range s.Phases {
-		p.phases = append(p.phases, runner.Phase{Name: ph.Name, Config: ph.Config})
+		p.Phases = append(p.Phases, runner.Phase{Name: ph.Name, Config: ph.Config})
 	}
 	for _, f := range s.Faults {
-		p.faultNames = append(p.faultNames, f.Name)
+		p.FaultNames = append(p.FaultNames, f.Name)
 	}
 	if err := setPath(p, s.Path); err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func planFromScenario(s *scenarios.Scenario, cf clusterFlags, changed func(strin
 }
 
 // setPath selects the reserve path by name ("" or "reference": the project's).
-func setPath(p *plan, name string) error {
+func setPath(p *lifecycle.Plan, name string) error {
 	if name == "" || name == scenarios.DefaultPath {
 		return nil
 	}
@@ -91,32 +91,29 @@ func setPath(p *plan, name string) error {
 	if !ok {
 		return fmt.Errorf("path %q: unknown; valid paths: %s", name, strings.Join(pathNames(), ", "))
 	}
-	p.pathName, p.path = name, mk
+	p.PathName, p.Path = name, mk
 	return nil
 }
 
 // runScenario runs a scenario, or each member of a suite in turn (each on
 // its own fresh cluster, reports in <out>/<member>/), and returns the
 // exit error of the worst one.
-func runScenario(ctx context.Context, out io.Writer, s *scenarios.Scenario, cf clusterFlags, changed func(string) bool, xo execOptions, extraFaults []string, path string) error {
+func runScenario(ctx context.Context, s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed func(string) bool, out lifecycle.Output, ex runExtras) error {
 	if !s.IsSuite() {
 		p, err := planFromScenario(s, cf, changed)
 		if err != nil {
 			return err
 		}
-		if err := addFaults(p, extraFaults); err != nil {
+		if err := p.AddFaults(ex.faults); err != nil {
 			return err
 		}
-		if path != "" {
-			if err := setPath(p, path); err != nil {
+		if ex.path != "" {
+			if err := setPath(p, ex.path); err != nil {
 				return err
 			}
 		}
-		oc, err := executePlan(ctx, out, p, xo)
-		if err != nil {
-			return err
-		}
-		return oc.exitErr()
+		ex.applyTo(p)
+		return execute(ctx, p, out)
 	}
 	members, err := s.Members()
 	if err != nil {
@@ -125,20 +122,20 @@ func runScenario(ctx context.Context, out io.Writer, s *scenarios.Scenario, cf c
 	type row struct {
 		name, verdict string
 		dur           time.Duration
-		err           error
 	}
 	var rows []row
 	var worst error
+	log := out.Log
 	for _, m := range members {
 		if ctx.Err() != nil {
 			break
 		}
-		fmt.Fprintf(out, "\n##### %s (%d of %d in %s) #####\n", m.Name, len(rows)+1, len(members), s.Name)
-		sub := xo
-		sub.out = filepath.Join(xo.out, m.Name)
+		fmt.Fprintf(log, "\n##### %s (%d of %d in %s) #####\n", m.Name, len(rows)+1, len(members), s.Name)
+		sub := out
+		sub.Dir = filepath.Join(out.Dir, m.Name)
 		t0 := time.Now()
-		err := runScenario(ctx, out, m, cf, changed, sub, extraFaults, path)
-		r := row{name: m.Name, dur: time.Since(t0), err: err, verdict: "PASS"}
+		err := runScenario(ctx, m, cf, changed, sub, ex)
+		r := row{name: m.Name, dur: time.Since(t0), verdict: "PASS"}
 		switch {
 		case err == nil:
 		case errors.Is(err, errChecksFailed):
@@ -152,28 +149,16 @@ func runScenario(ctx context.Context, out io.Writer, s *scenarios.Scenario, cf c
 		}
 		rows = append(rows, r)
 	}
-	fmt.Fprintf(out, "\nsuite %s:\n", s.Name)
-	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(log, "\nsuite %s:\n", s.Name)
+	w := tabwriter.NewWriter(log, 2, 4, 2, ' ', 0)
 	for _, r := range rows {
-		fmt.Fprintf(w, "  %s\t%.1fs\t%s\t%s\n", r.name, r.dur.Seconds(), r.verdict, filepath.Join(xo.out, r.name))
+		fmt.Fprintf(w, "  %s\t%.1fs\t%s\t%s\n", r.name, r.dur.Seconds(), r.verdict, filepath.Join(out.Dir, r.name))
 	}
 	w.Flush()
 	if ctx.Err() != nil {
 		return fmt.Errorf("suite %s interrupted: %w", s.Name, ctx.Err())
 	}
 	return worst
-}
-
-func addFaults(p *plan, specs []string) error {
-	if len(specs) == 0 {
-		return nil
-	}
-	extra, err := planFaults(specs, p.duration())
-	if err != nil {
-		return err
-	}
-	p.faults = append(p.faults, extra...)
-	return nil
 }
 
 func newListCmd() *cobra.Command {
@@ -240,7 +225,7 @@ type scenarioCmdFlags struct {
 	out      string
 	luaDir   string
 	progress string
-	cluster  clusterFlags
+	cluster  lifecycle.ClusterSpec
 }
 
 func (f *scenarioCmdFlags) register(fs *pflag.FlagSet, defOut string) {
@@ -252,7 +237,7 @@ func (f *scenarioCmdFlags) register(fs *pflag.FlagSet, defOut string) {
 	addClusterFlags(fs, &f.cluster)
 }
 
-func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string) (*plan, error) {
+func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string) (*lifecycle.Plan, error) {
 	var seed *int64
 	if cmd.Flags().Changed("seed") {
 		seed = &f.seed
@@ -264,11 +249,24 @@ func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string) (*plan, error) {
 	if s.IsSuite() {
 		return nil, fmt.Errorf("%s is a suite (%s): pick one of its members", s.Name, strings.Join(s.Suite, ", "))
 	}
-	return planFromScenario(s, f.cluster, cmd.Flags().Changed)
+	p, err := planFromScenario(s, f.cluster, cmd.Flags().Changed)
+	if err != nil {
+		return nil, err
+	}
+	p.LuaDir = f.luaDir
+	return p, nil
 }
 
-func (f *scenarioCmdFlags) exec(cmd *cobra.Command) execOptions {
-	return execOptions{out: f.out, luaDir: f.luaDir, progress: f.progress, errOut: cmd.ErrOrStderr()}
+func (f *scenarioCmdFlags) output(cmd *cobra.Command) lifecycle.Output {
+	return lifecycle.Output{Dir: f.out, Progress: f.progress, ErrOut: cmd.ErrOrStderr()}
+}
+
+// verdict maps a compare or capacity result to the exit contract.
+func verdict(passed bool, err error) error {
+	if err == nil && !passed {
+		return errChecksFailed
+	}
+	return err
 }
 
 func newCompareCmd() *cobra.Command {
@@ -286,7 +284,7 @@ stock was left elsewhere, and the final unsold stock. Reports go to
 		Example: "  seckill-harness compare sold-out-90 --buckets 1,4,16",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			counts, err := parseBuckets(buckets)
+			counts, err := lifecycle.ParseBuckets(buckets)
 			if err != nil {
 				return err
 			}
@@ -294,7 +292,7 @@ stock was left elsewhere, and the final unsold stock. Reports go to
 			if err != nil {
 				return err
 			}
-			return runCompare(cmd.Context(), cmd.OutOrStdout(), p, counts, f.exec(cmd))
+			return verdict(lifecycle.Compare(cmd.Context(), cmd.OutOrStdout(), p, counts, f.output(cmd)))
 		},
 	}
 	f.register(cmd.Flags(), "out/compare")
@@ -304,7 +302,7 @@ stock was left elsewhere, and the final unsold stock. Reports go to
 
 func newCapacityCmd() *cobra.Command {
 	var f scenarioCmdFlags
-	var co capacityOptions
+	var co lifecycle.CapacityOptions
 	cmd := &cobra.Command{
 		Use:   "capacity <name|file>",
 		Short: "Step the rate up until the SLO breaks; report the highest rate that held, with the curve",
@@ -323,18 +321,18 @@ to <out>/capacity.json.`,
 				return err
 			}
 			if !cmd.Flags().Changed("start") {
-				co.start = p.phases[0].Config.Shape.Rate
+				co.Start = p.Phases[0].Config.Shape.Rate
 			}
-			return runCapacity(cmd.Context(), cmd.OutOrStdout(), p, co, f.exec(cmd))
+			return verdict(lifecycle.Capacity(cmd.Context(), cmd.OutOrStdout(), p, co, f.output(cmd)))
 		},
 	}
 	f.register(cmd.Flags(), "out/capacity")
 	fs := cmd.Flags()
-	fs.Float64Var(&co.start, "start", 0, "first rate in ops/s (default: the scenario's first phase rate)")
-	fs.Float64Var(&co.factor, "factor", 1.5, "rate multiplier per step")
-	fs.IntVar(&co.maxSteps, "max-steps", 8, "most steps to try")
-	fs.DurationVar(&co.stepDuration, "step-duration", 5*time.Second, "load time per step")
-	fs.DurationVar(&co.sloP99, "slo-p99", 20*time.Millisecond, "latency p99 (from the intended send) a step must stay under")
-	fs.Float64Var(&co.maxErrorRatio, "max-error-ratio", 0.001, "largest share of ERROR+UNKNOWN outcomes a step may have")
+	fs.Float64Var(&co.Start, "start", 0, "first rate in ops/s (default: the scenario's first phase rate)")
+	fs.Float64Var(&co.Factor, "factor", 1.5, "rate multiplier per step")
+	fs.IntVar(&co.MaxSteps, "max-steps", 8, "most steps to try")
+	fs.DurationVar(&co.StepDuration, "step-duration", 5*time.Second, "load time per step")
+	fs.DurationVar(&co.SloP99, "slo-p99", 20*time.Millisecond, "latency p99 (from the intended send) a step must stay under")
+	fs.Float64Var(&co.MaxErrorRatio, "max-error-ratio", 0.001, "largest share of ERROR+UNKNOWN outcomes a step may have")
 	return cmd
 }

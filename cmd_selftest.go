@@ -14,10 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"seckill-harness/runner/badpaths"
+	"seckill-harness/runner/lifecycle"
 )
 
 type selftestOptions struct {
-	cluster clusterFlags
+	cluster lifecycle.ClusterSpec
 	runs    int
 	only    []string
 	out     string
@@ -104,16 +105,15 @@ func runSelftest(ctx context.Context, out io.Writer, o selftestOptions) error {
 			return fmt.Errorf("--out %s: %w", o.out, err)
 		}
 	}
-	st, err := startStand(ctx, out, o.cluster, 64, true)
+	st, err := lifecycle.OpenStand(ctx, out, o.cluster, 64, true)
 	if err != nil {
 		return err
 	}
-	defer st.close()
-	if !st.cluster.Owned() {
-		return fmt.Errorf("selftest writes broken data on purpose: it runs only on a cluster it creates (--cluster local or docker), not on %s", o.cluster.spec)
+	defer st.Close()
+	if !st.Cluster.Owned() {
+		return fmt.Errorf("selftest writes broken data on purpose: it runs only on a cluster it creates (--cluster local or docker), not on %s", o.cluster.Spec)
 	}
-	env := badpaths.Env{Cluster: st.cluster, Proxies: st.proxies, Client: st.rdb,
-		Secret: []byte(fmt.Sprintf("seckill-selftest-%d", o.seed)), Log: out}
+	env := badpaths.Env{Stand: st, Secret: []byte(fmt.Sprintf("seckill-selftest-%d", o.seed)), Log: out}
 	fmt.Fprintf(out, "selftest: %d run(s) per path and load\n", o.runs)
 	m, err := badpaths.RunMatrix(ctx, env, badpaths.Options{Runs: o.runs, Only: o.only, Seed: o.seed})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"seckill-harness/compose"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
+	"seckill-harness/runner/lifecycle"
 )
 
 // runGenerators runs generators 0..n-1 of one split load concurrently, each
@@ -53,7 +54,7 @@ func runGenerators(t *testing.T, spec, activity string, n int, args ...string) [
 				t.Errorf("generator %d: %s %s %q: want skip, judged on the merge", i, inv.ID, inv.Status, inv.Detail)
 			}
 		}
-		for _, f := range []string{"history.jsonl", genInfoFile, reports.HlogFileName} {
+		for _, f := range []string{"history.jsonl", lifecycle.GenInfoFile, reports.HlogFileName} {
 			if _, err := os.Stat(filepath.Join(dirs[i], f)); err != nil {
 				t.Errorf("generator %d: %v", i, err)
 			}
@@ -135,7 +136,7 @@ func TestTwoGeneratorsMergeIntoOneVerifiedReport(t *testing.T) {
 	dirs = runGenerators(t, spec, "split2", 2, "--rate", "300", "--duration", "1s", "--users", "800", "--stock", "5000", "--buckets", "2")
 	rdb := lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	defer rdb.Close()
-	act, err := readActivity(context.Background(), rdb, "split2", "sku1", 2, 5000)
+	act, err := lifecycle.ReadActivity(context.Background(), rdb, "split2", "sku1", 2, 5000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestTwoGeneratorsMergeIntoOneVerifiedReport(t *testing.T) {
 	if code != exitCheckFailed || rep == nil || !slices.Equal(rep.FailedChecks(), []string{"I1", "I2"}) {
 		t.Fatalf("stock from nowhere: exit %d, failed %v\n%s", code, rep.FailedChecks(), text)
 	}
-	if n, _ := rdb.Exists(context.Background(), act.Scope(0).MetaKey(), registryKey(act)).Result(); n != 0 || !strings.Contains(text, "teardown: removed") {
+	if n, _ := rdb.Exists(context.Background(), act.Scope(0).MetaKey(), lifecycle.RegistryKey(act)).Result(); n != 0 || !strings.Contains(text, "teardown: removed") {
 		t.Errorf("--teardown left %d keys\n%s", n, text)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"seckill-harness/compose"
 	"seckill-harness/lua"
+	"seckill-harness/runner/lifecycle"
 )
 
 // One real 3×1 cluster with an embedded toxiproxy in front of every node
@@ -53,7 +54,7 @@ func runMain(m *testing.M) int {
 
 func testEnv(t *testing.T) Env {
 	t.Helper()
-	return Env{Cluster: testCluster, Proxies: testProxies, Client: testRDB, Secret: testSecret, Log: testLog{t}}
+	return Env{Stand: &lifecycle.Stand{Cluster: testCluster, Proxies: testProxies, Client: testRDB}, Secret: testSecret, Log: testLog{t}}
 }
 
 type testLog struct{ t *testing.T }

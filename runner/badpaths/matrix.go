@@ -11,27 +11,23 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/pipeline"
 )
 
 // ReferenceName is the reference path's name in the matrix.
 const ReferenceName = "reference"
 
-// Env is what the matrix runs on: a cluster the caller owns (the matrix
-// writes activities into it and does not tear them down), a hardened client
-// (lua.NewClusterClient) dialing through Proxies when a load injects a fault.
+// Env is what the matrix runs on: a stand on a cluster the caller owns (the
+// matrix writes activities into it and does not tear them down), whose
+// client dials through the stand's Proxies when a load injects a fault.
 type Env struct {
-	Cluster compose.Cluster
-	Proxies compose.Toxics // required by loads with a fault (disconnect)
-	Client  *redis.ClusterClient
-	Secret  []byte    // keys the reservation ids
-	Log     io.Writer // one progress line per run; nil: silent
+	Stand  *lifecycle.Stand
+	Secret []byte    // keys the reservation ids
+	Log    io.Writer // one progress line per run; nil: silent
 }
 
 // Options choose what the matrix runs.
@@ -119,7 +115,7 @@ func RunMatrix(ctx context.Context, env Env, opts Options) (*Matrix, error) {
 		if !ok {
 			return nil, fmt.Errorf("badpaths: %s names unknown load %q", info.Name, info.Load)
 		}
-		if l.Fault != "" && env.Proxies == nil {
+		if l.Fault != "" && env.Stand.Proxies == nil {
 			return nil, fmt.Errorf("badpaths: %s needs the %s load, which injects %s: the cluster needs proxies", info.Name, l.Name, l.Fault)
 		}
 		if info.PipelineDefect != "" && l.Pipeline == nil {
@@ -248,108 +244,48 @@ func logRun(w io.Writer, path, load string, runs int, res RunResult, good bool, 
 }
 
 // runOne runs one path (nil: the reference) under load l on a fresh activity
-// and checks it. When l runs the pipeline, it runs beside the load with
-// defects on (none: the correct pipeline), is drained after it, and P1–P5
-// are checked with I1–I9 (which then count the pipeline's releases).
+// through the run lifecycle, on the matrix's stand, writing no files. When l
+// runs the pipeline, it runs beside the load with defects on (none: the
+// correct pipeline), is drained after it, and P1–P5 are checked with I1–I9
+// (which then count the pipeline's releases). A fault that did not happen
+// or did not heal is an error: the self-test itself could not run.
 func runOne(ctx context.Context, env Env, newPath func(*lua.Store) runner.Path, defects pipeline.Defects, l Load, seed int64, run int) (RunResult, error) {
 	t0 := time.Now()
-	a := lua.NewActivity(fmt.Sprintf("st%d-%d", time.Now().UnixMilli(), actSeq.Add(1)), "sku1", l.Stock, l.Buckets, time.Hour)
-	if err := lua.Setup(ctx, env.Client, a); err != nil {
-		return RunResult{}, err
-	}
-	store := lua.NewStore(env.Client, lua.Embedded(), env.Secret)
-	tgt := runner.Target{Store: store, Activity: a}
-	if newPath != nil {
-		tgt.Path = newPath(store)
-	}
 	cfg := l.Config
 	cfg.Seed = seed
-
-	var tl *faults.Timeline
-	var planned *faults.Planned
+	p := &lifecycle.Plan{Name: "selftest", Stand: env.Stand, Stock: l.Stock, Buckets: l.Buckets, Window: time.Hour,
+		ActivityID: fmt.Sprintf("st%d-%d", time.Now().UnixMilli(), actSeq.Add(1)), Secret: env.Secret,
+		Phases: []runner.Phase{{Name: "load", Config: cfg}}, Path: newPath, Drain: l.Drain}
 	if l.Fault != "" {
-		p, err := faults.Parse(l.Fault)
+		f, err := faults.Parse(l.Fault)
 		if err != nil {
 			return RunResult{}, err
 		}
-		planned = p
-		var slots []int
-		for b := uint32(0); b < a.Buckets; b++ {
-			s, err := env.Client.ClusterKeySlot(ctx, a.Scope(b).StockKey()).Result()
-			if err != nil {
-				return RunResult{}, fmt.Errorf("hot slots: %w", err)
-			}
-			slots = append(slots, int(s))
-		}
-		tl = &faults.Timeline{Env: &faults.Env{Cluster: env.Cluster, Proxies: env.Proxies, Client: env.Client, HotSlots: slots}, Items: []*faults.Planned{p}}
+		p.Faults = []*faults.Planned{f}
 	}
-	var pl *pipeline.Pipeline
 	if l.Pipeline != nil {
 		pc := *l.Pipeline
 		pc.Seed, pc.Defects = seed, defects
-		pl = pipeline.New(pc, store, a)
-		if err := pl.Start(ctx); err != nil {
-			return RunResult{}, fmt.Errorf("pipeline: %w", err)
-		}
-		defer pl.Stop()
-		if tl != nil {
-			tl.Env.Pipeline = pl
-		}
+		p.Pipeline = &pc
 	}
-	tctx, stopTimeline := context.WithCancel(ctx)
-	defer stopTimeline()
-	var opts []runner.Option
-	if tl != nil {
-		opts = append(opts, runner.WithOnStart(func(began time.Time) { tl.Start(tctx, began) }))
-	}
-	res, runErr := runner.Run(ctx, cfg, tgt, opts...)
-	if tl != nil {
-		stopTimeline()
-		hctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		healErr := tl.HealAll(hctx)
-		if healErr == nil {
-			healErr = env.Cluster.WaitHealthy(hctx)
-		}
-		cancel()
-		env.Client.ReloadState(context.Background())
-		if healErr != nil {
-			return RunResult{}, fmt.Errorf("heal %s: %w", l.Fault, healErr)
-		}
-		if w := planned.Window(); runErr == nil && (!w.Injected || w.InjectErr != nil) {
-			return RunResult{}, fmt.Errorf("fault %s did not happen: injected=%v %v", l.Fault, w.Injected, w.InjectErr)
-		}
-	}
-	if runErr != nil {
-		return RunResult{}, runErr
-	}
-	history := res.History
-	var ev *pipeline.Evidence
-	if pl != nil {
-		// A drain that times out is a finding (P2 lists the stuck), not a harness error.
-		if err := pl.Drain(ctx, l.Drain); err != nil && !errors.Is(err, pipeline.ErrDrainTimeout) {
-			return RunResult{}, fmt.Errorf("pipeline drain: %w", err)
-		}
-		pl.Stop()
-		ev = pl.Evidence()
-		history = runner.WithPipelineReleases(res.History, ev, res.Began)
-	}
-	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	chk, err := runner.Verify(cctx, tgt, runner.CheckInput{History: history, Samples: res.Samples, FaultsInjected: l.Fault != ""})
+	oc, err := lifecycle.Execute(ctx, p, lifecycle.Output{})
 	if err != nil {
-		return RunResult{}, fmt.Errorf("reading the final state back: %w", err)
+		return RunResult{}, err
 	}
-	if ev != nil {
-		pchecks, err := runner.VerifyPipeline(cctx, tgt, res.History, ev)
-		if err != nil {
-			return RunResult{}, fmt.Errorf("checking the pipeline: %w", err)
-		}
-		chk.Checks = append(chk.Checks, pchecks...)
+	if err := oc.Interrupted(); err != nil {
+		return RunResult{}, err
 	}
-	out := RunResult{Run: run, Seed: seed, Activity: a.ID, Ops: len(res.History.Ops), Outcomes: map[string]int{},
+	if oc.HealErr != nil || oc.HealthErr != nil {
+		return RunResult{}, fmt.Errorf("heal %s: %w", l.Fault, errors.Join(oc.HealErr, oc.HealthErr))
+	}
+	if len(oc.NotInjected) > 0 {
+		return RunResult{}, fmt.Errorf("fault did not happen: %s", strings.Join(oc.NotInjected, "; "))
+	}
+	res, chk := oc.Result, oc.Checks
+	out := RunResult{Run: run, Seed: seed, Activity: oc.Activity.ID, Ops: len(res.History.Ops), Outcomes: map[string]int{},
 		Failed: chk.Failed(), Passed: chk.Passed()}
-	if ev != nil {
-		out.Pipeline = ev.Summary()
+	if oc.Pipeline != nil {
+		out.Pipeline = oc.Pipeline.Summary()
 	}
 	for i := range res.History.Ops {
 		o := &res.History.Ops[i]

@@ -1,4 +1,4 @@
-package main
+package lifecycle
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,12 +31,12 @@ import (
 // every generator's history against it (and removes it with --teardown);
 // otherwise its keys expire at retention_until_ms.
 
-// genInfoFile is the sidecar a run on a named activity writes into --out:
+// GenInfoFile is the sidecar a run on a named activity writes into --out:
 // what 'verify' needs to find the activity, the history and the registry.
-const genInfoFile = "generator.json"
+const GenInfoFile = "generator.json"
 
-// genInfo is the content of generator.json.
-type genInfo struct {
+// GenInfo is the content of generator.json.
+type GenInfo struct {
 	Activity  string `json:"activity"`
 	SKU       string `json:"sku"`
 	Generator string `json:"generator"` // "I/N"
@@ -53,35 +52,30 @@ type genInfo struct {
 	Cluster   string `json:"cluster"` // redacted
 }
 
-func (g *genInfo) gen() runner.Generator { return runner.Generator{Index: g.Index, Count: g.Count} }
+func (g *GenInfo) Gen() runner.Generator { return runner.Generator{Index: g.Index, Count: g.Count} }
 
 // splitSpec is what every generator of one activity must agree on.
 func splitSpec(gen runner.Generator, seed int64, users int, stock int64, buckets uint32) string {
 	return fmt.Sprintf("generators=%d seed=%d users=%d stock=%d buckets=%d", gen.N(), seed, users, stock, buckets)
 }
 
-// registryKey is the activity's generator registry hash (bucket 0's slot).
-func registryKey(a *lua.Activity) string { return a.Scope(0).Key("harness_generators") }
+// RegistryKey is the activity's generator registry hash (bucket 0's slot).
+func RegistryKey(a *lua.Activity) string { return a.Scope(0).Key("harness_generators") }
 
 func genToken() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixMilli())
 }
 
-// sharedCluster reports whether spec names a cluster other processes reach.
-func sharedCluster(spec string) bool {
-	return strings.HasPrefix(spec, "redis://") || strings.HasPrefix(spec, "rediss://")
-}
-
 // joinActivity sets the named activity up (generator 0) or joins it (the
 // others), as described above, and returns the activity every generator
 // agrees on and this run's generator.json (History still to fill in).
-func joinActivity(ctx context.Context, log io.Writer, rdb redis.UniversalClient, want *lua.Activity, xo execOptions, cfg runner.Config) (*lua.Activity, *genInfo, error) {
-	gen := xo.gen
+func joinActivity(ctx context.Context, log io.Writer, rdb redis.UniversalClient, want *lua.Activity, gen runner.Generator, activityWait time.Duration, cfg runner.Config) (*lua.Activity, *GenInfo, error) {
+
 	spec := splitSpec(gen, cfg.Seed, cfg.Users, want.Stock, want.Buckets)
-	gi := &genInfo{Activity: want.ID, SKU: want.SKU, Generator: gen.String(), Index: gen.Index, Count: gen.N(), Spec: spec,
+	gi := &GenInfo{Activity: want.ID, SKU: want.SKU, Generator: gen.String(), Index: gen.Index, Count: gen.N(), Spec: spec,
 		Seed: cfg.Seed, Users: cfg.Users, Stock: want.Stock, Buckets: want.Buckets, Token: genToken()}
-	key := registryKey(want)
+	key := RegistryKey(want)
 	field := "gen:" + strconv.Itoa(gen.Index)
 	if gen.Index == 0 {
 		ok, err := rdb.HSetNX(ctx, key, field, gi.Token).Result()
@@ -108,7 +102,7 @@ func joinActivity(ctx context.Context, log io.Writer, rdb redis.UniversalClient,
 		return want, gi, nil
 	}
 
-	wait := xo.activityWait
+	wait := activityWait
 	if wait <= 0 {
 		wait = 2 * time.Minute
 	}
@@ -134,7 +128,7 @@ func joinActivity(ctx context.Context, log io.Writer, rdb redis.UniversalClient,
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	a, err := readActivity(ctx, rdb, want.ID, want.SKU, want.Buckets, want.Stock)
+	a, err := ReadActivity(ctx, rdb, want.ID, want.SKU, want.Buckets, want.Stock)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,9 +144,9 @@ func joinActivity(ctx context.Context, log io.Writer, rdb redis.UniversalClient,
 	return a, gi, nil
 }
 
-// readActivity reads an activity back from its meta: the window, state and
+// ReadActivity reads an activity back from its meta: the window, state and
 // version as generator 0 wrote them. Every bucket's meta must exist.
-func readActivity(ctx context.Context, rdb redis.UniversalClient, id, sku string, buckets uint32, stock int64) (*lua.Activity, error) {
+func ReadActivity(ctx context.Context, rdb redis.UniversalClient, id, sku string, buckets uint32, stock int64) (*lua.Activity, error) {
 	a := &lua.Activity{ID: id, SKU: sku, Version: 1, Buckets: buckets, Stock: stock}
 	v, err := rdb.HMGet(ctx, a.Scope(0).MetaKey(), "sku_id", "version", "state", "starts_at_ms", "ends_at_ms", "retention_until_ms", "schema_version").Result()
 	if err != nil {
@@ -193,29 +187,29 @@ func readActivity(ctx context.Context, rdb redis.UniversalClient, id, sku string
 
 // markDone records in the registry that this generator's run is complete
 // (its report and history are written).
-func markDone(ctx context.Context, rdb redis.UniversalClient, a *lua.Activity, gi *genInfo) error {
-	return rdb.HSet(ctx, registryKey(a), "done:"+strconv.Itoa(gi.Index), gi.Token).Err()
+func markDone(ctx context.Context, rdb redis.UniversalClient, a *lua.Activity, gi *GenInfo) error {
+	return rdb.HSet(ctx, RegistryKey(a), "done:"+strconv.Itoa(gi.Index), gi.Token).Err()
 }
 
-func writeGenInfo(dir string, gi *genInfo) error {
+func writeGenInfo(dir string, gi *GenInfo) error {
 	b, err := json.MarshalIndent(gi, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, genInfoFile), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, GenInfoFile), append(b, '\n'), 0o644)
 }
 
-func readGenInfo(dir string) (*genInfo, error) {
-	b, err := os.ReadFile(filepath.Join(dir, genInfoFile))
+func ReadGenInfo(dir string) (*GenInfo, error) {
+	b, err := os.ReadFile(filepath.Join(dir, GenInfoFile))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s has no %s: only runs with --activity (and --generator) can be verified against the cluster", dir, genInfoFile)
+			return nil, fmt.Errorf("%s has no %s: only runs with --activity (and --generator) can be verified against the cluster", dir, GenInfoFile)
 		}
 		return nil, err
 	}
-	var gi genInfo
+	var gi GenInfo
 	if err := json.Unmarshal(b, &gi); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, genInfoFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, GenInfoFile), err)
 	}
 	return &gi, nil
 }

@@ -1,4 +1,4 @@
-package main
+package lifecycle
 
 import (
 	"fmt"
@@ -55,9 +55,9 @@ func trunc(s string, n int) string {
 	return strings.TrimSpace(s[:n])
 }
 
-func checkProgressMode(mode string) error {
+func CheckProgressMode(mode string) error {
 	switch mode {
-	case "auto", "tty", "plain", "off":
+	case "auto", "tty", "plain", "off", "":
 		return nil
 	}
 	return fmt.Errorf("--progress %q: want auto, tty, plain or off", mode)
@@ -65,7 +65,7 @@ func checkProgressMode(mode string) error {
 
 // progressOption turns a --progress mode into a runner option (nil for off).
 func progressOption(mode string, w io.Writer, activeFault func() string) runner.Option {
-	if w == nil || mode == "off" {
+	if w == nil || mode == "off" || mode == "" {
 		return nil
 	}
 	tty := mode == "tty" || (mode == "auto" && isTerminal(w))

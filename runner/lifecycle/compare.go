@@ -1,4 +1,4 @@
-package main
+package lifecycle
 
 import (
 	"context"
@@ -36,8 +36,8 @@ type compareRow struct {
 	FailedChecks      []string  `json:"failed_checks,omitempty"`
 }
 
-// parseBuckets reads "1,4,16".
-func parseBuckets(s string) ([]uint32, error) {
+// ParseBuckets reads "1,4,16".
+func ParseBuckets(s string) ([]uint32, error) {
 	var out []uint32
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
@@ -51,10 +51,10 @@ func parseBuckets(s string) ([]uint32, error) {
 
 // runCompare runs the same plan once per bucket count (each on a fresh
 // cluster, same seed, same load) and prints the rows side by side.
-func runCompare(ctx context.Context, out io.Writer, p *plan, counts []uint32, xo execOptions) error {
+func Compare(ctx context.Context, log io.Writer, p *Plan, counts []uint32, out Output) (passed bool, err error) {
 	for _, n := range counts {
-		if p.stock > 0 && int64(n) > p.stock {
-			return fmt.Errorf("--buckets: %d buckets for stock %d: every bucket needs at least one unit", n, p.stock)
+		if p.Stock > 0 && int64(n) > p.Stock {
+			return false, fmt.Errorf("--buckets: %d buckets for stock %d: every bucket needs at least one unit", n, p.Stock)
 		}
 	}
 	var rows []compareRow
@@ -63,47 +63,47 @@ func runCompare(ctx context.Context, out io.Writer, p *plan, counts []uint32, xo
 	began := time.Now()
 	for _, n := range counts {
 		q := *p
-		q.buckets = n
-		q.name = fmt.Sprintf("%s (%d buckets)", p.name, n)
-		sub := xo
-		sub.out = filepath.Join(xo.out, fmt.Sprintf("buckets-%d", n))
-		fmt.Fprintf(out, "\n=== %d bucket(s) ===\n", n)
-		oc, err := executePlan(ctx, io.Discard, &q, sub)
+		q.Buckets = n
+		q.Name = fmt.Sprintf("%s (%d buckets)", p.Name, n)
+		sub := out
+		sub.Dir = filepath.Join(out.Dir, fmt.Sprintf("buckets-%d", n))
+		fmt.Fprintf(log, "\n=== %d bucket(s) ===\n", n)
+		oc, err := Execute(ctx, &q, sub)
 		if err != nil {
-			return fmt.Errorf("%d buckets: %w", n, err)
+			return false, fmt.Errorf("%d buckets: %w", n, err)
 		}
-		if oc.runErr != nil {
-			return oc.exitErr()
+		if oc.RunErr != nil {
+			return false, oc.Interrupted()
 		}
-		rows = append(rows, compareRowOf(n, oc, sub.out))
+		rows = append(rows, compareRowOf(n, oc, sub.Dir))
 		variants = append(variants, reports.CompareVariant{Name: fmt.Sprintf("%d bucket(s)", n), Buckets: int(n),
-			Passed: oc.rep.Passed, Ops: oc.rep.Totals.Ops, ThroughputOpsPerS: oc.rep.ThroughputOpsPerS,
-			LatencyMs: oc.rep.LatencyMs, Outcomes: oc.rep.Totals.Outcomes, Stock: oc.rep.Stock,
-			ReportFile: filepath.Join(sub.out, "report.json")})
+			Passed: oc.Report.Passed, Ops: oc.Report.Totals.Ops, ThroughputOpsPerS: oc.Report.ThroughputOpsPerS,
+			LatencyMs: oc.Report.LatencyMs, Outcomes: oc.Report.Totals.Outcomes, Stock: oc.Report.Stock,
+			ReportFile: filepath.Join(sub.Dir, "report.json")})
 		r := rows[len(rows)-1]
-		fmt.Fprintf(out, "%s: %d ops, %.0f ops/s, p99 %.2f ms, first bucket sold out at %.2fs, verdict %s\n",
-			q.name, r.Ops, r.ThroughputOpsPerS, r.P99Ms, r.FirstSoldOutS, oc.rep.Verdict())
-		failed = failed || !oc.rep.Passed
+		fmt.Fprintf(log, "%s: %d ops, %.0f ops/s, p99 %.2f ms, first bucket sold out at %.2fs, verdict %s\n",
+			q.Name, r.Ops, r.ThroughputOpsPerS, r.P99Ms, r.FirstSoldOutS, oc.Report.Verdict())
+		failed = failed || !oc.Report.Passed
 	}
-	writeCompareTable(out, p, rows)
-	if err := writeJSONFile(filepath.Join(xo.out, "compare.json"), map[string]any{"scenario": p.name, "stock": p.stock, "rows": rows}); err != nil {
-		return err
+	writeCompareTable(log, p, rows)
+	if err := writeJSONFile(filepath.Join(out.Dir, "compare.json"), map[string]any{"scenario": p.Name, "stock": p.Stock, "rows": rows}); err != nil {
+		return false, err
 	}
-	sum := &reports.Report{Scenario: p.name + " — compare by bucket count", Seed: p.phases[0].Config.Seed, Passed: !failed,
+	sum := &reports.Report{Scenario: p.Name + " — compare by bucket count", Seed: p.Phases[0].Config.Seed, Passed: !failed,
 		StartedAt: began, DurationS: time.Since(began).Seconds(), Compare: &reports.CompareResult{Dimension: "buckets", Variants: variants}}
-	if err := writeHTMLFile(filepath.Join(xo.out, "report.html"), sum); err != nil {
-		return err
+	if err := writeHTMLFile(filepath.Join(out.Dir, "report.html"), sum); err != nil {
+		return false, err
 	}
-	fmt.Fprintf(out, "compare: %s, %s\n", filepath.Join(xo.out, "compare.json"), filepath.Join(xo.out, "report.html"))
+	fmt.Fprintf(log, "compare: %s, %s\n", filepath.Join(out.Dir, "compare.json"), filepath.Join(out.Dir, "report.html"))
 	if failed {
-		return errChecksFailed
+		return false, nil
 	}
-	return nil
+	return true, nil
 }
 
-func compareRowOf(n uint32, oc *outcome, dir string) compareRow {
-	rep := oc.rep
-	so := runner.AnalyzeSellOut(oc.res.History, oc.act)
+func compareRowOf(n uint32, oc *Outcome, dir string) compareRow {
+	rep := oc.Report
+	so := runner.AnalyzeSellOut(oc.Result.History, oc.Activity)
 	r := compareRow{Buckets: n, Passed: rep.Passed, Ops: rep.Totals.Ops, ThroughputOpsPerS: rep.ThroughputOpsPerS,
 		P50Ms: rep.LatencyMs.P50, P99Ms: rep.LatencyMs.P99, P999Ms: rep.LatencyMs.P999,
 		FirstSoldOutS: -1, LastSoldOutS: -1, UnsoldAtFirst: so.UnsoldAtFirstTotal,
@@ -131,14 +131,14 @@ func compareRowOf(n uint32, oc *outcome, dir string) compareRow {
 	return r
 }
 
-func writeCompareTable(out io.Writer, p *plan, rows []compareRow) {
+func writeCompareTable(out io.Writer, p *Plan, rows []compareRow) {
 	secs := func(v float64) string {
 		if v < 0 {
 			return "never"
 		}
 		return fmt.Sprintf("%.2fs", v)
 	}
-	fmt.Fprintf(out, "\ncompare %s: stock %d, same seed and load per bucket count\n", p.name, p.stock)
+	fmt.Fprintf(out, "\ncompare %s: stock %d, same seed and load per bucket count\n", p.Name, p.Stock)
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "buckets\tops/s\tp50 ms\tp99 ms\tp99.9 ms\tfirst sold out\tall sold out\tunsold elsewhere then\tSOLD_OUT while stock left\tfinal unsold\tverdict\t")
 	for _, r := range rows {

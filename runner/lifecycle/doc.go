@@ -1,0 +1,23 @@
+// Package lifecycle is the life of one run, as a library: every command of
+// seckill-harness (run, suites, compare, capacity, race, selftest,
+// generators and verify) maps its flags or scenario to a Plan and an
+// Output, calls Execute, and maps the Outcome to its exit code.
+//
+// Execute is a short sequence of named steps:
+//
+//	prepare       validate the plan, load the scripts, check --out is writable
+//	openStand     start (or reach) the cluster, the proxies and the client
+//	guard         refuse faults the cluster must not get
+//	setUp         create the activity (or join a named one)
+//	startFaults   arm the fault timeline and the async pipeline
+//	driveLoad     run the load phases on one clock
+//	heal          heal every fault (also on error and Ctrl-C), wait for a healthy cluster
+//	drain         let the pipeline finish its reservations
+//	check         read the facts back from Redis once, judge the invariants
+//	assemble      build report.json: faults, phases, assertions, verdict
+//	write         write every report artifact
+//
+// A Go error from Execute is a harness error (the CLI's exit 2); a failed
+// check is in the Outcome. Faults are healed and the cluster the run
+// started is removed on every way out.
+package lifecycle

@@ -1,0 +1,422 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"seckill-harness/compose"
+	"seckill-harness/faults"
+	"seckill-harness/lua"
+	"seckill-harness/reports"
+	"seckill-harness/runner"
+	"seckill-harness/runner/pipeline"
+)
+
+// execution is the state of one Execute, passed from step to step.
+type execution struct {
+	plan    *Plan
+	out     Output
+	scripts *lua.Scripts
+	act     *lua.Activity
+	stand   *Stand
+	owned   bool // the stand was opened here (and is closed here)
+	gi      *GenInfo
+	tgt     runner.Target
+	tl      *faults.Timeline
+	pl      *pipeline.Pipeline
+	cleanup []func() // run in reverse order on the way out
+
+	stopTimeline context.CancelFunc
+	healed       bool
+	healErr      error
+
+	res       *runner.Result
+	runErr    error
+	healthErr error
+	ev        *pipeline.Evidence
+	chk       *runner.CheckReport
+}
+
+// Execute runs a plan from start to finish (see the package doc for the
+// steps) and returns its outcome. A Go error is a harness error: bad
+// input, an unreachable cluster, state that could not be read back. Every
+// fault is healed, and everything Execute started is stopped, on every way
+// out, Ctrl-C (ctx cancelled) included: then the outcome is a partial run
+// with RunErr set.
+func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
+	x := &execution{plan: p, out: out}
+	defer x.close()
+	steps := []struct {
+		name string
+		do   func(context.Context) error
+	}{
+		{"prepare", x.prepare},
+		{"open the stand", x.openStand},
+		{"guard", x.guard},
+		{"set up the activity", x.setUp},
+		{"start the faults and the pipeline", x.startFaults},
+		{"drive the load", x.driveLoad},
+	}
+	for _, s := range steps {
+		if err := s.do(ctx); err != nil {
+			return nil, err
+		}
+	}
+	// From here on the run happened: heal, settle and check on fresh
+	// contexts (the load's may be cancelled), and always report.
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	x.heal()
+	x.healthErr = settle(cctx, x.out.log(), x.stand, len(p.Faults) > 0)
+	x.drain(ctx)
+	if err := x.check(cctx); err != nil {
+		return nil, err
+	}
+	oc := x.assemble(cctx)
+	if err := x.write(cctx, oc); err != nil {
+		return nil, err
+	}
+	return oc, nil
+}
+
+// close runs the cleanups in reverse order: heal, stop the pipeline,
+// teardown, close the stand.
+func (x *execution) close() {
+	x.heal()
+	for i := len(x.cleanup) - 1; i >= 0; i-- {
+		x.cleanup[i]()
+	}
+}
+
+func (x *execution) prepare(ctx context.Context) error {
+	p := x.plan
+	if err := CheckProgressMode(x.out.Progress); err != nil {
+		return err
+	}
+	if len(p.Phases) == 0 {
+		return errors.New("the plan has no load phase")
+	}
+	scripts, err := LoadScripts(p.LuaDir)
+	if err != nil {
+		return err
+	}
+	x.scripts = scripts
+	if p.Generator.Split() {
+		switch {
+		case p.ActivityID == "" || !p.SharedActivity:
+			return fmt.Errorf("--generator %s needs --activity NAME", p.Generator)
+		case p.Stand == nil && !p.Cluster.Shared():
+			return fmt.Errorf("--generator %s needs a cluster every generator reaches: --cluster redis://host:port[,host:port…] (a %s cluster would be this process's own)", p.Generator, p.Cluster.Spec)
+		case p.Pipeline != nil:
+			return fmt.Errorf("--generator %s: the pipeline (dispatcher, MQ, orders) cannot be split across generators yet: run it without --pipeline", p.Generator)
+		}
+	}
+	for i := range p.Phases {
+		p.Phases[i].Config.Generator = p.Generator
+	}
+	if p.SharedActivity && x.out.History == "" {
+		x.out.History = "history.jsonl" // 'verify' reads it back
+	}
+	if err := p.Phases[0].Config.Validate(); err != nil {
+		return fmt.Errorf("invalid load: %w", err)
+	}
+	window := p.Window
+	if window <= 0 {
+		window = p.Duration() + time.Hour
+	}
+	id := p.ActivityID
+	if id == "" {
+		id = fmt.Sprintf("run%d", time.Now().UnixMilli())
+	}
+	x.act = lua.NewActivity(id, "sku1", p.Stock, p.Buckets, window)
+	if err := x.act.Validate(); err != nil {
+		return fmt.Errorf("invalid activity: %w", err)
+	}
+	if x.out.Dir != "" {
+		if err := os.MkdirAll(x.out.Dir, 0o755); err != nil {
+			return fmt.Errorf("--out %s: %w", x.out.Dir, err)
+		}
+	}
+	return nil
+}
+
+func (x *execution) openStand(ctx context.Context) error {
+	if x.plan.Stand != nil {
+		x.stand = x.plan.Stand
+		return nil
+	}
+	st, err := OpenStand(ctx, x.out.log(), x.plan.Cluster, x.plan.MaxConcurrency(), len(x.plan.Faults) > 0)
+	if err != nil {
+		return err
+	}
+	x.stand, x.owned = st, true
+	x.cleanup = append(x.cleanup, st.Close)
+	return nil
+}
+
+// guard refuses, before any key is written, the faults this cluster must
+// not get: destructive ones on a cluster the harness did not create unless
+// allowed, and process-level ones wherever it has no hold on the processes.
+func (x *execution) guard(context.Context) error {
+	return faults.CheckAllowed(x.plan.Faults, x.stand.Cluster, x.plan.Cluster.AllowDestructive)
+}
+
+func (x *execution) setUp(ctx context.Context) error {
+	p, log, rdb := x.plan, x.out.log(), x.stand.Client
+	first := p.Phases[0].Config
+	if p.SharedActivity {
+		act, gi, err := joinActivity(ctx, log, rdb, x.act, p.Generator, p.ActivityWait, first)
+		if err != nil {
+			return err
+		}
+		x.act, x.gi = act, gi
+		if !x.stand.Cluster.Owned() {
+			fmt.Fprintf(log, "activity %s is kept for 'seckill-harness verify' (which removes it with --teardown); its keys expire at %s anyway\n",
+				act.ID, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339))
+		}
+	} else {
+		if err := lua.Setup(ctx, rdb, x.act); err != nil {
+			return err
+		}
+		if !x.stand.Cluster.Owned() {
+			x.cleanup = append(x.cleanup, x.teardown)
+		}
+	}
+	secret := p.Secret
+	if secret == nil {
+		secret = []byte(fmt.Sprintf("seckill-harness-%d", first.Seed))
+	}
+	store := lua.NewStore(rdb, x.scripts, secret)
+	x.tgt = runner.Target{Store: store, Activity: x.act}
+	if p.Path != nil {
+		x.tgt.Path = p.Path(store)
+	}
+	for _, ph := range p.Phases {
+		fmt.Fprintf(log, "load %s: %s; stock %d over %d buckets\n", ph.Name, ph.Config, p.Stock, p.Buckets)
+	}
+	return nil
+}
+
+// teardown removes exactly the keys this run created on somebody else's cluster.
+func (x *execution) teardown() {
+	tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	log, act := x.out.log(), x.act
+	n, err := lua.Teardown(tctx, x.stand.Client, act)
+	if err != nil {
+		fmt.Fprintf(log, "teardown of activity %s: %v (its keys expire at %s anyway)\n", act.ID, err, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339))
+		return
+	}
+	fmt.Fprintf(log, "teardown: removed the %d keys of activity %s\n", n, act.ID)
+}
+
+// startFaults arms the fault timeline (it starts with the load) and
+// starts the async pipeline beside the load when the plan has one.
+func (x *execution) startFaults(ctx context.Context) error {
+	tl, err := newTimeline(ctx, x.out.log(), x.stand, x.act, x.plan.Faults)
+	if err != nil {
+		return err
+	}
+	x.tl = tl
+	if x.plan.Pipeline != nil {
+		x.pl = pipeline.New(*x.plan.Pipeline, x.tgt.Store, x.act)
+		if err := x.pl.Start(ctx); err != nil {
+			return fmt.Errorf("pipeline: %w", err)
+		}
+		x.cleanup = append(x.cleanup, x.pl.Stop)
+		tl.Env.Pipeline = x.pl
+	}
+	return nil
+}
+
+func (x *execution) driveLoad(ctx context.Context) error {
+	tctx, stop := context.WithCancel(ctx)
+	x.stopTimeline = stop
+	opts := []runner.Option{runner.WithOnStart(func(began time.Time) { x.tl.Start(tctx, began) })}
+	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }); pp != nil {
+		opts = append(opts, pp)
+	}
+	res, runErr := runner.RunPhases(ctx, x.plan.Phases, x.tgt, opts...)
+	if res == nil {
+		return runErr
+	}
+	x.res, x.runErr = res, runErr
+	return nil
+}
+
+// heal stops the timeline and heals every fault, once, on a fresh context
+// (the load's may be cancelled).
+func (x *execution) heal() {
+	if x.healed || x.tl == nil {
+		return
+	}
+	x.healed = true
+	if x.stopTimeline != nil {
+		x.stopTimeline()
+	}
+	hctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	x.healErr = x.tl.HealAll(hctx)
+}
+
+// drain lets the pipeline bring its reservations to an end (unless the run
+// was interrupted) and collects its evidence.
+func (x *execution) drain(ctx context.Context) {
+	if x.pl == nil {
+		return
+	}
+	if d := x.plan.Drain; d > 0 && ctx.Err() == nil {
+		fmt.Fprintf(x.out.log(), "pipeline: draining for up to %s\n", d)
+		// A drain that times out is a finding (P2 lists the stuck), not a harness error.
+		if err := x.pl.Drain(ctx, d); err != nil && !errors.Is(err, pipeline.ErrDrainTimeout) {
+			fmt.Fprintf(x.out.log(), "pipeline: drain: %v\n", err)
+		}
+	}
+	x.pl.Stop()
+	x.ev = x.pl.Evidence()
+}
+
+// check reads the final state back and judges the invariants (and the
+// pipeline's checks when it ran).
+func (x *execution) check(ctx context.Context) error {
+	history := x.res.History
+	if x.ev != nil {
+		history = runner.WithPipelineReleases(x.res.History, x.ev, x.res.Began)
+	}
+	chk, err := runner.Verify(ctx, x.tgt, runner.CheckInput{History: history, Samples: x.res.Samples,
+		FaultsInjected: len(x.plan.Faults) > 0, Generator: x.plan.Generator})
+	if err != nil {
+		return fmt.Errorf("reading the final state back: %w", err)
+	}
+	if x.ev != nil {
+		pchecks, err := runner.VerifyPipeline(ctx, x.tgt, x.res.History, x.ev)
+		if err != nil {
+			return fmt.Errorf("checking the pipeline: %w", err)
+		}
+		chk.Checks = append(chk.Checks, pchecks...)
+	}
+	x.chk = chk
+	return nil
+}
+
+// assemble builds the report: meta, faults and phases, assertions,
+// waivers and the verdict.
+func (x *execution) assemble(ctx context.Context) *Outcome {
+	p, res := x.plan, x.res
+	faulted := len(p.Faults) > 0
+	meta := runner.ReportMeta{Scenario: p.Name, Versions: Versions(ctx, x.stand.Client, x.scripts),
+		Topology: x.stand.Topology(ctx), HGRMFile: "latency.hgrm"}
+	var faultPhases []reports.PhaseSpan
+	meta.Faults, faultPhases = faultReports(p.Faults, p.FaultNames, res, x.chk, x.act)
+	meta.Phases = append(loadPhaseSpans(res), faultPhases...)
+	meta.Assertions = append(meta.Assertions, healthAssertions(x.healErr, x.healthErr, faulted)...)
+	if x.out.History != "" {
+		meta.HistoryFile = x.out.History
+	}
+	rep, rec := runner.BuildReport(res, x.chk, meta)
+	rep.ResolvedScenario = p.Resolved
+	if x.ev != nil {
+		rep.Pipeline = x.ev.Summary()
+	}
+	rep.Path = "reference"
+	if p.PathName != "" {
+		rep.Path = p.PathName
+	}
+	for i := range rep.Invariants {
+		if p.Waived != nil && p.Waived(rep.Invariants[i].ID) {
+			rep.Invariants[i].Waived = true
+		}
+	}
+	if p.Evaluate != nil {
+		rep.Assertions = append(rep.Assertions, p.Evaluate(rep)...)
+	}
+	rep.Passed = len(rep.FailedChecks()) == 0
+	oc := &Outcome{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,
+		HealErr: x.healErr, HealthErr: x.healthErr, Pipeline: x.ev, recorder: rec}
+	for _, f := range p.Faults {
+		if w := f.Window(); !w.Injected || w.InjectErr != nil {
+			why := "never injected"
+			if w.InjectErr != nil {
+				why = w.InjectErr.Error()
+			}
+			oc.NotInjected = append(oc.NotInjected, fmt.Sprintf("%s: %s", f.Spec, why))
+		}
+	}
+	return oc
+}
+
+// write writes the report artifacts (when the output has a directory),
+// the generator's sidecar, and the text summary.
+func (x *execution) write(ctx context.Context, oc *Outcome) error {
+	log := x.out.log()
+	if x.out.Dir == "" {
+		return nil
+	}
+	if err := writeOutputs(x.out, oc.Report, oc.recorder, oc.Result); err != nil {
+		return err
+	}
+	if x.gi != nil {
+		x.gi.History, x.gi.Cluster = x.out.History, x.stand.Cluster.Provider()
+		if ext, ok := x.stand.Cluster.(*compose.ExternalCluster); ok {
+			x.gi.Cluster = ext.Redacted()
+		}
+		if err := writeGenInfo(x.out.Dir, x.gi); err != nil {
+			return err
+		}
+		// Done only once everything verify reads is on disk.
+		if err := markDone(ctx, x.stand.Client, x.act, x.gi); err != nil {
+			return fmt.Errorf("activity %s: mark generator %s done: %w", x.act.ID, x.plan.Generator, err)
+		}
+	}
+	if err := reports.WriteText(log, oc.Report); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "report: %s\n", filepath.Join(x.out.Dir, "report.json"))
+	if x.plan.Generator.Split() {
+		fmt.Fprintf(log, "generator %s of activity %s: I2 and I9 are judged on the merge: seckill-harness verify --cluster … --out DIR <every generator's --out>\n", x.plan.Generator, x.act.ID)
+	}
+	return nil
+}
+
+// loadPhaseSpans names the load phases as report phases (only when there
+// are several: one phase is the whole run).
+func loadPhaseSpans(res *runner.Result) []reports.PhaseSpan {
+	if len(res.Phases) < 2 {
+		return nil
+	}
+	var out []reports.PhaseSpan
+	for _, p := range res.Phases {
+		out = append(out, reports.PhaseSpan{Name: p.Name, Start: p.Start, End: p.End})
+	}
+	return out
+}
+
+func writeOutputs(o Output, rep *reports.Report, rec *reports.Recorder, res *runner.Result) error {
+	// report.json, latency.hgrm, latency.hlog, summary.md, report.html.
+	if err := reports.WriteRunFiles(o.Dir, rep, rec); err != nil {
+		return err
+	}
+	if err := reports.WriteJUnitFile(o.Dir, rep); err != nil {
+		return err
+	}
+	if o.History != "" {
+		path := o.History
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(o.Dir, path)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("--history: %w", err)
+		}
+		werr := res.History.WriteJSONL(f)
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return fmt.Errorf("--history: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package lifecycle
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"seckill-harness/faults"
+	"seckill-harness/lua"
+	"seckill-harness/reports"
+	"seckill-harness/runner"
+	"seckill-harness/runner/pipeline"
+)
+
+// Plan is what one run does: where it stands, the activity, the load
+// phases, the faults, the reserve path, the pipeline and the assertions.
+// Commands build it from flags or a scenario.
+type Plan struct {
+	Name    string      // the run's name in the report
+	Cluster ClusterSpec // what to start or reach (ignored when Stand is set)
+	// Stand, when set, is a cluster the caller opened and keeps (selftest
+	// runs many plans on one): Execute neither opens nor closes it.
+	Stand *Stand
+
+	Stock   int64
+	Buckets uint32
+	Window  time.Duration // how long the activity stays open; 0: the load plus an hour
+	// ActivityID names the activity; "" generates run<unix-ms>. With
+	// SharedActivity the activity is set up by generator 0 or joined by the
+	// others, and never torn down (see 'verify').
+	ActivityID     string
+	SharedActivity bool
+	ActivityWait   time.Duration // joining generators: how long to wait for generator 0
+	Generator      runner.Generator
+	// Secret keys the reservation ids; nil: "seckill-harness-<seed>".
+	Secret []byte
+	// LuaDir holds the team's scripts; "": the embedded ones.
+	LuaDir string
+
+	Phases     []runner.Phase
+	Faults     []*faults.Planned
+	FaultNames []string                     // report phase name per fault ("" = its kind)
+	PathName   string                       // "" or "reference": the reference path
+	Path       func(*lua.Store) runner.Path // nil: the reference path
+	Pipeline   *pipeline.Config             // the async stages after ACCEPTED; nil: none
+	Drain      time.Duration                // with a pipeline: how long it may finish after the load
+
+	Evaluate func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none
+	Waived   func(id string) bool                      // invariants reported but not required
+	Resolved map[string]any                            // the fully resolved scenario, for report.json
+}
+
+// Duration is the length of the load (every phase).
+func (p *Plan) Duration() time.Duration {
+	var d time.Duration
+	for _, ph := range p.Phases {
+		d += ph.Config.Duration
+	}
+	return d
+}
+
+// MaxConcurrency is the most workers any phase runs.
+func (p *Plan) MaxConcurrency() int {
+	n := 1
+	for _, ph := range p.Phases {
+		n = max(n, ph.Config.Concurrency)
+	}
+	return n
+}
+
+// AddFaults parses --fault specs and adds them to the plan.
+func (p *Plan) AddFaults(specs []string) error {
+	if len(specs) == 0 {
+		return nil
+	}
+	extra, err := ParseFaults(specs, p.Duration())
+	if err != nil {
+		return err
+	}
+	p.Faults = append(p.Faults, extra...)
+	return nil
+}
+
+// Output says where and how a run writes.
+type Output struct {
+	// Dir receives the report artifacts; "": none are written (selftest).
+	Dir string
+	// History is the operation history file (relative to Dir unless
+	// absolute); "": not written (a shared activity defaults to history.jsonl).
+	History string
+	// Progress is auto, tty, plain or off ("" = off), written to ErrOut.
+	Progress string
+	ErrOut   io.Writer
+	// Log receives the run's narrative and the text summary; nil: discarded.
+	Log io.Writer
+}
+
+func (o Output) log() io.Writer {
+	if o.Log == nil {
+		return io.Discard
+	}
+	return o.Log
+}
+
+// Outcome is a finished run: its report (also written to disk) and, when
+// the load was interrupted, why.
+type Outcome struct {
+	Report   *reports.Report
+	Result   *runner.Result
+	Checks   *runner.CheckReport
+	Activity *lua.Activity
+	// RunErr is why the load stopped early (Ctrl-C, a deadline); nil when it ran out.
+	RunErr error
+	// HealErr and HealthErr: a fault that did not heal, a cluster not healthy after the load.
+	HealErr, HealthErr error
+	// NotInjected lists the planned faults that never took effect (with why).
+	NotInjected []string
+	// Pipeline is the async stages' evidence, when the plan ran them.
+	Pipeline *pipeline.Evidence
+
+	recorder *reports.Recorder
+}
+
+// Interrupted wraps RunErr for the CLI (nil when the load ran to its end).
+func (oc *Outcome) Interrupted() error {
+	if oc.RunErr == nil {
+		return nil
+	}
+	return fmt.Errorf("run interrupted after %.1fs (partial report written): %w", oc.Result.Elapsed.Seconds(), oc.RunErr)
+}

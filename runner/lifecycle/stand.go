@@ -1,0 +1,184 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/compose"
+	"seckill-harness/lua"
+	"seckill-harness/reports"
+)
+
+// ClusterSpec chooses the cluster a run stands on.
+type ClusterSpec struct {
+	Spec              string // local (default), docker, redis://…, rediss://…
+	Masters, Replicas int    // of a local or docker cluster
+	NodeTimeout       time.Duration
+	AppendOnly        bool
+	RedisServer       string // path of redis-server for a local cluster ("" = PATH)
+	AllowDestructive  bool   // destructive faults on a cluster the harness did not create
+	Toxiproxy         string // "" embedded, else a toxiproxy server's API URL
+	External          compose.ExternalOptions
+}
+
+// Shared reports whether the spec names a cluster other processes reach
+// (redis:// or rediss://), as split generators and verify need.
+func (c ClusterSpec) Shared() bool {
+	return strings.HasPrefix(c.Spec, "redis://") || strings.HasPrefix(c.Spec, "rediss://")
+}
+
+// Stand is what a run stands on: the cluster, the proxies in front of it
+// (when faults need them) and a hardened client.
+type Stand struct {
+	Cluster compose.Cluster
+	Proxies compose.Toxics // nil unless faults need them
+	Client  *redis.ClusterClient
+	Started time.Duration // how long the cluster took to be ready
+	spec    ClusterSpec
+}
+
+// Close ends the client, the proxies and (when the harness started it) the
+// cluster; an existing cluster is only disconnected. Idempotent.
+func (s *Stand) Close() {
+	if s.Client != nil {
+		_ = s.Client.Close()
+		s.Client = nil
+	}
+	if s.Proxies != nil {
+		_ = s.Proxies.Close()
+		s.Proxies = nil
+	}
+	if s.Cluster != nil {
+		_ = s.Cluster.Close()
+		s.Cluster = nil
+	}
+}
+
+// OpenStand opens the cluster (starting it when it is local or docker) and
+// a client whose pool fits `workers`; with proxied, toxiproxy sits in front
+// of every node and the client dials through it. On error nothing is left
+// running.
+func OpenStand(ctx context.Context, log io.Writer, cf ClusterSpec, workers int, proxied bool) (*Stand, error) {
+	if cf.Masters < 1 || cf.Replicas < 0 {
+		return nil, fmt.Errorf("--masters must be at least 1 and --replicas at least 0 (got %d and %d)", cf.Masters, cf.Replicas)
+	}
+	if cf.Spec == "" {
+		cf.Spec = "local"
+	}
+	t0 := time.Now()
+	local := compose.Options{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout,
+		AppendOnly: cf.AppendOnly, RedisServer: cf.RedisServer}
+	docker := compose.DockerOptions{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout, AppendOnly: cf.AppendOnly}
+	cl, err := compose.OpenCluster(ctx, cf.Spec, local, docker, cf.External)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stand{Cluster: cl, Started: time.Since(t0), spec: cf}
+	opt := &redis.ClusterOptions{Addrs: cl.Addrs()}
+	if ext, ok := cl.(*compose.ExternalCluster); ok {
+		opt = ext.ClientOptions()
+		fmt.Fprintf(log, "cluster: existing %s, %d nodes, reached in %.2fs (the harness will not stop, flush or scan it)\n", ext.Redacted(), len(cl.Addrs()), s.Started.Seconds())
+	} else {
+		fmt.Fprintf(log, "cluster: %d masters x %d replicas (%s) on 127.0.0.1, ready in %.2fs\n", cf.Masters, cf.Replicas, cl.Provider(), s.Started.Seconds())
+	}
+	opt.PoolSize = workers + 16
+	opt.ContextTimeoutEnabled = true
+	if proxied {
+		px, err := compose.OpenToxics(cf.Toxiproxy, cl)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("start the proxies: %w", err)
+		}
+		s.Proxies = px
+		opt.Dialer = compose.ProxiedDialer(px, opt.TLSConfig)
+		where := "embedded toxiproxy"
+		if cf.Toxiproxy != "" {
+			where = "toxiproxy server " + cf.Toxiproxy
+		}
+		fmt.Fprintf(log, "proxies: %s in front of every node (client connections only)\n", where)
+	}
+	s.Client = lua.NewClusterClient(opt)
+	return s, nil
+}
+
+// Topology describes the cluster as it is (an existing one from its nodes).
+func (s *Stand) Topology(ctx context.Context) reports.Topology {
+	t := reports.Topology{Masters: s.spec.Masters, ReplicasPerMaster: s.spec.Replicas, Provider: s.Cluster.Provider(),
+		Nodes: s.Cluster.Addrs(), Proxied: s.Proxies != nil}
+	if !s.Cluster.Owned() || t.Masters == 0 {
+		if nodes, err := s.Cluster.Nodes(ctx); err == nil {
+			m, r := 0, 0
+			for _, n := range nodes {
+				if n.Role == "master" {
+					m++
+				} else {
+					r++
+				}
+			}
+			t.Masters, t.ReplicasPerMaster = m, 0
+			if m > 0 {
+				t.ReplicasPerMaster = r / m
+			}
+		}
+	}
+	return t
+}
+
+// Versions reports the harness, go-redis and Redis versions actually in use.
+func Versions(ctx context.Context, rdb *redis.ClusterClient, scripts *lua.Scripts) reports.Versions {
+	v := reports.Versions{Harness: "dev", Go: runtime.Version(), Scripts: scripts.Origin}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v.Harness = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v.Harness += "+" + s.Value[:12]
+			}
+		}
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/redis/go-redis/v9" {
+				v.GoRedis = d.Version
+			}
+		}
+	}
+	if scripts.Origin == "embedded" {
+		v.Scripts = "embedded reserve.lua " + scripts.Reserve.SHA1[:12]
+	}
+	_ = rdb.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error {
+		info, err := c.Info(ctx, "server").Result()
+		if err != nil {
+			return nil
+		}
+		for _, line := range strings.Split(info, "\n") {
+			if strings.HasPrefix(line, "redis_version:") {
+				v.Redis = strings.TrimSpace(strings.TrimPrefix(line, "redis_version:"))
+			}
+		}
+		return nil
+	})
+	return v
+}
+
+// LoadScripts reads the team's scripts from dir, or the embedded ones ("").
+func LoadScripts(dir string) (*lua.Scripts, error) {
+	if dir == "" {
+		return lua.Embedded(), nil
+	}
+	return lua.LoadDir(dir)
+}
+
+// replicasOpt maps the CLI's replica count to compose's (0 there means the default).
+func replicasOpt(n int) int {
+	if n == 0 {
+		return compose.NoReplicas
+	}
+	return n
+}
