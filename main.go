@@ -15,8 +15,16 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
+
+// quietRedisLog drops go-redis's own log lines (pool and reconnect chatter
+// while a node is killed or paused): every error an operation sees is
+// already classified in the history and the report.
+type quietRedisLog struct{}
+
+func (quietRedisLog) Printf(context.Context, string, ...any) {}
 
 // Exit codes are a contract CI jobs rely on.
 const (
@@ -34,6 +42,7 @@ func main() {
 	// is healed, the state is checked and a partial report written. A second
 	// signal gets the default action (the harness's redis-server children
 	// die with it: they run with a parent-death signal).
+	redis.SetLogger(quietRedisLog{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

@@ -87,6 +87,12 @@ type Report struct {
 	HlogFile string `json:"hlog_file,omitempty"`
 	// HTMLFile is the path of the HTML report, if written (additive).
 	HTMLFile string `json:"html_file,omitempty"`
+	// Interrupted is set when the load was stopped before its end (a signal,
+	// a deadline): the report is partial and passed is false (additive).
+	Interrupted *Interruption `json:"interrupted,omitempty"`
+	// ErrorTexts holds, per error class, the first distinct error texts the
+	// path under test answered: why operations ended in ERROR (additive).
+	ErrorTexts map[string][]string `json:"error_texts,omitempty"`
 
 	// Sources lists the runs a merged report was made from (additive;
 	// empty for a single run). See MergeRuns.
@@ -284,6 +290,12 @@ type Assertion struct {
 	Detail    string   `json:"detail,omitempty"`    // additive
 }
 
+// Interruption says why and when a run was stopped before its end.
+type Interruption struct {
+	Reason string  `json:"reason"` // e.g. "interrupt signal received", "terminated signal received"
+	AtS    float64 `json:"at_s"`   // seconds into the load
+}
+
 // FailedChecks lists the failed checks: the IDs of failed invariants (or
 // their names when the ID is empty) then the names of failed assertions.
 // It is nil when nothing failed.
@@ -316,6 +328,9 @@ func (r *Report) Verdict() string {
 		return "PASS"
 	case len(failed) == 0:
 		return "FAIL (passed=false, no invariant or assertion failed)"
+	}
+	if r.Interrupted != nil {
+		failed = append([]string{fmt.Sprintf("INTERRUPTED at %.1fs (%s)", r.Interrupted.AtS, r.Interrupted.Reason)}, failed...)
 	}
 	noun := "checks"
 	if len(failed) == 1 {

@@ -37,6 +37,9 @@ type Result struct {
 	History  *History
 	Samples  []StockSample // the I1 sampler's readings, if it ran
 	Observed Observed
+	// ErrorTexts holds, per error class (CLUSTERDOWN, OTHER, …), the first
+	// distinct error texts the path answered: the evidence behind ERROR outcomes.
+	ErrorTexts map[string][]string
 }
 
 // Phase is one load phase of a run: its own shape, rate, mode, concurrency
@@ -169,6 +172,7 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 
 	ops := e.store.flatten()
 	res.History = &History{Ops: ops}
+	res.ErrorTexts = e.errs.snapshot()
 	dropped := 0
 	for i := range ops {
 		if ops[i].Outcome == OutcomeDropped {
@@ -201,6 +205,7 @@ type engine struct {
 	wg         *sync.WaitGroup
 	ctx        context.Context // the run's context, set by RunPhases
 	live       *liveStats      // nil unless progress is reported
+	errs       errorTexts      // the first error texts of each class
 }
 
 // reportProgress calls fn every `every` until the returned stop is called,
@@ -384,6 +389,7 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 	call, err := st.NewReserveCall(e.tgt.Activity, UserID(op.User), RequestID(op.Req), e.cfg.TTL)
 	if err != nil {
 		op.Outcome, op.ErrClass = OutcomeError, ErrOther
+		e.errs.note(ErrOther, err)
 		return
 	}
 	attempts := 0
@@ -415,6 +421,7 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 			break
 		}
 		op.Outcome, op.ErrClass = Classify(err)
+		e.errs.note(op.ErrClass, err)
 		if op.Outcome == OutcomeUnknown {
 			op.Flags |= FlagHadUnknown
 		}
@@ -450,6 +457,7 @@ func (e *engine) release(ctx context.Context, op *Op) {
 			return
 		}
 		op.Outcome, op.ErrClass = Classify(err)
+		e.errs.note(op.ErrClass, err)
 		if op.Outcome == OutcomeUnknown {
 			op.Flags |= FlagHadUnknown
 		}

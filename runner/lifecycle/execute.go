@@ -35,11 +35,13 @@ type execution struct {
 	healed       bool
 	healErr      error
 
-	res       *runner.Result
-	runErr    error
-	healthErr error
-	ev        *pipeline.Evidence
-	chk       *runner.CheckReport
+	res         *runner.Result
+	runErr      error
+	interrupted string // why the load stopped early ("" = it ran to its end)
+	checkErr    error  // the final state could not be read back
+	healthErr   error
+	ev          *pipeline.Evidence
+	chk         *runner.CheckReport
 }
 
 // Execute runs a plan from start to finish (see the package doc for the
@@ -74,12 +76,14 @@ func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
 	x.heal()
 	x.healthErr = settle(cctx, x.out.log(), x.stand, len(p.Faults) > 0)
 	x.drain(ctx)
-	if err := x.check(cctx); err != nil {
-		return nil, err
-	}
+	x.check(cctx)
 	oc := x.assemble(cctx)
 	if err := x.write(cctx, oc); err != nil {
 		return nil, err
+	}
+	if x.checkErr != nil {
+		// The partial report is written; the run itself could not be judged.
+		return oc, x.checkErr
 	}
 	return oc, nil
 }
@@ -246,6 +250,12 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		return runErr
 	}
 	x.res, x.runErr = res, runErr
+	if runErr != nil {
+		x.interrupted = runErr.Error()
+		if cause := context.Cause(ctx); cause != nil {
+			x.interrupted = cause.Error() // names the signal
+		}
+	}
 	return nil
 }
 
@@ -282,8 +292,17 @@ func (x *execution) drain(ctx context.Context) {
 }
 
 // check reads the final state back and judges the invariants (and the
-// pipeline's checks when it ran).
-func (x *execution) check(ctx context.Context) error {
+// pipeline's checks when it ran). When the state cannot be read (a cluster
+// still failing over after Ctrl-C, say), the checks are empty and checkErr
+// says why: the partial report is still written.
+func (x *execution) check(ctx context.Context) {
+	if err := x.judge(ctx); err != nil {
+		x.checkErr = err
+		x.chk = &runner.CheckReport{}
+	}
+}
+
+func (x *execution) judge(ctx context.Context) error {
 	history := x.res.History
 	if x.ev != nil {
 		history = runner.WithPipelineReleases(x.res.History, x.ev, x.res.Began)
@@ -332,22 +351,41 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 			rep.Invariants[i].Waived = true
 		}
 	}
+	if x.interrupted != "" {
+		rep.Interrupted = &reports.Interruption{Reason: x.interrupted, AtS: res.Elapsed.Seconds()}
+	}
+	rep.ErrorTexts = res.ErrorTexts
+	notInjected := notInjected(p.Faults)
+	if x.checkErr != nil {
+		rep.Assertions = append(rep.Assertions, assertion("final state read back from Redis", false, 0, nil, x.checkErr.Error()))
+	}
+	rep.Assertions = append(rep.Assertions, judgeEvidence(collectFacts(res, rep, notInjected, len(p.Faults), x.interrupted), p.Bounds)...)
 	if p.Evaluate != nil {
 		rep.Assertions = append(rep.Assertions, p.Evaluate(rep)...)
 	}
-	rep.Passed = len(rep.FailedChecks()) == 0
+	rep.Passed = len(rep.FailedChecks()) == 0 && rep.Interrupted == nil
 	oc := &Outcome{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,
-		HealErr: x.healErr, HealthErr: x.healthErr, Pipeline: x.ev, recorder: rec}
-	for _, f := range p.Faults {
+		HealErr: x.healErr, HealthErr: x.healthErr, NotInjected: notInjected, Pipeline: x.ev, recorder: rec}
+	return oc
+}
+
+// notInjected lists the planned faults that never took effect, with why.
+func notInjected(planned []*faults.Planned) []string {
+	var out []string
+	for _, f := range planned {
 		if w := f.Window(); !w.Injected || w.InjectErr != nil {
-			why := "never injected"
+			why := "never injected (the load ended or was interrupted before its time)"
 			if w.InjectErr != nil {
 				why = w.InjectErr.Error()
 			}
-			oc.NotInjected = append(oc.NotInjected, fmt.Sprintf("%s: %s", f.Spec, why))
+			name := f.Spec
+			if name == "" {
+				name = f.Kind
+			}
+			out = append(out, fmt.Sprintf("%s: %s", name, why))
 		}
 	}
-	return oc
+	return out
 }
 
 // write writes the report artifacts (when the output has a directory),

@@ -45,6 +45,7 @@ type Plan struct {
 	Pipeline   *pipeline.Config             // the async stages after ACCEPTED; nil: none
 	Drain      time.Duration                // with a pipeline: how long it may finish after the load
 
+	Bounds   Bounds                                    // what the run must have done to pass (evidence rules)
 	Evaluate func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none
 	Waived   func(id string) bool                      // invariants reported but not required
 	Resolved map[string]any                            // the fully resolved scenario, for report.json

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"seckill-harness/lua"
+	"seckill-harness/reports"
+)
+
+// readReport reads report.json from dir.
+func readReport(t *testing.T, dir string) *reports.Report {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep reports.Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return &rep
+}
+
+func failedAssertion(rep *reports.Report, prefix string) *reports.Assertion {
+	for i := range rep.Assertions {
+		if strings.HasPrefix(rep.Assertions[i].Name, prefix) && rep.Assertions[i].Status == reports.StatusFail {
+			return &rep.Assertions[i]
+		}
+	}
+	return nil
+}
+
+// A reserve script with a Lua syntax error answers every call with an
+// error: nothing is sold, and the run must fail with the Redis error text
+// in the report (it used to pass: every invariant is vacuously true).
+func TestRunWithAScriptThatDoesNotCompileFails(t *testing.T) {
+	dir := t.TempDir()
+	emb := lua.Embedded()
+	for name, src := range map[string]string{lua.ReserveFile: "local x = = 1\n" + emb.Reserve.Source,
+		lua.TransitionFile: emb.Transition.Source, lua.CompensateFile: emb.Compensate.Source} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := t.TempDir()
+	code, text := cli(t, "run", "smoke", "--out", out, "--lua-dir", dir)
+	if code != exitCheckFailed {
+		t.Fatalf("exit %d, want 1:\n%s", code, text)
+	}
+	rep := readReport(t, out)
+	a := failedAssertion(rep, "errors caused by the path under test")
+	if rep.Passed || a == nil || a.Observed == 0 {
+		t.Fatalf("passed=%v, path-error assertion %+v", rep.Passed, a)
+	}
+	if !strings.Contains(a.Detail, "Error compiling script") && !strings.Contains(a.Detail, "ERR") {
+		t.Fatalf("the Redis error text is not in the report: %q", a.Detail)
+	}
+	if len(rep.ErrorTexts["OTHER"]) == 0 {
+		t.Fatalf("report.error_texts: %v", rep.ErrorTexts)
+	}
+}
+
+// A load that ran no operation proves nothing: it must not pass.
+func TestRunWithNoOperationFails(t *testing.T) {
+	out := t.TempDir()
+	code, text := cli(t, "run", "--rate", "0.1", "--duration", "1s", "--out", out)
+	if code != exitCheckFailed {
+		t.Fatalf("exit %d, want 1:\n%s", code, text)
+	}
+	if a := failedAssertion(readReport(t, out), "operations completed"); a == nil {
+		t.Fatalf("no failed 'operations completed' assertion:\n%s", text)
+	}
+}
+
+// A planned fault whose injection failed (failover with no replica to
+// promote) means the chaos did not happen: the run fails.
+func TestRunWhoseFaultDidNotInjectFails(t *testing.T) {
+	out := t.TempDir()
+	code, text := cli(t, "run", "--replicas", "0", "--rate", "300", "--duration", "3s", "--users", "5000", "--stock", "100",
+		"--fault", "failover:mode=graceful,at=1s", "--out", out)
+	if code != exitCheckFailed {
+		t.Fatalf("exit %d, want 1:\n%s", code, text)
+	}
+	a := failedAssertion(readReport(t, out), "every planned fault injected")
+	if a == nil || !strings.Contains(a.Detail, "failover") {
+		t.Fatalf("no failed fault assertion naming the failover: %+v\n%s", a, text)
+	}
+}
+
+// An interrupted run writes a partial report that says so: passed false,
+// interrupted with the reason and the moment; summary and JUnit agree.
+func TestInterruptedRunIsReportedAsSuch(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		time.Sleep(4500 * time.Millisecond) // the cluster starts in ~2.5 s, then the load runs
+		cancel(errors.New("interrupt signal received"))
+	}()
+	var buf strings.Builder
+	code := run(ctx, []string{"run", "--rate", "300", "--duration", "30s", "--out", out}, &buf, &buf)
+	if code != exitHarnessError {
+		t.Fatalf("exit %d, want 2:\n%s", code, buf.String())
+	}
+	rep := readReport(t, out)
+	if rep.Passed || rep.Interrupted == nil || rep.Interrupted.Reason != "interrupt signal received" || rep.Interrupted.AtS <= 0 {
+		t.Fatalf("passed=%v interrupted=%+v", rep.Passed, rep.Interrupted)
+	}
+	for _, f := range []string{"summary.md", "junit.xml"} {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "INTERRUPTED") {
+			t.Errorf("%s does not say the run was interrupted:\n%s", f, b)
+		}
+	}
+}
