@@ -193,7 +193,7 @@ func (x *execution) setUp(ctx context.Context) error {
 	}
 	secret := p.Secret
 	if secret == nil {
-		secret = []byte(fmt.Sprintf("seckill-harness-%d", first.Seed))
+		secret = SecretFor(first.Seed)
 	}
 	store := lua.NewStore(rdb, x.scripts, secret)
 	x.tgt = runner.Target{Store: store, Activity: x.act}
@@ -205,6 +205,10 @@ func (x *execution) setUp(ctx context.Context) error {
 	}
 	return nil
 }
+
+// SecretFor is the default secret that keys a run's reservation ids: the
+// same seed derives the same ids, so split generators and verify agree.
+func SecretFor(seed int64) []byte { return []byte(fmt.Sprintf("seckill-harness-%d", seed)) }
 
 // teardown removes exactly the keys this run created on somebody else's cluster.
 func (x *execution) teardown() {

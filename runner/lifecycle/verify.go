@@ -97,7 +97,7 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 	if len(runs) == 1 {
 		skew = 0
 	}
-	store := lua.NewStore(st.Client, scripts, []byte(fmt.Sprintf("seckill-harness-%d", first.Seed)))
+	store := lua.NewStore(st.Client, scripts, SecretFor(first.Seed))
 	chk, err := runner.Verify(cctx, runner.Target{Store: store, Activity: act},
 		runner.CheckInput{History: merged, FaultsInjected: faulted, ClockSkew: skew})
 	if err != nil {
