@@ -1,11 +1,13 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"seckill-harness/compose"
+	"seckill-harness/faults"
 	"seckill-harness/runner/lifecycle"
 )
 
@@ -17,7 +19,7 @@ func addClusterFlags(f *pflag.FlagSet, cf *lifecycle.ClusterSpec) {
 	f.DurationVar(&cf.NodeTimeout, "node-timeout", 2*time.Second, "cluster-node-timeout of a local or docker cluster")
 	f.BoolVar(&cf.AppendOnly, "appendonly", false, "start the local or docker nodes with appendonly yes")
 	f.StringVar(&cf.RedisServer, "redis-server", "", "path of redis-server for a local cluster (default: found on PATH)")
-	f.BoolVar(&cf.AllowDestructive, "allow-destructive", false, "allow faults that change a cluster the harness did not create (failover, slot-migration, slow-aof)")
+	f.BoolVar(&cf.AllowDestructive, "allow-destructive", false, "allow faults that change a cluster the harness did not create ("+strings.Join(faults.DestructiveKinds(), ", ")+")")
 	f.StringVar(&cf.Toxiproxy, "toxiproxy", "", "drive an existing toxiproxy server (e.g. http://127.0.0.1:8474) instead of the embedded one")
 	f.StringVar(&cf.External.Username, "redis-user", "", "ACL user of an existing cluster (or "+compose.EnvRedisUsername+")")
 	f.StringVar(&cf.External.Password, "redis-password", "", "password of an existing cluster; prefer "+compose.EnvRedisPassword+" (a flag shows in ps)")

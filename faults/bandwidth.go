@@ -15,7 +15,8 @@ func init() {
 			streamDoc,
 			toxicityDoc,
 		},
-		New: newBandwidth,
+		New:   newBandwidth,
+		Rules: toxicRules(),
 	})
 }
 

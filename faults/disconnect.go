@@ -47,7 +47,8 @@ func init() {
 			{Name: "every", Default: "0", Help: "0: armed from inject to heal; a duration (e.g. 500ms): re-arm at this period so re-dialled connections get cut too (pulsing stops at heal or when the inject context ends)"},
 			{Name: "pulse", Default: "50ms", Help: "with every>0: how long each arming lasts (< every)"},
 		},
-		New: newDisconnect,
+		New:   newDisconnect,
+		Rules: toxicRules(),
 	})
 }
 

@@ -23,6 +23,18 @@ func init() {
 		Kind: kindDispatcherCrash,
 		Help: "stop the pipeline's send_pending dispatcher (a crash between MQ send and status transition) and restart it at heal; needs the pipeline on",
 		New:  newDispatcherCrash,
+		Rules: Rules{
+			// The harness's own pipeline, not the cluster.
+			Destructive:   NotDestructive(),
+			NeedsPipeline: "stops the pipeline's send_pending dispatcher",
+			PipelineOutage: PipelineOutage{
+				Name: "dispatcher crash",
+				Consequence: "reservations accepted as it stops would expire before the restarted dispatcher sends them, " +
+					"and expiry (correctly) releases never-sent reservations, so the run would not test the re-send",
+			},
+			Overlap:       Exclusive,
+			OverlapTarget: func(map[string]string) Acted { return Acted{Target: "pipeline-dispatcher"} },
+		},
 	})
 }
 

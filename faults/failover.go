@@ -40,7 +40,23 @@ func init() {
 			{Name: "failback", Default: "false", Help: "at heal, make the old master master again (graceful CLUSTER FAILOVER sent to it)"},
 		},
 		New: newFailover,
+		Rules: Rules{
+			Destructive:    DestructiveBecause("it moves mastership (CLUSTER FAILOVER on a replica, or kills/pauses the master)"),
+			SignalsProcess: failoverSignalsProcess,
+			Overlap:        Exclusive,
+			Topology:       Topology{Replicas: 1, ReplicasWhy: "a replica per master"},
+		},
 	})
+}
+
+// failoverSignalsProcess: mode=kill and mode=pause signal the master's
+// process; the CLUSTER FAILOVER modes do not.
+func failoverSignalsProcess(params map[string]string) (why, instead string) {
+	switch m := strings.TrimSpace(params["mode"]); m {
+	case FailoverKill, FailoverPause:
+		return "mode=" + m + " signals the master's process", "mode=graceful|force|takeover"
+	}
+	return "", ""
 }
 
 func newFailover(params map[string]string) (Fault, error) {

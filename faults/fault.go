@@ -113,7 +113,12 @@ type Param struct {
 	Help    string
 }
 
-// Spec registers a kind.
+// Spec registers a kind: its name, its documentation, how to build a fault
+// of it, and the rules it declares about itself (see Rules: whether it is
+// destructive, signals processes, needs the proxies or the pipeline, may
+// overlap others, what topology it needs, whether it can run on a given
+// cluster). The guard, the scenario validator and the CLI read those rules;
+// no other file keeps a list of kinds.
 type Spec struct {
 	Kind   string
 	Help   string
@@ -121,6 +126,9 @@ type Spec struct {
 	// New builds a fault from its parameters (without at/for). It must reject
 	// unknown parameters and bad values with an error naming the parameter.
 	New func(params map[string]string) (Fault, error)
+	// Rules are the kind's declarations; Rules.Destructive and
+	// Rules.Overlap are required.
+	Rules Rules
 }
 
 var (
@@ -128,8 +136,16 @@ var (
 	registry = map[string]Spec{}
 )
 
-// Register adds a kind; called from init in each kind's file.
+// Register adds a kind; called from init in each kind's file. It panics on
+// a kind registered twice, without New, or without the required Rules
+// (Destructive and Overlap), naming what is missing.
 func Register(s Spec) {
+	if s.Kind == "" || s.New == nil {
+		panic(fmt.Sprintf("faults: kind %q registered without a name or a New", s.Kind))
+	}
+	if err := checkRules(s); err != nil {
+		panic(err.Error())
+	}
 	regMu.Lock()
 	defer regMu.Unlock()
 	if _, dup := registry[s.Kind]; dup {

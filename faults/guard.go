@@ -5,52 +5,39 @@ package faults
 // slot, CONFIG and DEBUG settings) are refused against a cluster the
 // harness does not own unless the user says so; faults that signal node
 // processes are refused whenever the harness has no hold on the processes.
+// Which faults those are, and why, each kind declares in its Rules.
 
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"seckill-harness/compose"
 )
 
-// classification of every registered kind: why it changes the cluster
-// ("" = it does not). A kind missing here is treated as destructive (and a
-// test fails until it is classified).
-var destructiveWhy = map[string]string{
-	"failover":       "it moves mastership (CLUSTER FAILOVER on a replica, or kills/pauses the master)",
-	"slot-migration": "it moves slots and their keys between masters (CLUSTER SETSLOT, MIGRATE)",
-	"slow-aof":       "it changes node configuration (CONFIG SET appendonly/appendfsync) and uses DEBUG AOF-FLUSH-SLEEP",
-	// The harness's own pipeline, not the cluster.
-	"dispatcher-crash": "",
-	// Network faults act on the harness's own proxies only: the nodes, the
-	// cluster bus and replication are untouched.
-	"disconnect-before-reply": "",
-	"latency":                 "",
-	"bandwidth":               "",
-	"slicer":                  "",
-	"partition":               "",
-}
-
 // Destructive reports whether a fault of this kind with these parameters
 // changes the cluster itself (topology, slot ownership, configuration), as
-// opposed to the harness's own proxies or pipeline: failover (any mode),
-// slot-migration and slow-aof are; dispatcher-crash and the network kinds
-// are not. Unknown kinds count as destructive.
+// opposed to the harness's own proxies or pipeline, as its kind declares
+// (Rules.Destructive). Unknown kinds count as destructive.
 func Destructive(kind string, params map[string]string) bool {
-	why, known := destructiveWhy[kind]
-	return !known || why != ""
+	return destructiveWhy(kind, params) != ""
 }
 
 // NeedsProcessControl reports whether the fault signals a node's process
-// (failover mode=kill or mode=pause), which only a cluster the harness
-// started (local processes or its containers) allows.
+// (as its kind declares in Rules.SignalsProcess: failover mode=kill or
+// mode=pause), which only a cluster the harness started (local processes or
+// its containers) allows. Unknown kinds do not.
 func NeedsProcessControl(kind string, params map[string]string) bool {
-	if kind != "failover" {
-		return false
+	why, _ := signalsProcess(kind, params)
+	return why != ""
+}
+
+// signalsProcess is the kind's SignalsProcess answer, "" when it has none.
+func signalsProcess(kind string, params map[string]string) (why, instead string) {
+	r, ok := rulesOf(kind)
+	if !ok || r.SignalsProcess == nil {
+		return "", ""
 	}
-	m := strings.TrimSpace(params["mode"])
-	return m == FailoverKill || m == FailoverPause
+	return r.SignalsProcess(params)
 }
 
 // CheckAllowed refuses, before anything runs, the planned faults the
@@ -64,30 +51,35 @@ func CheckAllowed(planned []*Planned, c compose.Cluster, allowDestructive bool) 
 	if isNil(c) {
 		return errors.New("faults: no cluster to check the planned faults against")
 	}
+	s := Setting{Provider: c.Provider(), Owned: c.Owned(), ProcessControl: c.HasProcessControl(), AllowDestructive: allowDestructive}
 	var errs []error
 	for _, p := range planned {
-		if p == nil {
-			continue
-		}
-		name := p.Spec
-		if name == "" {
-			name = p.Kind
-		}
-		if NeedsProcessControl(p.Kind, p.Params) && !c.HasProcessControl() {
-			errs = append(errs, fmt.Errorf("fault %q refused: mode=%s signals the master's process, and the harness did not start the processes of this %s cluster (%w); "+
-				"use a cluster the harness starts (--cluster local, or docker), or mode=graceful|force|takeover",
-				name, p.Params["mode"], c.Provider(), compose.ErrNoProcessControl))
-			continue
-		}
-		if Destructive(p.Kind, p.Params) && !c.Owned() && !allowDestructive {
-			why := destructiveWhy[p.Kind]
-			if why == "" {
-				why = "its kind is not known to be harmless"
-			}
-			errs = append(errs, fmt.Errorf("fault %q refused: %s, and this %s cluster was not created by the harness (%w); "+
-				"pass --allow-destructive to run it anyway, or use --cluster local",
-				name, why, c.Provider(), compose.ErrNotOwned))
+		if err := allowed(p, s); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// allowed is the guard for one planned fault in setting s (only its
+// Provider, Owned, ProcessControl and AllowDestructive are read).
+func allowed(p *Planned, s Setting) error {
+	if p == nil {
+		return nil
+	}
+	name := p.name()
+	if why, instead := signalsProcess(p.Kind, p.Params); why != "" && !s.ProcessControl {
+		fix := "use a cluster the harness starts (--cluster local, or docker)"
+		if instead != "" {
+			fix += ", or " + instead
+		}
+		return fmt.Errorf("fault %q refused: %s, and the harness did not start the processes of this %s cluster (%w); %s",
+			name, why, s.Provider, compose.ErrNoProcessControl, fix)
+	}
+	if why := destructiveWhy(p.Kind, p.Params); why != "" && !s.Owned && !s.AllowDestructive {
+		return fmt.Errorf("fault %q refused: %s, and this %s cluster was not created by the harness (%w); "+
+			"pass --allow-destructive to run it anyway, or use --cluster local",
+			name, why, s.Provider, compose.ErrNotOwned)
+	}
+	return nil
 }

@@ -17,7 +17,8 @@ func init() {
 			streamDoc,
 			toxicityDoc,
 		},
-		New: newLatency,
+		New:   newLatency,
+		Rules: toxicRules(),
 	})
 }
 

@@ -31,6 +31,18 @@ func requireProxies(env *Env, kind string) error {
 	return nil
 }
 
+// toxicRules are the rules every toxic kind declares: it acts on the
+// harness's own proxies only (the nodes, the cluster bus and replication are
+// untouched), so it is not destructive, needs the proxies, and stacks with
+// other faults on the same proxy.
+func toxicRules() Rules {
+	return Rules{
+		Destructive:  NotDestructive(),
+		NeedsProxies: "it puts a toxic on the target node's proxy",
+		Overlap:      Stacks,
+	}
+}
+
 // copyParams returns a copy that New may consume (ParseTarget deletes from it).
 func copyParams(params map[string]string) map[string]string {
 	out := make(map[string]string, len(params))

@@ -33,7 +33,13 @@ func init() {
 		Kind:   kindPartition,
 		Help:   "make the target node unreachable for the harness's clients (its proxy is disabled); the node stays alive and in the cluster",
 		Params: []Param{TargetParam},
-		New:    newPartition,
+		Rules: Rules{
+			// The node, the cluster bus and replication are untouched.
+			Destructive:  NotDestructive(),
+			NeedsProxies: "it disables the target node's proxy",
+			Overlap:      Exclusive,
+		},
+		New: newPartition,
 	})
 }
 

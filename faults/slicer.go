@@ -20,7 +20,8 @@ func init() {
 			streamDoc,
 			toxicityDoc,
 		},
-		New: newSlicer,
+		New:   newSlicer,
+		Rules: toxicRules(),
 	})
 }
 

@@ -35,7 +35,27 @@ func init() {
 			{Name: "timeout", Default: "5s", Help: "MIGRATE timeout per batch"},
 		},
 		New: newSlotMigration,
+		Rules: Rules{
+			Destructive:   DestructiveBecause("it moves slots and their keys between masters (CLUSTER SETSLOT, MIGRATE)"),
+			Overlap:       Exclusive,
+			OverlapTarget: slotMigrationTarget,
+			Topology:      Topology{Masters: 2, MastersWhy: "another master to move the slot to"},
+		},
 	})
+}
+
+// slotMigrationTarget is what a slot migration acts on, for the overlap
+// rule: the master of the hot slot, every master (slots=all), or the
+// master of the slot it names.
+func slotMigrationTarget(params map[string]string) Acted {
+	switch sl := strings.TrimSpace(params["slots"]); sl {
+	case "", "hot":
+		return Acted{Target: TargetHotMaster, Node: true}
+	case "all":
+		return Acted{Target: TargetAllMasters, Node: true}
+	default:
+		return Acted{Target: "slot=" + sl, Node: true}
+	}
 }
 
 func newSlotMigration(params map[string]string) (Fault, error) {

@@ -39,6 +39,10 @@ func init() {
 			{Name: "samples", Default: "20", Help: "timed SETs to a key in the node's (hot) slot before, during (fewer if sleep is long) and after the fault; 0 disables"},
 		},
 		New: newSlowAOF,
+		Rules: Rules{
+			Destructive: DestructiveBecause("it changes node configuration (CONFIG SET appendonly/appendfsync) and uses DEBUG AOF-FLUSH-SLEEP"),
+			Overlap:     Exclusive,
+		},
 	})
 }
 

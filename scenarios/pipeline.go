@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/faults"
 	"seckill-harness/runner/pipeline"
 )
 
@@ -16,13 +17,6 @@ import (
 // DefaultDrain is how long the pipeline may take after the load when
 // pipeline.drain is not written (the run command's --drain default).
 const DefaultDrain = 10 * time.Second
-
-// dispatcherCrashKind is the fault kind that stops the pipeline's
-// dispatcher (faults/dispatchercrash.go).
-const dispatcherCrashKind = "dispatcher-crash"
-
-// dispatcherTarget is what a dispatcher-crash acts on, for the overlap check.
-const dispatcherTarget = "pipeline-dispatcher"
 
 // PipelineInvariantIDs are the pipeline checks (runner.VerifyPipeline):
 // in the report only when the run has a pipeline.
@@ -190,23 +184,31 @@ func (v *validator) pipeline() {
 	}
 }
 
-// dispatcherCrash checks a dispatcher-crash fault against the pipeline and
-// the reservation TTL; total is the load's planned length.
-func (v *validator) dispatcherCrash(i int, total time.Duration) {
+// faultPipeline checks a fault against the pipeline, by what its kind
+// declares: one that needs the pipeline (faults.Rules.NeedsPipeline) needs a
+// pipeline: section; one that causes a pipeline outage
+// (faults.Rules.PipelineOutage) needs a reservation TTL above the outage.
+// total is the load's planned length.
+func (v *validator) faultPipeline(i int, total time.Duration) {
 	s := v.s
 	f := s.Faults[i]
 	path := fmt.Sprintf("faults[%d]", i)
-	if s.Pipeline == nil {
-		v.bad(path+".kind", "%s stops the pipeline's send_pending dispatcher, but this scenario has no pipeline (no pipeline: section): add one (pipeline: {drain: 10s} runs it with the defaults) or --set pipeline.drain=10s",
-			f.Kind)
+	spec, _ := faults.Lookup(f.Kind)
+	if why := spec.Rules.NeedsPipeline; why != "" && s.Pipeline == nil {
+		v.bad(path+".kind", "%s %s, but this scenario has no pipeline (no pipeline: section): add one (pipeline: {drain: 10s} runs it with the defaults) or --set pipeline.drain=10s",
+			f.Kind, why)
 	}
-	crash, how := f.For, fmt.Sprintf("at %s for %s", f.At, f.For)
+	outage := spec.Rules.PipelineOutage
+	if outage.Name == "" {
+		return
+	}
+	length, how := f.For, fmt.Sprintf("at %s for %s", f.At, f.For)
 	if f.For == 0 {
-		crash, how = total-f.At, fmt.Sprintf("at %s until the end of the load at %s", f.At, total)
+		length, how = total-f.At, fmt.Sprintf("at %s until the end of the load at %s", f.At, total)
 	}
-	if ttl := s.Activity.ReservationTTL; crash > 0 && ttl > 0 && ttl <= crash {
-		v.bad("activity.reservation_ttl", "%s does not exceed the %s dispatcher crash of %s (%s, %s): reservations accepted as it stops would expire before the restarted dispatcher sends them, and expiry (correctly) releases never-sent reservations, so the run would not test the re-send; keep the TTL well above the crash (e.g. reservation_ttl: %s) or shorten the fault's for",
-			ttl, crash, path, s.where(path), how, suggestTTL(crash))
+	if ttl := s.Activity.ReservationTTL; length > 0 && ttl > 0 && ttl <= length {
+		v.bad("activity.reservation_ttl", "%s does not exceed the %s %s of %s (%s, %s): %s; keep the TTL well above the %s (e.g. reservation_ttl: %s) or shorten the fault's for",
+			ttl, length, outage.Name, path, s.where(path), how, outage.Consequence, outage.Name, suggestTTL(length))
 	}
 }
 

@@ -20,10 +20,6 @@ import (
 // the scenario has a pipeline).
 var InvariantIDs = append([]string{"I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9"}, PipelineInvariantIDs...)
 
-// exclusiveKinds may not overlap on one target: each one moves or stops the
-// node, or the pipeline's dispatcher (network toxics may stack).
-var exclusiveKinds = map[string]bool{"failover": true, "partition": true, "slot-migration": true, "slow-aof": true, dispatcherCrashKind: true}
-
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_#-]*$`)
 
 // Outcomes lists the outcome names totals.outcomes may hold: the reserve
@@ -382,26 +378,15 @@ func kindList() string {
 	return strings.Join(names, ", ")
 }
 
-// targetKey is what an exclusive fault acts on, for the overlap check.
-func (f FaultSpec) targetKey() string {
-	if f.Kind == dispatcherCrashKind {
-		return dispatcherTarget
+// targetKey is what the fault acts on, for the overlap check (as its kind
+// declares: faults.OverlapTarget).
+func (f FaultSpec) targetKey() faults.Acted {
+	params := map[string]string{}
+	for k, val := range f.Params {
+		params[k] = val
 	}
-	if f.Kind == "slot-migration" {
-		switch sl := strings.TrimSpace(f.Params["slots"]); sl {
-		case "", "hot":
-			return faults.TargetHotMaster
-		case "all":
-			return faults.TargetAllMasters
-		default:
-			return "slot=" + sl
-		}
-	}
-	t, err := faults.ParseTarget(map[string]string{"target": f.Target})
-	if err != nil {
-		return f.Target
-	}
-	return t.String()
+	params["target"] = f.Target
+	return faults.OverlapTarget(f.Kind, params)
 }
 
 func (v *validator) faults() {
@@ -411,7 +396,7 @@ func (v *validator) faults() {
 	type window struct {
 		i          int
 		from, to   time.Duration
-		target     string
+		target     faults.Acted
 		exclusives bool
 	}
 	var windows []window
@@ -464,14 +449,12 @@ func (v *validator) faults() {
 			v.bad(path+".for", "at+for = %s runs past the end of the load (%s): shorten for (or 0: until the end)", f.At+f.For, total)
 		}
 		v.faultTopology(i)
-		if f.Kind == dispatcherCrashKind {
-			v.dispatcherCrash(i, total)
-		}
+		v.faultPipeline(i, total)
 		end := total
 		if f.For > 0 {
 			end = f.At + f.For
 		}
-		windows = append(windows, window{i: i, from: f.At, to: end, target: f.targetKey(), exclusives: exclusiveKinds[f.Kind]})
+		windows = append(windows, window{i: i, from: f.At, to: end, target: f.targetKey(), exclusives: faults.IsExclusive(f.Kind)})
 	}
 	for a := 0; a < len(windows); a++ {
 		for b := a + 1; b < len(windows); b++ {
@@ -480,24 +463,13 @@ func (v *validator) faults() {
 				continue
 			}
 			// all-masters covers every node, not the pipeline's dispatcher.
-			nodes := x.target != dispatcherTarget && y.target != dispatcherTarget
-			sameTarget := x.target == y.target || nodes && (x.target == faults.TargetAllMasters || y.target == faults.TargetAllMasters)
-			if sameTarget && x.from < y.to && y.from < x.to {
+			if x.target.Same(y.target) && x.from < y.to && y.from < x.to {
 				fx, fy := s.Faults[x.i], s.Faults[y.i]
 				v.bad(fmt.Sprintf("faults[%d]", y.i), "%s on %s during [%s, %s) overlaps faults[%d] (%s on %s during [%s, %s)): %s faults on one target must not overlap; move at or shorten for (network toxics may stack)",
-					fy.Kind, y.target, y.from, y.to, x.i, fx.Kind, x.target, x.from, x.to, strings.Join(sortedKeys(exclusiveKinds), "/"))
+					fy.Kind, y.target.Target, y.from, y.to, x.i, fx.Kind, x.target.Target, x.from, x.to, strings.Join(faults.ExclusiveKinds(), "/"))
 			}
 		}
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // faultErrPath points a faults.Plan error at the parameter it names.
@@ -527,16 +499,20 @@ func (v *validator) faultErrPath(i int, err error) string {
 	return path + ".kind"
 }
 
+// faultTopology checks the topology the fault's kind declares it needs
+// (faults.Rules.Topology) and the one its target needs.
 func (v *validator) faultTopology(i int) {
 	s := v.s
 	f := s.Faults[i]
 	path := fmt.Sprintf("faults[%d]", i)
 	t := s.Topology
-	if f.Kind == "failover" && t.Replicas < 1 {
-		v.bad(path+".kind", "failover needs a replica per master, but topology.replicas is %d: set topology.replicas: 1", t.Replicas)
+	spec, _ := faults.Lookup(f.Kind)
+	need := spec.Rules.Topology
+	if need.Replicas > 0 && t.Replicas < need.Replicas {
+		v.bad(path+".kind", "%s needs %s, but topology.replicas is %d: set topology.replicas: %d", f.Kind, need.ReplicasWhy, t.Replicas, need.Replicas)
 	}
-	if f.Kind == "slot-migration" && t.Masters < 2 {
-		v.bad(path+".kind", "slot-migration needs another master to move the slot to, but topology.masters is %d: set topology.masters: 2 or more", t.Masters)
+	if need.Masters > 0 && t.Masters < need.Masters {
+		v.bad(path+".kind", "%s needs %s, but topology.masters is %d: set topology.masters: %d or more", f.Kind, need.MastersWhy, t.Masters, need.Masters)
 	}
 	if f.Target == faults.TargetHotReplica && t.Replicas < 1 {
 		v.bad(path+".target", "hot-replica needs a replica, but topology.replicas is %d", t.Replicas)
@@ -566,7 +542,7 @@ func (v *validator) assertions() {
 		}
 		if after, ok := strings.CutPrefix(slo.Phase, "after "); ok {
 			for _, f := range s.Faults {
-				if f.Name == after && f.For == 0 && f.Kind != "slot-migration" {
+				if f.Name == after && f.For == 0 && !faults.CompletesOnInject(f.Kind, f.Params) {
 					v.bad(path+".phase", "%q: fault %s lasts until the end of the load (for is 0), so it has no after phase; give it a for:", slo.Phase, f.Name)
 				}
 			}
