@@ -7,6 +7,11 @@
 // Evidence says what happened, with figures, for the report. The Timeline
 // runs planned faults at offsets from the start of the load and heals every
 // one of them on the way out, whatever the way out is.
+//
+// Each kind registers a Spec whose Rules declare what the kind is allowed
+// and able to do (destructive or not, process signals, proxies, pipeline,
+// overlap, topology, availability on a cluster): the safety guard
+// (CheckAllowed), Available and the scenario validator read them.
 package faults
 
 import (

@@ -51,8 +51,9 @@ type Rules struct {
 	// then requires the reservation TTL to exceed the fault's window.
 	PipelineOutage PipelineOutage
 
-	// Overlap declares whether two faults of exclusive kinds may act on
-	// one target at once: Stacks or Exclusive. Required.
+	// Overlap declares whether a fault of the kind may act on a target
+	// while another Exclusive fault acts on it: Stacks or Exclusive.
+	// Required.
 	Overlap Overlap
 	// OverlapTarget names what a fault with these parameters acts on, for
 	// the overlap rule (see Acted.Same). nil: the node(s) its target
@@ -64,7 +65,8 @@ type Rules struct {
 	Topology Topology
 
 	// Available, when set, judges what the declarations above cannot: can
-	// a fault with these parameters run in this setting? It returns nil, or
+	// a fault with these parameters (at= and for= removed) run in this
+	// setting? It returns nil, or
 	// an error naming the problem and the fix. It is called by Available
 	// after the declared rules passed.
 	Available func(s Setting, params map[string]string) error
