@@ -79,18 +79,16 @@ func TestRunWithNoOperationFails(t *testing.T) {
 	}
 }
 
-// A planned fault whose injection failed (failover with no replica to
-// promote) means the chaos did not happen: the run fails.
-func TestRunWhoseFaultDidNotInjectFails(t *testing.T) {
+// A planned fault the cluster cannot take (failover without a replica to
+// promote) is refused before the load, naming the fix: the chaos would not
+// happen. (A fault whose injection fails at run time fails the run: see
+// runner/lifecycle's TestFaultThatDoesNotInjectFailsTheRun.)
+func TestRunWhoseFaultCannotHappenIsRefused(t *testing.T) {
 	out := t.TempDir()
 	code, text := cli(t, "run", "--replicas", "0", "--rate", "300", "--duration", "3s", "--users", "5000", "--stock", "100",
 		"--fault", "failover:mode=graceful,at=1s", "--out", out)
-	if code != exitCheckFailed {
-		t.Fatalf("exit %d, want 1:\n%s", code, text)
-	}
-	a := failedAssertion(readReport(t, out), "every planned fault injected")
-	if a == nil || !strings.Contains(a.Detail, "failover") {
-		t.Fatalf("no failed fault assertion naming the failover: %+v\n%s", a, text)
+	if code != exitHarnessError || !strings.Contains(text, "--replicas 1") {
+		t.Fatalf("exit %d, want 2 naming --replicas 1:\n%s", code, text)
 	}
 }
 

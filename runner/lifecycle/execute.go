@@ -165,9 +165,27 @@ func (x *execution) openStand(ctx context.Context) error {
 
 // guard refuses, before any key is written, the faults this cluster must
 // not get: destructive ones on a cluster the harness did not create unless
-// allowed, and process-level ones wherever it has no hold on the processes.
-func (x *execution) guard(context.Context) error {
-	return faults.CheckAllowed(x.plan.Faults, x.stand.Cluster, x.plan.Cluster.AllowDestructive)
+// allowed, process-level ones wherever it has no hold on the processes, and
+// any whose declared needs the cluster does not meet.
+func (x *execution) guard(ctx context.Context) error {
+	if err := faults.CheckAllowed(x.plan.Faults, x.stand.Cluster, x.plan.Cluster.AllowDestructive); err != nil {
+		return err
+	}
+	if len(x.plan.Faults) == 0 {
+		return nil
+	}
+	// Each kind's declared needs (topology, proxies, pipeline, its own
+	// Available) against the cluster at hand: refused before the load, not
+	// found out at inject time.
+	s, err := faults.SettingOf(ctx, x.stand.Cluster, x.plan.Cluster.AllowDestructive, x.stand.Proxies != nil, x.plan.Pipeline != nil)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range x.plan.Faults {
+		errs = append(errs, faults.Available(p, s))
+	}
+	return errors.Join(errs...)
 }
 
 func (x *execution) setUp(ctx context.Context) error {
