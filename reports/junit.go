@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 )
 
@@ -118,15 +117,10 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	return err
 }
 
-// WriteJUnitFile writes junit.xml into dir.
+// WriteJUnitFile writes junit.xml into dir, atomically.
+//
+// Deprecated: junit.xml is an artifact of the table; WriteArtifacts and
+// WriteViews write it.
 func WriteJUnitFile(dir string, r *Report) error {
-	f, err := os.Create(filepath.Join(dir, "junit.xml"))
-	if err != nil {
-		return err
-	}
-	if err := WriteJUnit(f, r); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return WriteFileAtomicFunc(filepath.Join(dir, JUnitFileName), func(w io.Writer) error { return WriteJUnit(w, r) })
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -413,35 +412,10 @@ func withOutcomeKeys(m map[string]int64) map[string]int64 {
 }
 
 // WriteJSON writes the report to path as indented JSON with a trailing
-// newline. It writes a temporary file in the same directory and renames it,
-// so a reader never sees a half-written report.
+// newline, atomically (WriteFileAtomic): a reader never sees a
+// half-written report, and a symlink at path is replaced, not followed.
 func (r *Report) WriteJSON(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("reports: encode %s: %w", path, err)
-	}
-	b = append(b, '\n')
-
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("reports: write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("reports: write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("reports: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("reports: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("reports: write %s: %w", path, err)
-	}
-	return nil
+	return WriteFileAtomicFunc(path, r.encodeJSON)
 }
 
 // ReadJSON reads a report written by WriteJSON (unknown fields are
