@@ -20,14 +20,16 @@ func newReportCmd() *cobra.Command {
 	var o reportOptions
 	cmd := &cobra.Command{
 		Use:   "report DIR...",
-		Short: "Re-render saved runs (text, summary.md, report.html); merge several runs into one report",
+		Short: "Re-render saved runs (text, summary.md, report.html, junit.xml); merge several runs into one report",
 		Long: `report reads the report.json and latency.hlog that 'run' saved in each DIR and
 renders them again: the text summary on stdout, summary.md (a Markdown summary
-for a CI job summary) and report.html (self-contained, opens offline).
+for a CI job summary), report.html (self-contained, opens offline) and
+junit.xml.
 
 With one DIR the files are written into it (report.json is left as it is),
 or into --out (then report.json, latency.hgrm and latency.hlog are copied
-there too). A run saved without latency.hlog is rendered from latency.hgrm:
+there too, and files of an earlier run there that this one does not write,
+such as a history.jsonl, are removed). A run saved without latency.hlog is rendered from latency.hgrm:
 its latency distribution is then the whole run's only.
 
 With several DIRs (one load split across load generators) the runs are merged
@@ -81,12 +83,12 @@ func runReport(stdout, stderr io.Writer, dirs []string, o reportOptions) error {
 		}
 		if out == "" || samePath(out, dirs[0]) {
 			out = dirs[0]
-			if err := reports.WriteRendered(out, rep, hists); err != nil {
+			if err := reports.WriteViews(out, &reports.Inputs{Report: rep, Hists: hists}); err != nil {
 				return err
 			}
 			break
 		}
-		if err := reports.WriteFiles(out, rep, hists); err != nil {
+		if err := reports.WriteArtifacts(out, &reports.Inputs{Report: rep, Hists: hists}); err != nil {
 			return err
 		}
 	default:
@@ -99,7 +101,7 @@ func runReport(stdout, stderr io.Writer, dirs []string, o reportOptions) error {
 		for _, n := range notes {
 			fmt.Fprintln(stderr, "merge:", n)
 		}
-		if err := reports.WriteFiles(out, rep, hists); err != nil {
+		if err := reports.WriteArtifacts(out, &reports.Inputs{Report: rep, Hists: hists}); err != nil {
 			return err
 		}
 	}

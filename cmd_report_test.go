@@ -37,7 +37,7 @@ func TestReportRerendersASavedRun(t *testing.T) {
 		!strings.Contains(out, "html: "+filepath.Join(dir, "report.html")) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, f := range []string{"report.html", "summary.md"} {
+	for _, f := range []string{"report.html", "summary.md", "junit.xml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
@@ -56,7 +56,7 @@ func TestReportRerendersASavedRun(t *testing.T) {
 	if code, out := cli(t, "report", "-q", "--out", other, dir); code != exitPass || strings.Contains(out, "OUTCOME") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, f := range []string{"report.json", "latency.hgrm", "latency.hlog", "report.html", "summary.md"} {
+	for _, f := range []string{"report.json", "latency.hgrm", "latency.hlog", "report.html", "summary.md", "junit.xml"} {
 		if _, err := os.Stat(filepath.Join(other, f)); err != nil {
 			t.Error(err)
 		}
@@ -73,6 +73,9 @@ func TestReportMergesRuns(t *testing.T) {
 	code, text := cli(t, "report", "--out", out, a, b)
 	if code != exitPass || !strings.Contains(text, "merged    2 runs: gen1, gen2") {
 		t.Fatalf("exit %d:\n%s", code, text)
+	}
+	if _, err := os.Stat(filepath.Join(out, "junit.xml")); err != nil {
+		t.Errorf("a merge writes junit.xml like a run: %v", err)
 	}
 	one, err := reports.ReadJSON(filepath.Join(a, "report.json"))
 	if err != nil {
