@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"seckill-harness/reports"
 	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/lifecycle"
 )
@@ -136,7 +137,7 @@ func runSelftest(ctx context.Context, out io.Writer, o selftestOptions) error {
 			return err
 		}
 		path := filepath.Join(o.out, "selftest.json")
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		if err := reports.WriteFileAtomic(path, append(b, '\n')); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 		fmt.Fprintf(out, "matrix: %s\n", path)

@@ -24,7 +24,7 @@ import (
 //
 // Pages: a report re-rendered from a real 10 s failover run saved by the
 // CLI (testdata/failover-run: report.json + latency.hlog), a synthetic
-// failed failover run written by WriteRunFiles, a merge of two load
+// failed failover run written by WriteArtifacts, a merge of two load
 // generators, and a report with the optional compare and capacity
 // sections.
 func TestHTMLInChromium(t *testing.T) {
@@ -40,11 +40,11 @@ func TestHTMLInChromium(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return WriteFiles(dir, run.Report, run.Hists)
+			return WriteArtifacts(dir, &Inputs{Report: run.Report, Hists: run.Hists})
 		},
 		"synthetic-failover": func(dir string) error {
 			rep, rec := syntheticFailoverRun()
-			return WriteRunFiles(dir, rep, rec)
+			return WriteArtifacts(dir, &Inputs{Report: rep, Hists: rec.Histograms()})
 		},
 		"merged-two-generators": func(dir string) error {
 			dirs, _ := twoGenerators(t)
@@ -60,12 +60,12 @@ func TestHTMLInChromium(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return WriteFiles(dir, rep, h)
+			return WriteArtifacts(dir, &Inputs{Report: rep, Hists: h})
 		},
 		"compare-capacity": func(dir string) error {
 			rep, rec := syntheticFailoverRun()
 			withCompareAndCapacity(rep)
-			return WriteRunFiles(dir, rep, rec)
+			return WriteArtifacts(dir, &Inputs{Report: rep, Hists: rec.Histograms()})
 		},
 	}
 	wantCharts := map[string]int{"real-failover-run": 3, "synthetic-failover": 3, "merged-two-generators": 3, "compare-capacity": 5}

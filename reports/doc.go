@@ -1,7 +1,7 @@
 // Package reports turns what a seckill-harness run recorded into the
 // artifacts people and CI jobs read afterwards.
 //
-// It has three parts:
+// It has these parts:
 //
 //   - The report.json contract (report.go): [Report] and its parts, with
 //     the JSON names that CI jobs parse. Names may be added, never renamed.
@@ -18,7 +18,14 @@
 //     summary), [WriteMarkdown] (summary.md, for a CI job summary),
 //     [WriteHTML] (report.html: self-contained, charts by the embedded
 //     Apache ECharts, tables readable without JavaScript) and [WriteJUnit].
-//     [WriteRunFiles] writes all the files of a run into its directory.
+//   - The artifact table (artifacts.go): every file of a run directory,
+//     each a name and a [Writer] with optional abilities ([Artifact]).
+//     [WriteArtifacts] writes the whole set of a run (what every command
+//     that writes a run's report calls), [WriteViews] re-renders the views
+//     of a saved run in place, and [Preflight] finds unwritable outputs
+//     before a run starts. Every file is written atomically and never
+//     through a symlink ([WriteFileAtomic], atomic.go), and files an
+//     earlier run left in the directory are removed.
 //   - Saved runs (merge.go): [LoadRun] reads a run directory back
 //     (report.json plus latency.hlog, or latency.hgrm for older runs) and
 //     [MergeRuns] merges the runs of several load generators into one

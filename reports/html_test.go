@@ -3,7 +3,6 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -156,35 +155,6 @@ func TestHTMLEscapesReportText(t *testing.T) {
 		t.Error("report text is not escaped")
 	}
 	reportData(t, page) // the JSON is intact
-}
-
-func TestWriteRunFiles(t *testing.T) {
-	rep, rec := syntheticFailoverRun()
-	dir := filepath.Join(t.TempDir(), "new", "run")
-	if err := WriteRunFiles(dir, rep, rec); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if strings.Join(names, " ") != "latency.hgrm latency.hlog report.html report.json summary.md" {
-		t.Errorf("files: %v", names)
-	}
-	got, err := ReadJSON(filepath.Join(dir, ReportFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.HlogFile != HlogFileName || got.HTMLFile != HTMLFileName || got.HGRMFile != HGRMFileName {
-		t.Errorf("file names in report.json: %q %q %q", got.HGRMFile, got.HlogFile, got.HTMLFile)
-	}
-	if err := WriteRunFiles(dir, nil, rec); err == nil {
-		t.Error("nil report must fail")
-	}
 }
 
 func TestReportJSONOptionalSections(t *testing.T) {

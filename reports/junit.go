@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"path/filepath"
 )
 
 // JUnit XML (the de-facto schema CI systems read: testsuites > testsuite >
@@ -115,12 +114,4 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
-}
-
-// WriteJUnitFile writes junit.xml into dir, atomically.
-//
-// Deprecated: junit.xml is an artifact of the table; WriteArtifacts and
-// WriteViews write it.
-func WriteJUnitFile(dir string, r *Report) error {
-	return WriteFileAtomicFunc(filepath.Join(dir, JUnitFileName), func(w io.Writer) error { return WriteJUnit(w, r) })
 }

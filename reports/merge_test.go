@@ -46,7 +46,7 @@ func twoGenerators(t *testing.T) (dirs []string, union *Recorder) {
 		}
 		rec.Fill(rep)
 		dir := filepath.Join(t.TempDir(), fmt.Sprintf("gen%d", i+1))
-		if err := WriteRunFiles(dir, rep, rec); err != nil {
+		if err := WriteArtifacts(dir, &Inputs{Report: rep, Hists: rec.Histograms()}); err != nil {
 			t.Fatal(err)
 		}
 		dirs = append(dirs, dir)
@@ -148,7 +148,7 @@ func TestMergeRunsEqualsOneHistogramOverTheUnion(t *testing.T) {
 	// Written out and read back, the merged run is the same again (and can
 	// itself be merged further).
 	out := filepath.Join(t.TempDir(), "merged")
-	if err := WriteFiles(out, got, hs); err != nil {
+	if err := WriteArtifacts(out, &Inputs{Report: got, Hists: hs}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{ReportFile, HGRMFileName, HlogFileName, HTMLFileName, SummaryFile} {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -152,17 +151,10 @@ func writeCompareTable(out io.Writer, p *Plan, rows []compareRow) {
 	w.Flush()
 }
 
-// writeHTMLFile renders a summary report (compare, capacity) to path.
+// writeHTMLFile renders a summary report (compare, capacity) to path,
+// atomically.
 func writeHTMLFile(path string, rep *reports.Report) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := reports.WriteHTML(f, rep, nil); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return reports.WriteFileAtomicFunc(path, func(w io.Writer) error { return reports.WriteHTML(w, rep, nil) })
 }
 
 func writeJSONFile(path string, v any) error {
@@ -170,5 +162,5 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return reports.WriteFileAtomic(path, append(b, '\n'))
 }

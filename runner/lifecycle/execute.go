@@ -456,27 +456,14 @@ func loadPhaseSpans(res *runner.Result) []reports.PhaseSpan {
 	return out
 }
 
+// writeOutputs writes the run's whole artifact set (report.json,
+// latency.*, summary.md, report.html, junit.xml and, with a history path,
+// the history) into o.Dir, atomically, removing files of an earlier run
+// there.
 func writeOutputs(o Output, rep *reports.Report, rec *reports.Recorder, res *runner.Result) error {
-	// report.json, latency.hgrm, latency.hlog, summary.md, report.html.
-	if err := reports.WriteRunFiles(o.Dir, rep, rec); err != nil {
-		return err
-	}
-	if err := reports.WriteJUnitFile(o.Dir, rep); err != nil {
-		return err
-	}
+	in := &reports.Inputs{Report: rep, Hists: rec.Histograms()}
 	if o.History != "" {
-		path := o.History
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(o.Dir, path)
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("--history: %w", err)
-		}
-		werr := res.History.WriteJSONL(f)
-		if err := errors.Join(werr, f.Close()); err != nil {
-			return fmt.Errorf("--history: %w", err)
-		}
+		in.History, in.HistoryPath = res.History.WriteJSONL, o.History
 	}
-	return nil
+	return reports.WriteArtifacts(o.Dir, in)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/lua"
+	"seckill-harness/reports"
 	"seckill-harness/runner"
 )
 
@@ -196,7 +197,7 @@ func writeGenInfo(dir string, gi *GenInfo) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, GenInfoFile), append(b, '\n'), 0o644)
+	return reports.WriteFileAtomic(filepath.Join(dir, GenInfoFile), append(b, '\n'))
 }
 
 func ReadGenInfo(dir string) (*GenInfo, error) {

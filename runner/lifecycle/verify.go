@@ -116,22 +116,7 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 		fmt.Fprintln(stderr, "merge:", n)
 	}
 	applyVerification(rep, chk, loaded)
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("--out %s: %w", o.Out, err)
-	}
-	hf, err := os.Create(filepath.Join(o.Out, "history.jsonl"))
-	if err != nil {
-		return nil, err
-	}
-	werr := merged.WriteJSONL(hf)
-	if err := errors.Join(werr, hf.Close()); err != nil {
-		return nil, fmt.Errorf("merged history: %w", err)
-	}
-	rep.HistoryFile = "history.jsonl"
-	if err := reports.WriteFiles(o.Out, rep, hists); err != nil {
-		return nil, err
-	}
-	if err := reports.WriteJUnitFile(o.Out, rep); err != nil {
+	if err := reports.WriteArtifacts(o.Out, &reports.Inputs{Report: rep, Hists: hists, History: merged.WriteJSONL}); err != nil {
 		return nil, err
 	}
 	if !o.Quiet {
