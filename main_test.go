@@ -30,6 +30,10 @@ func redisServers(t *testing.T) string {
 func TestBadInputExitsTwoWithTheFix(t *testing.T) {
 	before := redisServers(t)
 	dir := t.TempDir()
+	aFile := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(aFile, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want string
@@ -44,6 +48,11 @@ func TestBadInputExitsTwoWithTheFix(t *testing.T) {
 		{[]string{"run", "--lua-dir", dir}, "reserve.lua"},
 		{[]string{"run", "--redis-server", filepath.Join(dir, "redis-server"), "--out", dir}, "apt-get install -y redis-server"},
 		{[]string{"race", "--masters", "0"}, "--masters"},
+		// Unwritable outputs, found before the cluster starts (root ignores
+		// permission bits: a path under a regular file fails for root too).
+		{[]string{"run", "--out", filepath.Join(aFile, "out")}, "is not writable"},
+		{[]string{"run", "--out", dir, "--history", filepath.Join(aFile, "h.jsonl")}, "cannot be written"},
+		{[]string{"run", "--out", dir, "--history", "report.json"}, "is the run's report.json"},
 	}
 	for _, c := range cases {
 		code, out := cli(t, c.args...)

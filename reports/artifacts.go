@@ -319,7 +319,7 @@ func removeStale(dir string, table []Artifact, plan []*plannedArtifact) error {
 // the path and what to change.
 func Preflight(dir string, extraPaths ...string) error {
 	if err := probeDir(dir); err != nil {
-		return fmt.Errorf("output directory %s is not writable: %w (choose another --out)", dir, err)
+		return fmt.Errorf("output directory %s is not writable: %w (choose another output directory)", dir, err)
 	}
 	for _, a := range artifactTable {
 		if err := notADirectory(filepath.Join(dir, a.Name)); err != nil {

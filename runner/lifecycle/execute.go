@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -141,9 +140,10 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err := x.act.Validate(); err != nil {
 		return fmt.Errorf("invalid activity: %w", err)
 	}
+	// Unwritable outputs fail now, not after the whole load.
 	if x.out.Dir != "" {
-		if err := os.MkdirAll(x.out.Dir, 0o755); err != nil {
-			return fmt.Errorf("--out %s: %w", x.out.Dir, err)
+		if err := reports.Preflight(x.out.Dir, x.out.History); err != nil {
+			return err
 		}
 	}
 	return nil
