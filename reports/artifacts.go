@@ -255,10 +255,18 @@ func resolveOutput(dir, p string) string {
 }
 
 // tableArtifactAt returns the table artifact whose own file in dir is
-// path.
+// path (compared as absolute paths, so a relative dir and an absolute
+// path to the same file match).
 func tableArtifactAt(dir, path string, table []Artifact) (Artifact, bool) {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return filepath.Clean(p)
+	}
+	target := abs(path)
 	for _, a := range table {
-		if filepath.Join(dir, a.Name) == filepath.Clean(path) {
+		if abs(filepath.Join(dir, a.Name)) == target {
 			return a, true
 		}
 	}
