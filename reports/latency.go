@@ -240,6 +240,23 @@ func (r *Recorder) second(i int) *secondAcc {
 	return r.secs[i]
 }
 
+// AddDropped records n dropped samples intended at offset intended, as n
+// calls of Add with Sample{Intended: intended, Dropped: true} would, in
+// time independent of n (a run counts its drops rather than keeping them).
+func (r *Recorder) AddDropped(intended time.Duration, n int64) {
+	if n <= 0 {
+		return
+	}
+	r.last = max(r.last, intended)
+	r.dropped += n
+	r.second(secondOf(intended)).dropped += n
+	for i, span := range r.spans {
+		if span.contains(intended) {
+			r.phases[i].dropped += n
+		}
+	}
+}
+
 // Add records one sample: see Sample for what counts where.
 func (r *Recorder) Add(s Sample) {
 	if s.Dropped {

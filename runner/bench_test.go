@@ -172,3 +172,45 @@ func BenchmarkMillionOps(b *testing.B) {
 		b.Fatalf("%d ops, want %d", ops, n)
 	}
 }
+
+// BenchmarkOverload10M: an open loop asked for 10,000,000 ops/s for 5 s
+// (far beyond what the harness can send: nearly every operation is
+// dropped). Reports the peak RSS, the heap the result keeps, and the bytes
+// kept per dropped operation (goal: ~0, drops are counted, not kept).
+func BenchmarkOverload10M(b *testing.B) {
+	ctx := context.Background()
+	a := lua.NewActivity(fmt.Sprintf("overload%d", actSeq.Add(1)), "sku1", 1000, 1, time.Hour)
+	if err := lua.Setup(ctx, testRDB, a); err != nil {
+		b.Fatal(err)
+	}
+	defer lua.Teardown(ctx, testRDB, a)
+	cfg := DefaultConfig()
+	cfg.Shape = Shape{Kind: "constant", Rate: 10_000_000}
+	cfg.Duration, cfg.SampleEvery = 5*time.Second, 0
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := Run(ctx, cfg, Target{Store: testStore, Activity: a})
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	rssMB := float64(ru.Maxrss) / 1024
+	kept := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+	var sent float64
+	for i := range res.History.Ops {
+		if o := &res.History.Ops[i]; o.Outcome != OutcomeDropped {
+			sent += float64(unsafe.Sizeof(Op{})) + float64(len(o.RID))
+		}
+	}
+	perDrop := (kept - sent) / float64(max(res.Observed.Dropped, 1))
+	runtime.KeepAlive(res)
+	b.ReportMetric(rssMB, "peak-RSS-MB")
+	b.ReportMetric(kept/1e6, "heap-kept-MB")
+	b.ReportMetric(perDrop, "B/dropped-op")
+	fmt.Printf("10,000,000 ops/s for 5 s: %d scheduled, %d dropped, %d sent; peak RSS %.0f MB, heap kept %.1f MB, %.1f B per dropped op (goal ~0)\n",
+		res.Observed.Scheduled, res.Observed.Dropped, res.Observed.Scheduled-res.Observed.Dropped, rssMB, kept/1e6, perDrop)
+}

@@ -34,7 +34,8 @@ type Result struct {
 	Phases   []PhaseResult // every load phase, in order
 	Began    time.Time     // wall clock of offset 0
 	Elapsed  time.Duration // from offset 0 to the last answer
-	History  *History
+	History  *History      // the operations that were sent (dropped ones are in Drops)
+	Drops    Drops         // the operations that were dropped, counted by time
 	Samples  []StockSample // the I1 sampler's readings, if it ran
 	Observed Observed
 	// ErrorTexts holds, per error class (CLUSTERDOWN, OTHER, …), the first
@@ -61,7 +62,7 @@ type PhaseResult struct {
 // Observed counts what the engine saw besides outcomes.
 type Observed struct {
 	Scheduled  int64 // operations the schedule produced (sent + dropped)
-	Dropped    int64 // over the in-flight cap
+	Dropped    int64 // over the in-flight cap (Result.Drops.Total)
 	LateStarts int64 // started more than LateThreshold after their intended time
 	MaxLateBy  time.Duration
 }
@@ -81,8 +82,8 @@ func WithOnStart(fn func(began time.Time)) Option { return func(o *options) { o.
 
 // Run drives tgt with cfg until the duration ends (or MaxOps is reached, or
 // ctx is cancelled: then it stops scheduling, lets the operations in flight
-// finish, and returns what it has with ctx's error). Every scheduled operation
-// is in the history, dropped ones included.
+// finish, and returns what it has with ctx's error). Every sent operation
+// is in the history; dropped ones are counted in Result.Drops.
 func Run(ctx context.Context, cfg Config, tgt Target, opts ...Option) (*Result, error) {
 	return RunPhases(ctx, []Phase{{Name: "load", Config: cfg}}, tgt, opts...)
 }
@@ -119,6 +120,9 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 		}
 	}
 	a := tgt.Activity
+	if a.Buckets > lua.MaxBuckets {
+		return nil, fmt.Errorf("activity %s has %d buckets: at most %d (the history stores a bucket index in 16 bits)", a.ID, a.Buckets, lua.MaxBuckets)
+	}
 	e := &engine{tgt: tgt, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) }, first.Generator)}
 	e.began = time.Now()
 	e.ctx = ctx
@@ -173,17 +177,9 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	ops := e.store.flatten()
 	res.History = &History{Ops: ops}
 	res.ErrorTexts = e.errs.snapshot()
-	dropped := 0
+	res.Drops = e.drops
+	res.Observed = Observed{Scheduled: int64(len(ops)) + e.drops.Total, Dropped: e.drops.Total}
 	for i := range ops {
-		if ops[i].Outcome == OutcomeDropped {
-			dropped++
-		}
-	}
-	res.Observed = Observed{Scheduled: int64(len(ops)), Dropped: int64(dropped)}
-	for i := range ops {
-		if ops[i].Outcome == OutcomeDropped {
-			continue
-		}
 		if late := ops[i].Start - ops[i].Intended; late > first.LateThreshold {
 			res.Observed.LateStarts++
 			if late > res.Observed.MaxLateBy {
@@ -202,6 +198,8 @@ type engine struct {
 	phaseStart time.Duration // offset of the current phase
 	nextID     uint64        // first op id of the next phase
 	store      opStore
+	drops      Drops  // written by the scheduling goroutine only
+	sent       uint64 // operations handed to workers so far: the next opStore slot
 	wg         *sync.WaitGroup
 	ctx        context.Context // the run's context, set by RunPhases
 	live       *liveStats      // nil unless progress is reported
@@ -247,6 +245,7 @@ func (e *engine) reportProgress(fn func(Progress), every time.Duration, total ti
 
 type scheduled struct {
 	id       uint32
+	slot     uint64 // index among the run's sent operations (opStore)
 	intended time.Duration
 }
 
@@ -255,9 +254,9 @@ func (e *engine) since() time.Duration { return time.Since(e.began) }
 func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 	queue := make(chan scheduled, e.cfg.MaxInFlight)
 	var inflight atomic.Int64
-	e.startWorkers(func(wctx context.Context, record func(Op)) {
+	e.startWorkers(func(wctx context.Context, record func(uint64, Op)) {
 		for s := range queue {
-			record(e.execute(wctx, s.id, s.intended))
+			record(s.slot, e.execute(wctx, s.id, s.intended))
 			inflight.Add(-1)
 		}
 	})
@@ -294,19 +293,23 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 			intended = e.phaseStart + dueTime(p, n, last-e.phaseStart, elapsed)
 		}
 		last = intended
+		if base+n >= MaxOpsPerRun {
+			break // op ids are 32 bits
+		}
 		id := uint32(base + n)
 		n++
 		if e.live != nil {
 			e.live.scheduled.Add(1)
 		}
 		if inflight.Load() >= int64(e.cfg.MaxInFlight) {
-			d := e.droppedOp(id, intended)
-			e.live.record(&d)
-			e.store.put(d)
+			// Counted, not kept: the op's id is skipped in the history.
+			e.drops.add(intended)
+			e.live.drop()
 			continue
 		}
 		inflight.Add(1)
-		queue <- scheduled{id: id, intended: intended}
+		queue <- scheduled{id: id, slot: e.sent, intended: intended}
+		e.sent++
 	}
 	e.nextID = base + n
 	close(queue)
@@ -316,10 +319,11 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 func (e *engine) runClosed(ctx context.Context) {
 	var next atomic.Uint64
 	base := e.nextID
-	e.startWorkers(func(wctx context.Context, record func(Op)) {
+	sentBase := e.sent
+	e.startWorkers(func(wctx context.Context, record func(uint64, Op)) {
 		for ctx.Err() == nil {
 			n := next.Add(1) - 1
-			if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) {
+			if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) || base+n >= MaxOpsPerRun {
 				return
 			}
 			now := e.since()
@@ -329,37 +333,32 @@ func (e *engine) runClosed(ctx context.Context) {
 			if e.live != nil {
 				e.live.scheduled.Add(1)
 			}
-			record(e.execute(wctx, uint32(base+n), now))
+			record(sentBase+n, e.execute(wctx, uint32(base+n), now))
 		}
 	})
 	e.wait()
 	// Ids claimed by workers that then stopped are skipped, not reused.
 	e.nextID = base + next.Load()
+	e.sent += next.Load()
 }
 
 // startWorkers starts cfg.Concurrency workers; each gets a context carrying
 // its own lua.WireStats (so per-operation wire counts are deltas of it).
-func (e *engine) startWorkers(loop func(wctx context.Context, record func(Op))) {
+func (e *engine) startWorkers(loop func(wctx context.Context, record func(slot uint64, o Op))) {
 	e.wg = &sync.WaitGroup{}
 	for w := 0; w < e.cfg.Concurrency; w++ {
 		e.wg.Add(1)
 		go func() {
 			defer e.wg.Done()
-			loop(lua.WithWireStats(e.ctx, &lua.WireStats{}), func(o Op) {
+			loop(lua.WithWireStats(e.ctx, &lua.WireStats{}), func(slot uint64, o Op) {
 				e.live.record(&o)
-				e.store.put(o)
+				e.store.put(slot, o)
 			})
 		}()
 	}
 }
 
 func (e *engine) wait() { e.wg.Wait() }
-
-func (e *engine) droppedOp(id uint32, intended time.Duration) Op {
-	k, u, r := e.wl.Op(uint64(id))
-	return Op{ID: id, Kind: k, User: u, Req: r, Intended: intended, Outcome: OutcomeDropped,
-		Bucket: uint16(e.tgt.Activity.BucketOf(UserID(u)))}
-}
 
 // execute runs operation id and returns its record. Errors of the operation
 // are data in the record, never a Go error.

@@ -264,8 +264,8 @@ func TestProgressSnapshots(t *testing.T) {
 			answered++
 		}
 	}
-	if last.Completed != answered || last.InFlight != 0 || last.Scheduled != int64(len(res.History.Ops)) {
-		t.Fatalf("final snapshot %+v, history has %d answered of %d", last, answered, len(res.History.Ops))
+	if last.Completed != answered || last.InFlight != 0 || last.Scheduled != res.Observed.Scheduled || last.Dropped != res.Observed.Dropped {
+		t.Fatalf("final snapshot %+v, history has %d answered; observed %+v", last, answered, res.Observed)
 	}
 	if mid := snaps[len(snaps)/2]; mid.Rate < 500 || mid.LastP99 <= 0 {
 		t.Fatalf("mid-run snapshot %+v", mid)

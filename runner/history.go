@@ -88,15 +88,20 @@ func (o *Op) OutcomeName() string {
 // Accepted reports a reserve operation answered ACCEPTED.
 func (o *Op) Accepted() bool { return o.Kind.IsReserve() && o.Outcome == Outcome(lua.Accepted) }
 
-// History is every operation of a run, in Op.ID order. IDs are dense from
-// 0 in open loop; a closed-loop run may end with IDs claimed but not run.
+// History is every operation of a run that was sent, in Op.ID order. Ids
+// are numbered from 0 in schedule order; a dropped operation's id is
+// skipped (drops are counted in Result.Drops, not kept), and a closed-loop
+// run may end with ids claimed but not run.
 type History struct {
 	Ops []Op
 }
 
-// opStore keeps operations by ID in fixed chunks written in place, so the
-// hot path neither appends nor copies, and the final history is built with
-// one exact allocation (a million operations fit in about 64 MB).
+// opStore keeps the sent operations by slot (their index among the run's
+// sent operations, which follows id order) in fixed chunks written in
+// place, so the hot path neither appends nor copies, and the final history
+// is built with one exact allocation (a million operations fit in about
+// 64 MB). Slots, not ids: dropped operations skip ids, and the chunks stay
+// dense however many were dropped.
 type opStore struct {
 	mu     sync.Mutex
 	chunks [][]Op
@@ -104,8 +109,8 @@ type opStore struct {
 
 const opChunk = 1 << 16
 
-func (s *opStore) put(o Op) {
-	ci := int(o.ID / opChunk)
+func (s *opStore) put(slot uint64, o Op) {
+	ci := int(slot / opChunk)
 	s.mu.Lock()
 	for len(s.chunks) <= ci {
 		s.chunks = append(s.chunks, nil)
@@ -117,7 +122,7 @@ func (s *opStore) put(o Op) {
 	}
 	s.mu.Unlock()
 	o.Flags |= flagRecorded
-	c[o.ID%opChunk] = o
+	c[slot%opChunk] = o
 }
 
 // flatten returns the recorded operations in ID order and frees the chunks.

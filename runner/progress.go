@@ -46,6 +46,13 @@ func newLiveStats() *liveStats {
 	return &liveStats{window: hdrhistogram.New(1, 60_000_000, 2)}
 }
 
+// drop counts a dropped operation.
+func (l *liveStats) drop() {
+	if l != nil {
+		l.dropped.Add(1)
+	}
+}
+
 func (l *liveStats) record(o *Op) {
 	if l == nil {
 		return

@@ -35,6 +35,9 @@ func BuildReport(res *Result, chk *CheckReport, meta ReportMeta) (*reports.Repor
 		rec.Add(s)
 		wire += int64(o.Attempts)
 	}
+	for _, d := range res.Drops.Slots {
+		rec.AddDropped(d.At, d.Count)
+	}
 	rep := &reports.Report{
 		Scenario:    meta.Scenario,
 		Seed:        cfg.Seed,
