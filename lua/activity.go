@@ -36,7 +36,14 @@ func NewActivity(id, sku string, stock int64, buckets uint32, window time.Durati
 	}
 }
 
-// Validate checks ids, positive version and bucket count, stock >= buckets
+// MaxBuckets is the most buckets an activity may have: a run's history
+// stores an operation's bucket index in 16 bits (0..65535), so a larger
+// count would fold buckets onto each other and the stock checks would
+// report false oversells and undersells.
+const MaxBuckets = 1 << 16
+
+// Validate checks ids, positive version and bucket count (at most
+// MaxBuckets), stock >= buckets
 // (every bucket gets at least one unit unless stock is 0), and the window order.
 func (a *Activity) Validate() error {
 	if err := ValidateID("activity_id", a.ID); err != nil {
@@ -50,6 +57,9 @@ func (a *Activity) Validate() error {
 	}
 	if a.Buckets == 0 {
 		return errors.New("bucket count must be positive")
+	}
+	if a.Buckets > MaxBuckets {
+		return fmt.Errorf("bucket count %d: at most %d buckets (the history stores a bucket index in 16 bits); use fewer buckets", a.Buckets, MaxBuckets)
 	}
 	if a.Stock < 0 {
 		return fmt.Errorf("stock must not be negative, got %d", a.Stock)

@@ -117,6 +117,19 @@ func (g Generator) validate() error {
 	return nil
 }
 
+// Limits of the fields the history stores narrowed (Op): a value past one
+// would wrap or saturate there and make the checks judge the wrong thing.
+const (
+	// MaxUsers: Op.User holds a user index in 32 bits.
+	MaxUsers = 1 << 32
+	// MaxRetrySends: Op.Sends (1 + re-sends) is 8 bits.
+	MaxRetrySends = 254
+	// MaxOpsPerRun: Op.ID and Op.Req are 32 bits; the engine schedules
+	// no operation past it (a closed phase ends there), and MaxOps may not
+	// ask for more.
+	MaxOpsPerRun = 1 << 32
+)
+
 // DefaultConfig is the engine's default: open loop, constant 2,000 ops/s for 10 s.
 func DefaultConfig() Config {
 	return Config{
@@ -145,6 +158,8 @@ func (c *Config) Validate() error {
 	}
 	if c.Users <= 0 {
 		bad("users must be positive, got %d", c.Users)
+	} else if uint64(c.Users) > MaxUsers {
+		bad("users %d: at most %d (the history stores a user index in 32 bits)", c.Users, uint64(MaxUsers))
 	}
 	if err := c.Generator.validate(); err != nil {
 		errs = append(errs, err)
@@ -153,6 +168,8 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxOps < 0 {
 		bad("max ops must not be negative")
+	} else if uint64(c.MaxOps) > MaxOpsPerRun {
+		bad("max ops %d: at most %d per run (the history numbers operations in 32 bits)", c.MaxOps, uint64(MaxOpsPerRun))
 	}
 	if c.TTL <= 0 {
 		bad("reservation TTL must be positive, got %s", c.TTL)
@@ -162,6 +179,8 @@ func (c *Config) Validate() error {
 	}
 	if c.RetrySends < 0 {
 		bad("retry sends must not be negative")
+	} else if c.RetrySends > MaxRetrySends {
+		bad("retry sends %d: at most %d (the history counts sends in 8 bits)", c.RetrySends, MaxRetrySends)
 	}
 	m := c.Mix
 	for name, v := range map[string]float64{"replay": m.Replay, "same_user": m.SameUser, "foreign_request": m.ForeignRequest, "release": m.Release} {
