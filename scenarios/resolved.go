@@ -148,6 +148,9 @@ func (s *Scenario) assertionsMap() map[string]any {
 	if a.MaxLostAcks != nil {
 		m["max_lost_acks"] = *a.MaxLostAcks
 	}
+	if a.MaxDroppedRatio != nil {
+		m["max_dropped_ratio"] = *a.MaxDroppedRatio
+	}
 	if a.MaxUnknownRatio != nil {
 		m["max_unknown_ratio"] = *a.MaxUnknownRatio
 	}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -150,6 +151,11 @@ type Assertions struct {
 	MaxLostAcks *int64
 	// MaxUnknownRatio bounds unknown.total / totals.ops (nil: not asserted).
 	MaxUnknownRatio *float64
+	// MaxDroppedRatio bounds totals.dropped / (totals.ops + totals.dropped):
+	// the share of scheduled operations never sent because the in-flight
+	// cap was reached (nil: not asserted; runner.DefaultMaxDroppedRatio is
+	// the bound a verdict uses when none is given).
+	MaxDroppedRatio *float64
 	// MinThroughput bounds throughput_ops_per_s of the whole run (nil: not asserted).
 	MinThroughput *float64
 	// Outcomes bounds totals.outcomes[name], sorted by name.
@@ -174,9 +180,15 @@ type OutcomeBound struct {
 	Exactly, Min, Max *int64
 }
 
-// Load reads a scenario file. Errors name path:line.
+// Load reads a scenario file. Errors name path:line. It reads at most
+// MaxFileBytes+1 bytes: a larger file is refused without reading the rest.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", path, err)
 	}
@@ -187,8 +199,15 @@ func Load(path string) (*Scenario, error) {
 // path, or "builtin:<name>"). It rejects YAML syntax errors, unknown
 // fields (listing the valid ones), wrong shapes and unparsable values,
 // every one at once with source:line. It does not check the values: call
-// Validate (after any Set).
+// Validate (after any Set). It refuses input over the limits (MaxFileBytes,
+// MaxNesting, MaxNodes, MaxPhases) before the work they would cost.
 func Parse(source string, data []byte) (*Scenario, error) {
+	if err := checkSize(source, data); err != nil {
+		return nil, err
+	}
+	if err := checkBrackets(source, data); err != nil {
+		return nil, err
+	}
 	tree, err := parseTree(source, data)
 	if err != nil {
 		return nil, err
@@ -197,6 +216,15 @@ func Parse(source string, data []byte) (*Scenario, error) {
 }
 
 func decode(source string, tree *node) (*Scenario, error) {
+	for _, l := range []struct {
+		key, what string
+		max       int
+	}{{"phases", "phases", MaxPhases}, {"faults", "faults", MaxFaults}, {"suite", "suite members", MaxSuiteMembers}} {
+		if list := tree.get(l.key); list != nil && list.kind == seqNode && len(list.items) > l.max {
+			return nil, fmt.Errorf("%s: %s: %d %s: at most %d per scenario (split it into a suite of smaller scenarios)",
+				where(source, list.items[l.max].pos), l.key, len(list.items), l.what, l.max)
+		}
+	}
 	var errs []error
 	checkTree(source, tree, rootSchema, "", &errs)
 	if len(errs) > 0 {
@@ -524,6 +552,10 @@ func (d *dec) assertions(root *node) {
 	if m.has("max_lost_acks") {
 		v := d.int(m, "max_lost_acks", "assertions.max_lost_acks", 0)
 		a.MaxLostAcks = &v
+	}
+	if m.has("max_dropped_ratio") {
+		v := d.float(m, "max_dropped_ratio", "assertions.max_dropped_ratio", 0)
+		a.MaxDroppedRatio = &v
 	}
 	if m.has("max_unknown_ratio") {
 		v := d.float(m, "max_unknown_ratio", "assertions.max_unknown_ratio", 0)

@@ -125,6 +125,7 @@ var (
 		{"slo", &schema{t: tList, elem: sloSchema}},
 		{"max_lost_acks", sInt},
 		{"max_unknown_ratio", sFloat},
+		{"max_dropped_ratio", sFloat},
 		{"min_throughput", sFloat},
 		{"outcomes", &schema{t: tDict, elem: boundSchema, what: "outcome"}},
 	}}

@@ -129,7 +129,7 @@ func parseTree(source string, data []byte) (*node, error) {
 	default:
 		return nil, fmt.Errorf("%s:%d: one scenario per file: a second YAML document starts here", source, docs[1].Body.GetToken().Position.Line)
 	}
-	c := &converter{source: source, anchors: map[string]*node{}}
+	c := &converter{source: source, anchors: map[string]*node{}, sizes: map[*node]int{}}
 	root := c.convert(docs[0].Body)
 	if c.err != nil {
 		return nil, c.err
@@ -143,7 +143,36 @@ func parseTree(source string, data []byte) (*node, error) {
 type converter struct {
 	source  string
 	anchors map[string]*node
+	sizes   map[*node]int // values under each anchor (counted once, when defined)
+	nodes   int           // values in the tree so far, aliases and merges expanded
+	depth   int           // mappings and lists open around the value being converted
 	err     error
+}
+
+// countNodes is the number of values in the tree under n, n included.
+func countNodes(n *node) int {
+	if n == nil {
+		return 0
+	}
+	total := 1
+	for _, v := range n.vals {
+		total += countNodes(v)
+	}
+	for _, it := range n.items {
+		total += countNodes(it)
+	}
+	return total
+}
+
+// grow adds n values to the tree; over MaxNodes it fails at p (what says
+// where they come from) and reports false.
+func (c *converter) grow(p pos, n int, what string) bool {
+	c.nodes += n
+	if c.nodes > MaxNodes {
+		c.fail(p, "%s: the document expands to more than %d values (aliases and merges count every copy): a scenario needs far fewer; write the values out or use fewer aliases", what, MaxNodes)
+		return false
+	}
+	return true
 }
 
 func (c *converter) fail(p pos, format string, args ...any) *node {
@@ -169,6 +198,22 @@ func (c *converter) convert(n ast.Node) *node {
 		return &node{kind: nullNode}
 	}
 	p := posOf(n)
+	if c.err != nil {
+		return &node{kind: nullNode, pos: p} // stop building once over a limit
+	}
+	switch n.(type) {
+	case *ast.MappingValueNode, *ast.MappingNode, *ast.SequenceNode:
+		c.depth++
+		defer func() { c.depth-- }()
+		if c.depth > MaxNesting {
+			return c.fail(p, "mappings and lists nested more than %d deep: a scenario needs a few levels; remove the extra nesting", MaxNesting)
+		}
+	case *ast.AnchorNode, *ast.AliasNode, *ast.TagNode:
+	default:
+		if !c.grow(p, 1, "a value") {
+			return &node{kind: nullNode, pos: p}
+		}
+	}
 	switch v := n.(type) {
 	case *ast.NullNode:
 		return &node{kind: nullNode, pos: p}
@@ -188,6 +233,7 @@ func (c *converter) convert(n ast.Node) *node {
 		val := c.convert(v.Value)
 		if v.Name != nil {
 			c.anchors[v.Name.GetToken().Value] = val
+			c.sizes[val] = countNodes(val)
 		}
 		return val
 	case *ast.AliasNode:
@@ -199,12 +245,21 @@ func (c *converter) convert(n ast.Node) *node {
 		if !ok {
 			return c.fail(p, "alias *%s: no anchor &%s before it", name, name)
 		}
+		if !c.grow(p, c.sizes[a], "alias *"+name) {
+			return &node{kind: nullNode, pos: p}
+		}
 		return a.clone()
 	case *ast.MappingValueNode:
+		if !c.grow(p, 1, "a mapping") {
+			return &node{kind: nullNode, pos: p}
+		}
 		m := newMap(posOf(v.Key))
 		c.addEntry(m, v)
 		return m
 	case *ast.MappingNode:
+		if !c.grow(p, 1, "a mapping") {
+			return &node{kind: nullNode, pos: p}
+		}
 		m := newMap(p)
 		if len(v.Values) > 0 {
 			m.pos = posOf(v.Values[0].Key)
@@ -222,6 +277,9 @@ func (c *converter) convert(n ast.Node) *node {
 		}
 		return m
 	case *ast.SequenceNode:
+		if !c.grow(p, 1, "a list") {
+			return &node{kind: nullNode, pos: p}
+		}
 		s := &node{kind: seqNode, pos: p}
 		for _, it := range v.Values {
 			s.items = append(s.items, c.convert(it))
@@ -274,6 +332,9 @@ func (c *converter) merge(m *node, mv *ast.MappingValueNode) {
 		}
 		for _, k := range f.keys {
 			if _, ok := m.vals[k]; !ok {
+				if !c.grow(posOf(mv.Key), countNodes(f.vals[k]), "merge <<") {
+					return
+				}
 				m.put(k, f.vals[k].clone(), f.keyPos[k])
 			}
 		}

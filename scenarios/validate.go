@@ -107,6 +107,7 @@ func (v *validator) scenario() {
 	v.activity()
 	v.pipeline()
 	v.phases()
+	v.limits()
 	v.faults()
 	v.assertions()
 }
@@ -131,11 +132,15 @@ func (v *validator) activity() {
 	}
 	if a.Buckets < 1 {
 		v.bad("activity.buckets", "%d: want at least 1 bucket", a.Buckets)
+	} else if a.Buckets > lua.MaxBuckets {
+		v.bad("activity.buckets", "%d: at most %d buckets (the history stores a bucket index in 16 bits); use fewer buckets", a.Buckets, lua.MaxBuckets)
 	} else if a.Stock > 0 && int64(a.Buckets) > a.Stock {
 		v.bad("activity.buckets", "%d buckets for stock %d: more buckets than stock leaves some empty; use at most %d buckets (or stock 0)", a.Buckets, a.Stock, a.Stock)
 	}
 	if a.Users <= 0 {
 		v.bad("activity.users", "%d: must be positive", a.Users)
+	} else if uint64(a.Users) > runner.MaxUsers {
+		v.bad("activity.users", "%d: at most %d users (the history stores a user index in 32 bits)", a.Users, uint64(runner.MaxUsers))
 	}
 	if a.ReservationTTL <= 0 {
 		v.bad("activity.reservation_ttl", "%s: must be positive (e.g. 15m)", a.ReservationTTL)
@@ -222,6 +227,8 @@ func (v *validator) phase(i int) {
 	}
 	if c.RetrySends < 0 {
 		v.bad(at("retries"), "%d: must not be negative", c.RetrySends)
+	} else if c.RetrySends > runner.MaxRetrySends {
+		v.bad(at("retries"), "%d: at most %d retries (the history counts sends in 8 bits)", c.RetrySends, runner.MaxRetrySends)
 	}
 	if c.RetryBackoff < 0 {
 		v.bad(at("retry_backoff"), "%s: must not be negative", c.RetryBackoff)
@@ -571,6 +578,9 @@ func (v *validator) assertions() {
 	}
 	if a.MaxLostAcks != nil && *a.MaxLostAcks < 0 {
 		v.bad("assertions.max_lost_acks", "%d: must not be negative", *a.MaxLostAcks)
+	}
+	if a.MaxDroppedRatio != nil && (*a.MaxDroppedRatio < 0 || *a.MaxDroppedRatio > 1) {
+		v.bad("assertions.max_dropped_ratio", "%g: want a ratio between 0 and 1 (0.01 = 1%% of scheduled operations)", *a.MaxDroppedRatio)
 	}
 	if a.MaxUnknownRatio != nil && (*a.MaxUnknownRatio < 0 || *a.MaxUnknownRatio > 1) {
 		v.bad("assertions.max_unknown_ratio", "%g: want a ratio between 0 and 1 (0.01 = 1%% of operations)", *a.MaxUnknownRatio)
