@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,6 +23,19 @@ type Store struct {
 	scripts *Scripts
 	secret  []byte
 	macs    sync.Pool // of hash.Hash keyed with secret: one HMAC state per call, reused
+	watch   atomic.Pointer[Watchdog]
+}
+
+// SetWatchdog makes w watch every script call of the store from now on
+// (nil: none). Safe to call while calls are running.
+func (s *Store) SetWatchdog(w *Watchdog) { s.watch.Store(w) }
+
+// run runs script under the watchdog, if any.
+func (s *Store) run(ctx context.Context, script *Script, keys []string, args ...any) (any, bool, error) {
+	done := s.watch.Load().watch(script.Name)
+	reply, fellBack, err := script.Run(ctx, s.rdb, keys, args...)
+	done(err)
+	return reply, fellBack, err
 }
 
 // NewStore binds scripts to rdb. rdb should come from NewClusterClient or
@@ -130,7 +144,7 @@ type ReserveResult struct {
 func (s *Store) Reserve(ctx context.Context, call ReserveCall) (ReserveResult, error) {
 	ws, ctx := ensureWireStats(ctx)
 	before := ws.Attempts.Load()
-	raw, fellBack, err := s.scripts.Reserve.Run(ctx, s.rdb, call.Keys(), call.Args()...)
+	raw, fellBack, err := s.run(ctx, s.scripts.Reserve, call.Keys(), call.Args()...)
 	res := ReserveResult{Attempts: int(ws.Attempts.Load() - before), EvalFallback: fellBack}
 	if err != nil {
 		return res, err
@@ -234,7 +248,7 @@ type TransitionResult struct {
 // means the script answered; errors are as for Reserve.
 func (s *Store) Transition(ctx context.Context, scope Scope, reservationID string, a TransitionArgs) (TransitionResult, error) {
 	keys := []string{scope.ResvKey(reservationID), scope.SendPendingKey(), scope.ExpiryKey()}
-	raw, _, err := s.scripts.Transition.Run(ctx, s.rdb, keys,
+	raw, _, err := s.run(ctx, s.scripts.Transition, keys,
 		reservationID, string(a.Target), a.NowMs, a.NextRetryAtMs, a.MessageID, a.OrderID, a.ErrorCode)
 	if err != nil {
 		return TransitionResult{}, err
@@ -263,7 +277,7 @@ type CompensateResult struct {
 func (s *Store) Compensate(ctx context.Context, scope Scope, userID, reservationID, reason string, nowMs int64) (CompensateResult, error) {
 	keys := []string{scope.StockKey(), scope.UserKey(userID), scope.ResvKey(reservationID),
 		scope.SendPendingKey(), scope.ExpiryKey(), scope.SoldoutKey()}
-	raw, _, err := s.scripts.Compensate.Run(ctx, s.rdb, keys, reservationID, reason, nowMs)
+	raw, _, err := s.run(ctx, s.scripts.Compensate, keys, reservationID, reason, nowMs)
 	if err != nil {
 		return CompensateResult{}, err
 	}

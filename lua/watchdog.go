@@ -1,0 +1,217 @@
+package lua
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultScriptLimit is how long a script call of the path under test may
+// take before the Watchdog sends SCRIPT KILL. A reserve, transition or
+// compensate script runs in microseconds; a call that takes seconds is a
+// script that loops (or a node that does not answer: then SCRIPT KILL
+// finds nothing to kill and nothing is recorded).
+const DefaultScriptLimit = 3 * time.Second
+
+// killTimeout bounds one sweep of SCRIPT KILL over the nodes. A node
+// running a script serves no command, SCRIPT KILL included, until the
+// script has run busy-reply-threshold (5 s by default): a sweep keeps
+// trying until then.
+const killTimeout = 30 * time.Second
+
+// AdminNodes is what the Watchdog needs of a cluster: the addresses of its
+// nodes (masters and replicas; SCRIPT KILL on a node that runs no script
+// answers NOTBUSY) and a direct admin connection to each, with the
+// cluster's credentials. A compose.Cluster is one. Admin may fail for a
+// node known to be down; the node is skipped.
+type AdminNodes interface {
+	Addrs() []string
+	Admin(addr string) (*redis.Client, error)
+}
+
+// ScriptKill is one script the Watchdog stopped.
+type ScriptKill struct {
+	Node   string    `json:"node"`
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"` // what triggered the sweep: a slow call or a BUSY answer
+}
+
+// Watchdog stops scripts of the path under test that run too long, on any
+// cluster (SCRIPT KILL only stops a script, which is allowed on a cluster
+// the harness does not own). A script call that takes longer than the
+// limit, or any call answered BUSY, starts a sweep: SCRIPT KILL on every
+// node, each kill recorded (node, time, reason). EnsureNotBusy is the
+// final step before the harness exits or tears down: it sweeps once more
+// and reports every node still running a script.
+//
+// SCRIPT KILL cannot stop a script that has already written (Redis answers
+// UNKILLABLE): only SHUTDOWN NOSAVE can, which loses the node's unsaved
+// writes; the Watchdog never sends it and reports the node as an error
+// instead. Safe for concurrent use.
+type Watchdog struct {
+	nodes AdminNodes
+	limit time.Duration
+
+	sweeping atomic.Bool
+	sweeps   sync.WaitGroup
+
+	mu    sync.Mutex
+	kills []ScriptKill
+	errs  map[string]error // by node: the last failure to stop its script
+}
+
+// NewWatchdog watches calls on nodes with the given limit (<= 0:
+// DefaultScriptLimit).
+func NewWatchdog(nodes AdminNodes, limit time.Duration) *Watchdog {
+	if limit <= 0 {
+		limit = DefaultScriptLimit
+	}
+	return &Watchdog{nodes: nodes, limit: limit, errs: map[string]error{}}
+}
+
+// Limit is the time a call may take before a sweep starts.
+func (w *Watchdog) Limit() time.Duration { return w.limit }
+
+// watch starts watching one script call; call the returned function with
+// the call's error when it returns. A nil Watchdog watches nothing.
+func (w *Watchdog) watch(script string) func(error) {
+	if w == nil {
+		return func(error) {}
+	}
+	t := time.AfterFunc(w.limit, func() {
+		w.Trigger(fmt.Sprintf("a %s call ran longer than %s", script, w.limit))
+	})
+	return func(err error) {
+		t.Stop()
+		if IsBusy(err) {
+			w.Trigger(fmt.Sprintf("a %s call was answered BUSY", script))
+		}
+	}
+}
+
+// IsBusy reports a BUSY answer: the node is running a script (its own or
+// another client's) and serves nothing else until it ends or is killed.
+func IsBusy(err error) bool {
+	return err != nil && isRedisError(err) && redis.HasErrorPrefix(err, "BUSY")
+}
+
+// Trigger starts a sweep in the background unless one is running.
+func (w *Watchdog) Trigger(reason string) {
+	if !w.sweeping.CompareAndSwap(false, true) {
+		return
+	}
+	w.sweeps.Add(1)
+	go func() {
+		defer w.sweeps.Done()
+		defer w.sweeping.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+		defer cancel()
+		w.sweep(ctx, reason)
+	}()
+}
+
+// sweep sends SCRIPT KILL to every node at once and records the outcome.
+// It returns the nodes still running a script when it ends.
+func (w *Watchdog) sweep(ctx context.Context, reason string) []string {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var busy []string
+	for _, addr := range w.nodes.Addrs() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !w.killOn(ctx, addr, reason) {
+				mu.Lock()
+				busy = append(busy, addr)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Strings(busy)
+	return busy
+}
+
+// killOn sends SCRIPT KILL to addr until it answers NOTBUSY (nothing runs,
+// after a kill or not), UNKILLABLE, or ctx ends. It reports whether the
+// node is known to run no script.
+func (w *Watchdog) killOn(ctx context.Context, addr, reason string) bool {
+	cl, err := w.nodes.Admin(addr)
+	if err != nil {
+		return true // down or paused: nothing it runs can answer anyone
+	}
+	for {
+		err := cl.ScriptKill(ctx).Err()
+		switch {
+		case err == nil:
+			w.mu.Lock()
+			w.kills = append(w.kills, ScriptKill{Node: addr, At: time.Now(), Reason: reason})
+			delete(w.errs, addr)
+			w.mu.Unlock()
+			continue // again, to see NOTBUSY
+		case redis.HasErrorPrefix(err, "NOTBUSY"):
+			return true
+		case redis.HasErrorPrefix(err, "UNKILLABLE"):
+			w.fail(addr, fmt.Errorf("node %s runs a script that has written (SCRIPT KILL answered %q): only SHUTDOWN NOSAVE stops it, losing the node's unsaved writes; the harness does not send that: stop the script by hand (redis-cli -h HOST -p PORT SHUTDOWN NOSAVE, then restart the node) and fix the script that never returns", addr, err.Error()))
+			return false
+		case isRedisError(err):
+			// NOPERM and the like: this connection may not kill scripts.
+			w.fail(addr, fmt.Errorf("node %s: SCRIPT KILL failed: %v (the harness's user needs the SCRIPT KILL command)", addr, err))
+			return false
+		}
+		if ctx.Err() != nil {
+			w.fail(addr, fmt.Errorf("node %s did not answer SCRIPT KILL before the sweep's deadline: %v", addr, err))
+			return false
+		}
+		// A timeout: the node is inside a script and not yet serving SCRIPT
+		// KILL (busy-reply-threshold), or it is unreachable. Try again.
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (w *Watchdog) fail(addr string, err error) {
+	w.mu.Lock()
+	w.errs[addr] = err
+	w.mu.Unlock()
+}
+
+// Kills returns the scripts stopped so far, in order.
+func (w *Watchdog) Kills() []ScriptKill {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]ScriptKill(nil), w.kills...)
+}
+
+// EnsureNotBusy is the last step before the harness exits or tears down:
+// it waits for a sweep in progress, then sends SCRIPT KILL to every node
+// until each answers NOTBUSY, and returns an error naming every node still
+// running a script (UNKILLABLE, no permission, or no answer by ctx's
+// deadline), nil when none is. Kills it makes are recorded as any other.
+func (w *Watchdog) EnsureNotBusy(ctx context.Context) error {
+	w.sweeps.Wait()
+	busy := w.sweep(ctx, "final check before exit")
+	if len(busy) == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var errs []error
+	for _, addr := range busy {
+		if err := w.errs[addr]; err != nil {
+			errs = append(errs, err)
+		} else {
+			errs = append(errs, fmt.Errorf("node %s is still running a script", addr))
+		}
+	}
+	return fmt.Errorf("a script of the path under test still runs on %s: %w", strings.Join(busy, ", "), errors.Join(errs...))
+}
