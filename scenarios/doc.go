@@ -118,6 +118,21 @@
 // P1..P5 to be in the report, and listing a P id without a pipeline: section
 // is an error.
 //
+// # Limits
+//
+// A scenario file is input from anyone, so what it may ask for is bounded
+// (see limits.go): at most 256 KiB (MaxFileBytes), mappings and lists
+// nested at most 64 deep (MaxNesting), at most 100,000 values once aliases
+// and merges are expanded (MaxNodes: an alias bomb fails at the alias that
+// crosses it), 1,000 phases, 256 faults and 256 suite members, 24 h of load
+// in all, a peak rate of 1,000,000 ops/s per phase (rate_scale applied)
+// and 50,000,000 planned operations (peak rate × duration, or max_ops).
+// Fields the history stores narrowed are bounded where they are given:
+// buckets at most 65,536 (16-bit bucket index), users at most 2^32,
+// retries at most 254. Every refusal names source:line and the limit.
+// ResolveContext gives up when its context ends (a signal), so parsing
+// never holds up an interrupt.
+//
 // # Pipeline
 //
 // A pipeline: section (even an empty one, "pipeline: {}") runs the
