@@ -87,7 +87,7 @@
 //	    - {p99: 100ms, of: service_time}   # no phase: the whole run
 //	  max_lost_acks: 0
 //	  max_unknown_ratio: 0.01     # unknown.total / totals.ops
-//	  max_dropped_ratio: 0.01     # totals.dropped / (totals.ops + totals.dropped)
+//	  max_dropped_ratio: 0.01     # dropped / scheduled ops; (0, 1], default 0.01
 //	  min_throughput: 1500        # whole run, ops/s
 //	  outcomes:                   # totals.outcomes bounds
 //	    ACCEPTED: {exactly: 1}

@@ -30,9 +30,6 @@ import (
 //   - max_lost_acks: "lost_acks <= N" from rep.LostAcks.
 //   - max_unknown_ratio: "unknown ratio <= R", unknown.total / totals.ops
 //     (fails when no operation ran).
-//   - max_dropped_ratio: "dropped ratio <= R", totals.dropped /
-//     (totals.ops + totals.dropped); the detail names both counts (fails
-//     when nothing was scheduled).
 //   - min_throughput: "throughput >= N ops/s" from throughput_ops_per_s.
 //   - outcomes: "outcomes.ACCEPTED == 1" (or >=, <=, or lo <= x <= hi)
 //     from totals.outcomes (absent counts 0).
@@ -59,9 +56,6 @@ func (s *Scenario) Evaluate(rep *reports.Report) []reports.Assertion {
 			out = append(out, bounded(name, r, *a.MaxUnknownRatio, "", r <= *a.MaxUnknownRatio,
 				fmt.Sprintf("%d UNKNOWN of %d operations", rep.Unknown.Total, rep.Totals.Ops)))
 		}
-	}
-	if a.MaxDroppedRatio != nil {
-		out = append(out, evalDropped(rep, *a.MaxDroppedRatio))
 	}
 	if a.MinThroughput != nil {
 		out = append(out, bounded(fmt.Sprintf("throughput >= %g ops/s", *a.MinThroughput), rep.ThroughputOpsPerS, *a.MinThroughput, "ops/s",
@@ -246,17 +240,4 @@ func evalOutcome(rep *reports.Report, b OutcomeBound) reports.Assertion {
 		return bounded(fmt.Sprintf("%s <= %d", key, *b.Max), obs, float64(*b.Max), "ops", got <= *b.Max, "")
 	}
 	return failed(key, obs, 0, "ops", "no bound given")
-}
-
-// evalDropped judges totals.dropped against the bound on the share of
-// scheduled operations that were never sent.
-func evalDropped(rep *reports.Report, bound float64) reports.Assertion {
-	name := fmt.Sprintf("dropped ratio <= %g", bound)
-	scheduled := rep.Totals.Ops + rep.Totals.Dropped
-	if scheduled <= 0 {
-		return failed(name, 0, bound, "", "no operation was scheduled")
-	}
-	r := float64(rep.Totals.Dropped) / float64(scheduled)
-	return bounded(name, r, bound, "", r <= bound,
-		fmt.Sprintf("%d of %d scheduled operations dropped (the in-flight cap was reached): lower the rate, or raise max_in_flight and concurrency", rep.Totals.Dropped, scheduled))
 }

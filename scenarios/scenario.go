@@ -151,10 +151,10 @@ type Assertions struct {
 	MaxLostAcks *int64
 	// MaxUnknownRatio bounds unknown.total / totals.ops (nil: not asserted).
 	MaxUnknownRatio *float64
-	// MaxDroppedRatio bounds totals.dropped / (totals.ops + totals.dropped):
-	// the share of scheduled operations never sent because the in-flight
-	// cap was reached (nil: not asserted; runner.DefaultMaxDroppedRatio is
-	// the bound a verdict uses when none is given).
+	// MaxDroppedRatio bounds dropped / scheduled operations: the share
+	// never sent because the in-flight cap was reached. It is the run's
+	// evidence bound (lifecycle.Bounds.MaxDroppedRatio), not an assertion
+	// of its own; nil: the verdict's default (runner.DefaultMaxDroppedRatio).
 	MaxDroppedRatio *float64
 	// MinThroughput bounds throughput_ops_per_s of the whole run (nil: not asserted).
 	MinThroughput *float64

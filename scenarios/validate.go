@@ -579,8 +579,8 @@ func (v *validator) assertions() {
 	if a.MaxLostAcks != nil && *a.MaxLostAcks < 0 {
 		v.bad("assertions.max_lost_acks", "%d: must not be negative", *a.MaxLostAcks)
 	}
-	if a.MaxDroppedRatio != nil && (*a.MaxDroppedRatio < 0 || *a.MaxDroppedRatio > 1) {
-		v.bad("assertions.max_dropped_ratio", "%g: want a ratio between 0 and 1 (0.01 = 1%% of scheduled operations)", *a.MaxDroppedRatio)
+	if a.MaxDroppedRatio != nil && (*a.MaxDroppedRatio <= 0 || *a.MaxDroppedRatio > 1) {
+		v.bad("assertions.max_dropped_ratio", "%g: want a ratio above 0 and at most 1 (0.01 = 1%% of scheduled operations; leave it out for the default %g)", *a.MaxDroppedRatio, runner.DefaultMaxDroppedRatio)
 	}
 	if a.MaxUnknownRatio != nil && (*a.MaxUnknownRatio < 0 || *a.MaxUnknownRatio > 1) {
 		v.bad("assertions.max_unknown_ratio", "%g: want a ratio between 0 and 1 (0.01 = 1%% of operations)", *a.MaxUnknownRatio)
