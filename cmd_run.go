@@ -90,7 +90,7 @@ Exit codes: 0 every check passed, 1 a check or assertion failed, 2 harness or us
 			if err := lifecycle.CheckProgressMode(o.progress); err != nil {
 				return err
 			}
-			s, err := resolveScenario(args[0], o.sets, seed)
+			s, err := resolveScenario(cmd.Context(), args[0], o.sets, seed)
 			if err != nil {
 				return err
 			}

@@ -25,8 +25,8 @@ var loadFlags = []string{"users", "stock", "buckets", "rate", "duration", "mode"
 
 // resolveScenario finds a built-in or file, applies --seed and --set, and
 // validates. Every problem is a usage error (exit 2) naming file:line and field.
-func resolveScenario(nameOrFile string, sets []string, seed *int64) (*scenarios.Scenario, error) {
-	s, err := scenarios.Resolve(nameOrFile)
+func resolveScenario(ctx context.Context, nameOrFile string, sets []string, seed *int64) (*scenarios.Scenario, error) {
+	s, err := scenarios.ResolveContext(ctx, nameOrFile)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func newValidateCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var bad []string
 			for _, a := range args {
-				s, err := resolveScenario(a, sets, nil)
+				s, err := resolveScenario(cmd.Context(), a, sets, nil)
 				if err == nil && s.IsSuite() {
 					_, err = s.Members()
 				}
@@ -245,7 +245,7 @@ func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string) (*lifecycle.Plan
 	if cmd.Flags().Changed("seed") {
 		seed = &f.seed
 	}
-	s, err := resolveScenario(arg, f.sets, seed)
+	s, err := resolveScenario(cmd.Context(), arg, f.sets, seed)
 	if err != nil {
 		return nil, err
 	}

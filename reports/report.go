@@ -89,6 +89,9 @@ type Report struct {
 	// Interrupted is set when the load was stopped before its end (a signal,
 	// a deadline): the report is partial and passed is false (additive).
 	Interrupted *Interruption `json:"interrupted,omitempty"`
+	// ScriptKills lists the SCRIPT KILLs the harness sent because a script
+	// of the path under test ran too long or a node answered BUSY (additive).
+	ScriptKills []ScriptKill `json:"script_kills,omitempty"`
 	// ErrorTexts holds, per error class, the first distinct error texts the
 	// path under test answered: why operations ended in ERROR (additive).
 	ErrorTexts map[string][]string `json:"error_texts,omitempty"`
@@ -287,6 +290,13 @@ type Assertion struct {
 	Threshold *float64 `json:"threshold,omitempty"` // additive
 	Unit      string   `json:"unit,omitempty"`      // additive, e.g. "ms"
 	Detail    string   `json:"detail,omitempty"`    // additive
+}
+
+// ScriptKill is one SCRIPT KILL the harness sent.
+type ScriptKill struct {
+	Node   string    `json:"node"`
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
 }
 
 // Interruption says why and when a run was stopped before its end.

@@ -30,6 +30,8 @@ type execution struct {
 	pl      *pipeline.Pipeline
 	cleanup []func() // run in reverse order on the way out
 
+	watchdog     *lua.Watchdog
+	busyErr      error // a script still running on a node after the load
 	stopTimeline context.CancelFunc
 	healed       bool
 	healErr      error
@@ -73,6 +75,7 @@ func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	x.heal()
+	x.busyErr = x.watchdog.EnsureNotBusy(cctx)
 	x.healthErr = settle(cctx, x.out.log(), x.stand, len(p.Faults) > 0)
 	x.drain(ctx)
 	x.check(cctx)
@@ -214,6 +217,10 @@ func (x *execution) setUp(ctx context.Context) error {
 		secret = SecretFor(first.Seed)
 	}
 	store := lua.NewStore(rdb, x.scripts, secret)
+	// A script that runs too long (a team's loop) is killed, and no node is
+	// left answering BUSY when the harness exits.
+	x.watchdog = lua.NewWatchdog(x.stand.Cluster, p.ScriptLimit)
+	store.SetWatchdog(x.watchdog)
 	x.tgt = runner.Target{Store: store, Activity: x.act}
 	if p.Path != nil {
 		x.tgt.Path = p.Path(store)
@@ -377,6 +384,16 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 		rep.Interrupted = &reports.Interruption{Reason: x.interrupted, AtS: res.Elapsed.Seconds()}
 	}
 	rep.ErrorTexts = res.ErrorTexts
+	for _, k := range x.watchdog.Kills() {
+		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
+	}
+	if len(rep.ScriptKills) > 0 || x.busyErr != nil {
+		detail := fmt.Sprintf("%d SCRIPT KILL(s) sent", len(rep.ScriptKills))
+		if x.busyErr != nil {
+			detail += "; " + x.busyErr.Error()
+		}
+		rep.Assertions = append(rep.Assertions, assertion("no script of the path under test ran past its limit", false, float64(len(rep.ScriptKills)), ptr(0), detail))
+	}
 	notInjected := notInjected(p.Faults)
 	if x.checkErr != nil {
 		rep.Assertions = append(rep.Assertions, assertion("final state read back from Redis", false, 0, nil, x.checkErr.Error()))

@@ -36,6 +36,9 @@ type Plan struct {
 	Secret []byte
 	// LuaDir holds the team's scripts; "": the embedded ones.
 	LuaDir string
+	// ScriptLimit is how long a script of the path under test may run
+	// before the harness sends SCRIPT KILL; 0: lua.DefaultScriptLimit.
+	ScriptLimit time.Duration
 
 	Phases     []runner.Phase
 	Faults     []*faults.Planned

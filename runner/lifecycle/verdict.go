@@ -35,7 +35,7 @@ func (b Bounds) withDefaults() Bounds {
 		b.MinOps = 1
 	}
 	if b.MaxDroppedRatio <= 0 {
-		b.MaxDroppedRatio = 0.01
+		b.MaxDroppedRatio = runner.DefaultMaxDroppedRatio
 	}
 	return b
 }
