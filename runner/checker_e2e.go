@@ -37,9 +37,9 @@ var endToEndContracts = []struct{ ID, Name string }{
 
 // EndToEndFacts are the facts the E-checks judge.
 type EndToEndFacts struct {
-	Stock    int64                 // the activity's stock (all buckets)
-	PG       *pipeline.OrderFacts  // the order database's rows of the activity
-	Accepted map[string]uint32     // distinct ACCEPTED reservation ids -> bucket
+	Stock    int64                // the activity's stock (all buckets)
+	PG       *pipeline.OrderFacts // the order database's rows of the activity
+	Accepted map[string]uint32    // distinct ACCEPTED reservation ids -> bucket
 	Redis    map[string]pipeline.ResvState
 	Sends    map[string]int  // rid -> send attempts
 	Received map[string]int  // rid -> deliveries handed to the order stage

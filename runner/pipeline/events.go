@@ -122,20 +122,20 @@ type Stats struct {
 	Refused               int64 // committed "refused" (the Redis fence refused: no order)
 	DroppedByDefect       int64 // deliveries dropped by Defects.OrderDropsMessages
 	OrderTxErrors         int64 // order transactions rolled back on an error (redelivered)
-	DuplicatesSkipped   int64 // deliveries dropped by the message_id dedupe
-	Releases            int64 // compensate answered RELEASED (any stage)
-	ReleasesRejected    int64 // … by the release stage
-	ReleasesExpired     int64 // … by the expiry checker
-	ExpiriesChecked     int64 // expired reservations examined
-	ExpiryHeldByOrder   int64 // left alone: the order DB has (or is making) its order
-	ExpiryHeldByMQ      int64 // left alone: the MQ still holds a copy of its message
-	Transitions         int64
-	IllegalAnswers      int64 // transition answered ILLEGAL_TRANSITION (the machine refused)
-	RedisErrors         int64
-	DispatcherStops     int64 // StopDispatcher calls (crashes), not the final Stop
-	DispatcherStarts    int64
-	Stuck               int64 // not terminal when Drain gave up (0 after a complete drain)
-	DrainMs             int64 // how long the drain took (or its timeout)
+	DuplicatesSkipped     int64 // deliveries dropped by the message_id dedupe
+	Releases              int64 // compensate answered RELEASED (any stage)
+	ReleasesRejected      int64 // … by the release stage
+	ReleasesExpired       int64 // … by the expiry checker
+	ExpiriesChecked       int64 // expired reservations examined
+	ExpiryHeldByOrder     int64 // left alone: the order DB has (or is making) its order
+	ExpiryHeldByMQ        int64 // left alone: the MQ still holds a copy of its message
+	Transitions           int64
+	IllegalAnswers        int64 // transition answered ILLEGAL_TRANSITION (the machine refused)
+	RedisErrors           int64
+	DispatcherStops       int64 // StopDispatcher calls (crashes), not the final Stop
+	DispatcherStarts      int64
+	Stuck                 int64 // not terminal when Drain gave up (0 after a complete drain)
+	DrainMs               int64 // how long the drain took (or its timeout)
 }
 
 // Evidence is everything the pipeline recorded, for the P-checks
