@@ -1,9 +1,12 @@
 package compose
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -205,4 +208,73 @@ func TestStartLocalPostgresMissingBinariesNamesTheFix(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "port") {
 		t.Fatalf("a port setting was accepted: %v", err)
 	}
+}
+
+// helperEnv makes the test binary a stand-in harness that starts a
+// LocalPostgres, prints its postmaster PID and directory, and waits to be
+// killed.
+const helperEnv = "SECKILL_PG_KILLED_HARNESS"
+
+// runKilledHarnessHelper is called first by TestMain: in the helper
+// process it never returns.
+func runKilledHarnessHelper() {
+	if os.Getenv(helperEnv) == "1" {
+		lp, err := StartLocalPostgres(context.Background(), PostgresOptions{})
+		if err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		fmt.Printf("PID %d %s\n", lp.PID(), lp.Dir())
+		select {}
+	}
+}
+
+// A harness killed with SIGKILL (no Close) leaves no server behind: the
+// postmaster gets SIGINT from the kernel (Pdeathsig) and shuts down fast
+// with its backends. Its directory stays: nothing runs to remove it.
+func TestLocalPostgresDiesWithAKilledHarness(t *testing.T) {
+	needPostgres(t)
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("helper: %v (%q)", err, line)
+	}
+	var pid int
+	var dir string
+	if _, err := fmt.Sscanf(line, "PID %d %s", &pid, &dir); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("helper said %q", line)
+	}
+	defer os.RemoveAll(dir)
+	backends := backendPIDs(t, pid)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	deadline := time.Now().Add(20 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if alive(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL) // ours: the helper's child
+		t.Fatalf("postmaster %d outlived the killed harness", pid)
+	}
+	time.Sleep(500 * time.Millisecond)
+	for _, b := range backends {
+		if alive(b) {
+			t.Errorf("postgres child %d outlived the killed harness", b)
+		}
+	}
+	t.Logf("postmaster %d and its %d children gone after the harness was SIGKILLed", pid, len(backends))
 }
