@@ -63,7 +63,7 @@ type MQConfig struct {
 	Lost float64
 }
 
-// OrderConfig is the simulated order service.
+// OrderConfig is the order service (its database is Config.Orders).
 type OrderConfig struct {
 	// Reject is the share of messages whose order is rejected (drawn per
 	// message_id, so a duplicate gets the same decision).
