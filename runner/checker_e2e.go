@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"seckill-harness/lua"
 	"seckill-harness/runner/pipeline"
@@ -26,7 +27,8 @@ import (
 //	                             (inbox), or a release with a stated reason that the facts support: a user's cancel; the
 //	                             expiry checker's release only after at least one send attempt and never of a message
 //	                             the order stage received without recording a decision. Never dispatched, dropped,
-//	                             lost, or not terminal is a failure with its ids (skip when no drain ran)
+//	                             lost, or not terminal is a failure with its ids; so is a sale whose order service
+//	                             decided none of the ACCEPTED not cancelled by their users (skip when no drain ran)
 var endToEndContracts = []struct{ ID, Name string }{
 	{"E1", "orders_within_stock"},
 	{"E2", "one_valid_order_per_user"},
@@ -252,20 +254,28 @@ func checkE5(f *EndToEndFacts) Check {
 			ends["release:"+st.ReleaseReason]++
 		}
 	}
-	ev := map[string]any{"accepted": len(f.Accepted), "ends": ends, "failed": len(bad), "failed_ids": listed(bad)}
+	decisions := ends["order"] // orders and recorded rejections
+	for k, n := range ends {
+		if strings.HasPrefix(k, "rejection:") {
+			decisions += n
+		}
+	}
+	noDecision := len(bad) == 0 && decisions == 0 && len(f.Accepted) > ends["release:user-cancel"]
+	ev := map[string]any{"accepted": len(f.Accepted), "ends": ends, "failed": len(bad), "failed_ids": listed(append([]string(nil), bad...)),
+		"order_service_decisions": decisions}
 	if !f.Drained {
 		return Check{ID: "E5", Name: e2eName("E5"), Status: StatusSkip,
 			Detail: fmt.Sprintf("no drain phase ran; %d of %d ACCEPTED not ended yet", len(bad), len(f.Accepted)), Evidence: ev}
 	}
 	detail := fmt.Sprintf("all %d ACCEPTED ended: %v", len(f.Accepted), ends)
-	if len(f.Accepted) > 0 && ends["order"] == 0 && len(bad) == 0 {
-		// A sale that accepted users and produced no order is never green
-		// unless every one of them was rejected or released for a reason.
-		detail += " (no order at all)"
-	}
-	if len(bad) > 0 {
+	switch {
+	case len(bad) > 0:
 		detail = fmt.Sprintf("%d of %d ACCEPTED did not end as an order, a recorded rejection or a supported release, e.g. %s",
 			len(bad), len(f.Accepted), listed(bad)[0])
+	case noDecision:
+		// A sale that accepted users and whose order service decided none
+		// of them (no order, no rejection) is never green.
+		detail = fmt.Sprintf("the sale accepted %d reservations and the order service decided none of them: %v", len(f.Accepted), ends)
 	}
-	return verdict("E5", e2eName("E5"), len(bad) > 0, detail, ev)
+	return verdict("E5", e2eName("E5"), len(bad) > 0 || noDecision, detail, ev)
 }

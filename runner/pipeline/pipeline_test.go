@@ -434,3 +434,22 @@ func TestE5CatchesDispatcherThatNeverSends(t *testing.T) {
 		t.Fatalf("orders %d sends %d: want none", o.facts.PG.ValidOrders(), o.ev.Stats.Sends)
 	}
 }
+
+// E5: a broker that loses every message. Each reservation expires after a
+// send attempt and is released "expired-no-order" — each release looks
+// legitimate on its own — but the sale accepted users and its order
+// service decided none of them: never green.
+func TestE5CatchesASaleThatMadeNoOrder(t *testing.T) {
+	t.Parallel()
+	load := loadConfig(100, 500*time.Millisecond)
+	load.TTL = 300 * time.Millisecond
+	load.Mix = runner.Mix{}
+	pc := pipeline.DefaultConfig()
+	pc.MQ = pipeline.MQConfig{Ack: 1, Lost: 1}
+	o := run(t, spec{stock: 20, buckets: 1, load: load, pipe: pc, drain: 5 * time.Second})
+	if o.drainErr != nil {
+		t.Fatalf("drain: %v", o.drainErr)
+	}
+	o.expectFail(t, "E5")
+	o.expectPass(t, "P2", "E1", "E2", "E3", "E4")
+}
