@@ -1,5 +1,5 @@
 # Two commands a fresh Debian machine needs: `make run` and `make test`.
-# Both install redis-server with apt-get when it is missing (run as root).
+# Both install redis-server and postgresql with apt-get when missing (run as root).
 
 export PATH := $(PATH):/usr/local/go/bin
 GO        ?= go
@@ -11,7 +11,9 @@ TESTFLAGS ?= -count=1 -timeout 14m
 
 all: build
 
-## deps: install redis-server (Debian package) when it is missing.
+## deps: install redis-server and postgresql (Debian packages) when missing. The
+## harness starts its own throwaway PostgreSQL (initdb into a temp dir) from
+## /usr/lib/postgresql/<version>/bin; the package's own cluster is not used.
 deps:
 	@if ! command -v redis-server >/dev/null 2>&1; then \
 		echo "redis-server missing: installing it with apt-get"; \
@@ -19,6 +21,12 @@ deps:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	fi
 	@redis-server --version
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		echo "postgresql missing: installing it with apt-get"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	fi
+	@ls -d /usr/lib/postgresql/*/bin/initdb | tail -1 | xargs -I{} sh -c '{} --version' 
 	@sh reports/testdata/ensure-chromium.sh
 
 ## build: compile bin/seckill-harness.
@@ -37,7 +45,7 @@ vet:
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-## test: every package against real redis-server processes.
+## test: every package against real redis-server processes and a real PostgreSQL.
 test: deps vet fmt-check
 	$(GO) test $(TESTFLAGS) ./...
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"seckill-harness/compose"
 	"seckill-harness/reports"
 	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/lifecycle"
@@ -114,6 +115,14 @@ func runSelftest(ctx context.Context, out io.Writer, o selftestOptions) error {
 	if !st.Cluster.Owned() {
 		return fmt.Errorf("selftest writes broken data on purpose: it runs only on a cluster it creates (--cluster local or docker), not on %s", o.cluster.Spec)
 	}
+	// The pipeline loads' order stage: one throwaway local PostgreSQL for
+	// the whole matrix (each run gets its own schema).
+	pg, err := compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
+	if err != nil {
+		return err
+	}
+	defer pg.Close()
+	st.Postgres = pg.Pool()
 	env := badpaths.Env{Stand: st, Secret: []byte(fmt.Sprintf("seckill-selftest-%d", o.seed)), Log: out}
 	fmt.Fprintf(out, "selftest: %d run(s) per path and load\n", o.runs)
 	m, err := badpaths.RunMatrix(ctx, env, badpaths.Options{Runs: o.runs, Only: o.only, Seed: o.seed})

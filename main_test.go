@@ -253,7 +253,7 @@ func TestRunWithPipelineReportsPChecks(t *testing.T) {
 	for _, inv := range rep.Invariants {
 		ids[inv.ID] = inv.Status
 	}
-	for _, id := range []string{"P1", "P2", "P3", "P4", "P5"} {
+	for _, id := range []string{"P1", "P2", "P3", "P4", "P5", "E1", "E2", "E3", "E4", "E5"} {
 		if ids[id] != "pass" {
 			t.Errorf("%s: %q", id, ids[id])
 		}
@@ -261,6 +261,16 @@ func TestRunWithPipelineReportsPChecks(t *testing.T) {
 	if len(rep.Pipeline) == 0 {
 		t.Fatal("report lacks the pipeline summary")
 	}
+	// The orders are in PostgreSQL: the final stage's figures are reported.
+	db, _ := rep.Pipeline["order_db"].(map[string]any)
+	th, _ := db["throughput"].(map[string]any)
+	if n, _ := th["orders_created"].(float64); n != 150 {
+		t.Errorf("orders_created %v, want the stock (150): %v", th["orders_created"], db)
+	}
+	if r, _ := th["orders_per_s"].(float64); r <= 0 {
+		t.Errorf("orders_per_s %v", th["orders_per_s"])
+	}
+	t.Logf("order_db: %v", db)
 }
 
 func TestCompareAndCapacityWriteHTML(t *testing.T) {

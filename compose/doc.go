@@ -55,6 +55,22 @@
 //
 // All methods of [LocalCluster] are safe for concurrent use.
 //
+// # PostgreSQL
+//
+// The order stage's database. [StartLocalPostgres] is a throwaway server:
+// initdb (as the postgres user when the harness is root: initdb refuses
+// root) into a temporary directory, the postmaster started directly (no
+// pg_ctl) with Pdeathsig=SIGINT so it shuts down with a dying harness,
+// listening on 127.0.0.1 on a free port with its socket in the directory;
+// [LocalPostgres.Close] stops it (SIGINT, SIGKILL after 10 s, by PID only)
+// and removes the directory. Missing binaries are [ErrPostgresMissing],
+// naming the fix (apt-get install -y postgresql, make deps).
+// [OpenPostgres] opens an existing database (postgres:// URL, key=value, or
+// the PG* environment) and creates the run's own schema seckill_run_<id>,
+// dropped at [PostgresDB.Close]; credentials are never printed
+// ([PostgresDB.Redacted]). [StartPostgresDB] is both: a local server and a
+// run schema in it, closed together.
+//
 // compose/docker-compose.yml is a ready 3×1 cluster plus a toxiproxy server
 // for `--cluster redis://127.0.0.1:7001 --toxiproxy http://127.0.0.1:8474`;
 // see compose/README.md.

@@ -27,6 +27,7 @@ var shared struct {
 }
 
 func TestMain(m *testing.M) {
+	runKilledHarnessHelper()
 	code := m.Run()
 	if shared.c != nil {
 		if err := shared.c.Close(); err != nil {

@@ -114,8 +114,8 @@
 // report not to fail (skip is fine: nothing to judge). An explicit list
 // requires those and waives the others (reported, not required): see
 // Scenario.Waived. The ids are I1..I9 (runner.Verify) and, with the
-// pipeline on, P1..P5 (runner.VerifyPipeline): "all" then also requires
-// P1..P5 to be in the report, and listing a P id without a pipeline: section
+// pipeline on, P1..P5 (runner.VerifyPipeline) and E1..E5 (runner.EndToEndChecks): "all" then also requires
+// P1..P5 and E1..E5 to be in the report, and listing a P or E id without a pipeline: section
 // is an error.
 //
 // # Limits

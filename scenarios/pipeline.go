@@ -18,9 +18,10 @@ import (
 // pipeline.drain is not written (the run command's --drain default).
 const DefaultDrain = 10 * time.Second
 
-// PipelineInvariantIDs are the pipeline checks (runner.VerifyPipeline):
+// PipelineInvariantIDs are the pipeline checks (runner.VerifyPipeline) and
+// the end-to-end checks down to PostgreSQL (runner.EndToEndChecks):
 // in the report only when the run has a pipeline.
-var PipelineInvariantIDs = []string{"P1", "P2", "P3", "P4", "P5"}
+var PipelineInvariantIDs = []string{"P1", "P2", "P3", "P4", "P5", "E1", "E2", "E3", "E4", "E5"}
 
 // HasPipeline reports whether the scenario runs the pipeline.
 func (s *Scenario) HasPipeline() bool { return s.Pipeline != nil }
@@ -163,7 +164,7 @@ func (v *validator) pipeline() {
 	for i, n := range s.defects {
 		path := fmt.Sprintf("pipeline.defects[%d]", i)
 		if !slices.Contains(valid, n) {
-			msg := fmt.Sprintf("%q: unknown defect; valid defects (negative controls, each makes a P-check fail): %s", n, strings.Join(valid, ", "))
+			msg := fmt.Sprintf("%q: unknown defect; valid defects (negative controls, each makes a P- or E-check fail): %s", n, strings.Join(valid, ", "))
 			if sug := suggest(n, valid); sug != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", sug)
 			}

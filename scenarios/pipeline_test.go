@@ -422,12 +422,14 @@ func TestEvaluatePipelineInvariants(t *testing.T) {
 	if !slices.Contains(InvariantIDs, "P5") || !slices.Contains(InvariantIDs, "I9") {
 		t.Fatalf("InvariantIDs %v", InvariantIDs)
 	}
-	all := map[string]reports.Status{"P1": reports.StatusPass, "P2": reports.StatusPass, "P3": reports.StatusPass, "P4": reports.StatusPass, "P5": reports.StatusPass}
+	all := map[string]reports.Status{"P1": reports.StatusPass, "P2": reports.StatusPass, "P3": reports.StatusPass, "P4": reports.StatusPass, "P5": reports.StatusPass,
+		"E1": reports.StatusPass, "E2": reports.StatusPass, "E3": reports.StatusPass, "E4": reports.StatusPass, "E5": reports.StatusPass}
 	s := mustBuiltin(t, "full-path")
 	if a := s.Evaluate(pipelineReport(all))[0]; a.Name != "invariants pass (all that ran)" || a.Status != reports.StatusPass {
 		t.Errorf("all pass: %+v", a)
 	}
-	failP4 := map[string]reports.Status{"P1": reports.StatusPass, "P2": reports.StatusSkip, "P3": reports.StatusPass, "P4": reports.StatusFail, "P5": reports.StatusPass}
+	failP4 := map[string]reports.Status{"P1": reports.StatusPass, "P2": reports.StatusSkip, "P3": reports.StatusPass, "P4": reports.StatusFail, "P5": reports.StatusPass,
+		"E1": reports.StatusPass, "E2": reports.StatusPass, "E3": reports.StatusPass, "E4": reports.StatusPass, "E5": reports.StatusPass}
 	if a := s.Evaluate(pipelineReport(failP4))[0]; a.Status != reports.StatusFail || !strings.Contains(a.Detail, "P4 p failed") || !strings.Contains(a.Detail, "skipped (nothing to judge): P2") {
 		t.Errorf("P4 failed: %+v", a)
 	}

@@ -16,8 +16,9 @@ import (
 )
 
 // InvariantIDs are the invariants a scenario may require (DESIGN.md §2):
-// I1..I9 from runner.Verify, P1..P5 from runner.VerifyPipeline (only when
-// the scenario has a pipeline).
+// I1..I9 from runner.Verify, P1..P5 from runner.VerifyPipeline and E1..E5
+// from runner.EndToEndChecks (P and E only when the scenario has a
+// pipeline).
 var InvariantIDs = append([]string{"I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9"}, PipelineInvariantIDs...)
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_#-]*$`)

@@ -23,6 +23,7 @@ var (
 	testProxies *compose.Proxies
 	testRDB     *redis.ClusterClient
 	testSecret  = []byte("badpaths-test")
+	testPG      *compose.PostgresDB
 )
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
@@ -47,6 +48,14 @@ func runMain(m *testing.M) int {
 	}
 	defer px.Close()
 	testCluster, testProxies = c, px
+	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
+	testPG, err = compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "badpaths tests need PostgreSQL (apt-get install -y postgresql, or make deps):", err)
+		return 2
+	}
+	defer testPG.Close()
 	testRDB = lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 96, ContextTimeoutEnabled: true, Dialer: px.Dialer()})
 	defer testRDB.Close()
 	return m.Run()
@@ -54,7 +63,7 @@ func runMain(m *testing.M) int {
 
 func testEnv(t *testing.T) Env {
 	t.Helper()
-	return Env{Stand: &lifecycle.Stand{Cluster: testCluster, Proxies: testProxies, Client: testRDB}, Secret: testSecret, Log: testLog{t}}
+	return Env{Stand: &lifecycle.Stand{Cluster: testCluster, Proxies: testProxies, Client: testRDB, Postgres: testPG.Pool()}, Secret: testSecret, Log: testLog{t}}
 }
 
 type testLog struct{ t *testing.T }

@@ -28,7 +28,8 @@ type execution struct {
 	tgt     runner.Target
 	tl      *faults.Timeline
 	pl      *pipeline.Pipeline
-	cleanup []func() // run in reverse order on the way out
+	orders  *pipeline.Orders // the pipeline's PostgreSQL order store
+	cleanup []func()         // run in reverse order on the way out
 
 	watchdog     *lua.Watchdog
 	busyErr      error // a script still running on a node after the load
@@ -257,7 +258,16 @@ func (x *execution) startFaults(ctx context.Context) error {
 	}
 	x.tl = tl
 	if x.plan.Pipeline != nil {
-		x.pl = pipeline.New(*x.plan.Pipeline, x.tgt.Store, x.act)
+		pc := *x.plan.Pipeline
+		if pc.Orders == nil {
+			orders, err := x.openOrders(ctx)
+			if err != nil {
+				return fmt.Errorf("pipeline: %w", err)
+			}
+			pc.Orders = orders
+		}
+		x.orders = pc.Orders
+		x.pl = pipeline.New(pc, x.tgt.Store, x.act)
 		if err := x.pl.Start(ctx); err != nil {
 			return fmt.Errorf("pipeline: %w", err)
 		}
@@ -265,6 +275,27 @@ func (x *execution) startFaults(ctx context.Context) error {
 		tl.Env.Pipeline = x.pl
 	}
 	return nil
+}
+
+// openOrders gives the pipeline its PostgreSQL order store: a fresh schema
+// in the stand's database when it has one, otherwise a throwaway local
+// server for this run. Both are removed by the cleanups.
+func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
+	if x.stand.Postgres != nil {
+		o, err := pipeline.OpenOrders(ctx, x.stand.Postgres, pipeline.OrdersOptions{NewSchema: true})
+		if err != nil {
+			return nil, err
+		}
+		x.cleanup = append(x.cleanup, func() { _ = o.Close() })
+		return o, nil
+	}
+	db, err := compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
+	if err != nil {
+		return nil, err
+	}
+	x.cleanup = append(x.cleanup, func() { _ = db.Close() })
+	fmt.Fprintf(x.out.log(), "pipeline: orders in PostgreSQL %s, schema %s\n", db.Redacted(), db.Schema())
+	return pipeline.OpenOrders(ctx, db.Pool(), pipeline.OrdersOptions{})
 }
 
 func (x *execution) driveLoad(ctx context.Context) error {
@@ -316,6 +347,11 @@ func (x *execution) drain(ctx context.Context) {
 			fmt.Fprintf(x.out.log(), "pipeline: drain: %v\n", err)
 		}
 	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	if _, err := x.pl.Reconcile(rctx); err != nil {
+		fmt.Fprintf(x.out.log(), "pipeline: reconciliation: %v\n", err)
+	}
+	cancel()
 	x.pl.Stop()
 	x.ev = x.pl.Evidence()
 }
@@ -347,6 +383,11 @@ func (x *execution) judge(ctx context.Context) error {
 			return fmt.Errorf("checking the pipeline: %w", err)
 		}
 		chk.Checks = append(chk.Checks, pchecks...)
+		facts, err := runner.CollectEndToEnd(ctx, x.tgt, x.res.History, x.ev, x.orders)
+		if err != nil {
+			return fmt.Errorf("end-to-end checks: %w", err)
+		}
+		chk.Checks = append(chk.Checks, runner.EndToEndChecks(facts)...)
 	}
 	x.chk = chk
 	return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
@@ -41,7 +42,12 @@ type Stand struct {
 	Proxies compose.Toxics // nil unless faults need them
 	Client  *redis.ClusterClient
 	Started time.Duration // how long the cluster took to be ready
-	spec    ClusterSpec
+	// Postgres, when set, holds the pipeline's order tables: each run gets
+	// its own schema in it, dropped after the run. Nil: a run with the
+	// pipeline starts a throwaway local PostgreSQL of its own. The stand
+	// does not close it.
+	Postgres *pgxpool.Pool
+	spec     ClusterSpec
 }
 
 // Close ends the client, the proxies and (when the harness started it) the

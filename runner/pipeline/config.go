@@ -24,6 +24,23 @@ type Config struct {
 	// Defects turn on known-bad behaviour (negative controls): a correct
 	// pipeline leaves them all false.
 	Defects Defects
+	// Orders is the order service's PostgreSQL database (OpenOrders); Start
+	// refuses a pipeline without one. Not part of a scenario: the run
+	// supplies it.
+	Orders *Orders `json:"-" yaml:"-"`
+	// Reconcile is the reconciliation stage (Redis reservations against
+	// PostgreSQL orders) running during the load and once after the drain.
+	Reconcile ReconcileConfig
+}
+
+// ReconcileConfig is the reconciliation stage.
+type ReconcileConfig struct {
+	// Every is the pause between passes during the load; 0 means 500ms.
+	Every time.Duration
+	// NoRepair turns the one repair off: rebuilding a Redis status from
+	// PostgreSQL (an ENQUEUED reservation whose order exists is moved to
+	// ORDER_CREATED through transition.lua). Nothing else is ever repaired.
+	NoRepair bool
 }
 
 // MQConfig is the simulated message queue's behaviour per send.
@@ -46,7 +63,7 @@ type MQConfig struct {
 	Lost float64
 }
 
-// OrderConfig is the simulated order service.
+// OrderConfig is the order service (its database is Config.Orders).
 type OrderConfig struct {
 	// Reject is the share of messages whose order is rejected (drawn per
 	// message_id, so a duplicate gets the same decision).
@@ -90,8 +107,10 @@ type ExpiryConfig struct {
 // Defects are negative controls: each makes one stage behave like a known
 // broken implementation, so the P-checks can be shown to catch it.
 type Defects struct {
-	// OrderNoDedupe: the order stage has no unique index on message_id —
-	// every delivery, duplicates included, is turned into an order row.
+	// OrderNoDedupe: the order stage has no inbox (no dedupe on message_id)
+	// and the orders table none of its unique indexes (message_id,
+	// reservation_id, order_id, one valid order per user): every delivery,
+	// duplicates included, is turned into an order.
 	OrderNoDedupe bool
 	// OrderIgnoresFence: the order stage writes the order even when its
 	// Redis fence (-> ORDER_CREATED) was refused (e.g. the reservation was
@@ -113,6 +132,20 @@ type Defects struct {
 	// timed-out message the broker did store (MQConfig.TimeoutDelivered) is
 	// still delivered: its order meets a released (and resold) unit.
 	ReleaseOnSendTimeout bool
+	// OrderNoStockCondition: the order transaction decrements the stock row
+	// without "AND sold < total": when Redis let more through than the
+	// stock (a bad reserve script, lost reservations), PostgreSQL oversells.
+	OrderNoStockCondition bool
+	// OrderNoUserUnique: the orders table lacks the one-valid-order-per-user
+	// unique index: two reservations of one user become two orders.
+	OrderNoUserUnique bool
+	// OrderDropsMessages: the order stage acknowledges one message in four
+	// (drawn per message_id) without handling it: no transaction, no inbox
+	// row, no transition; the reservation stays ENQUEUED until it expires.
+	OrderDropsMessages bool
+	// DispatcherNeverSends: the dispatcher polls send_pending and never
+	// sends: reservations stay RESERVED until the expiry checker releases them.
+	DispatcherNeverSends bool
 }
 
 // Names lists the defects that are on, for reports.
@@ -127,6 +160,10 @@ func (d Defects) Names() []string {
 		{d.ExpiryDirectCompensate, "expiry-direct-compensate"},
 		{d.ExpiryNoCheck, "expiry-no-check"},
 		{d.ReleaseOnSendTimeout, "release-on-send-timeout"},
+		{d.OrderNoStockCondition, "order-no-stock-condition"},
+		{d.OrderNoUserUnique, "order-no-user-unique"},
+		{d.OrderDropsMessages, "order-drops-messages"},
+		{d.DispatcherNeverSends, "dispatcher-never-sends"},
 	} {
 		if x.on {
 			out = append(out, x.name)
@@ -137,7 +174,8 @@ func (d Defects) Names() []string {
 
 // DefectNames lists the names ParseDefects accepts.
 func DefectNames() []string {
-	return []string{"order-no-dedupe", "order-ignores-fence", "expiry-direct-compensate", "expiry-no-check", "release-on-send-timeout"}
+	return []string{"order-no-dedupe", "order-ignores-fence", "expiry-direct-compensate", "expiry-no-check", "release-on-send-timeout",
+		"order-no-stock-condition", "order-no-user-unique", "order-drops-messages", "dispatcher-never-sends"}
 }
 
 // ParseDefects turns defect names (as in Defects.Names) into Defects.
@@ -155,6 +193,14 @@ func ParseDefects(names []string) (Defects, error) {
 			d.ExpiryNoCheck = true
 		case "release-on-send-timeout":
 			d.ReleaseOnSendTimeout = true
+		case "order-no-stock-condition":
+			d.OrderNoStockCondition = true
+		case "order-no-user-unique":
+			d.OrderNoUserUnique = true
+		case "order-drops-messages":
+			d.OrderDropsMessages = true
+		case "dispatcher-never-sends":
+			d.DispatcherNeverSends = true
 		default:
 			return Defects{}, fmt.Errorf("pipeline defect %q: want one of %s", n, strings.Join(DefectNames(), ", "))
 		}
@@ -204,6 +250,7 @@ func (c Config) withDefaults() Config {
 	setD(&c.Expiry.Every, d.Expiry.Every)
 	setI(&c.Expiry.Batch, d.Expiry.Batch)
 	setI(&c.Expiry.MaxPages, d.Expiry.MaxPages)
+	setD(&c.Reconcile.Every, 500*time.Millisecond)
 	return c
 }
 
@@ -226,7 +273,8 @@ func (c Config) Validate() error {
 	}
 	for name, d := range map[string]time.Duration{"mq.timeout_after": c.MQ.TimeoutAfter, "order.delay": c.Order.Delay,
 		"dispatcher.every": c.Dispatcher.Every, "dispatcher.retry_after": c.Dispatcher.RetryAfter,
-		"expiry.every": c.Expiry.Every, "release.retry": c.Release.Retry, "call_timeout": c.CallTimeout} {
+		"expiry.every": c.Expiry.Every, "release.retry": c.Release.Retry, "call_timeout": c.CallTimeout,
+		"reconcile.every": c.Reconcile.Every} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("pipeline %s = %s: must not be negative", name, d))
 		}

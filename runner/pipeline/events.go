@@ -16,6 +16,7 @@ const (
 	StageOrder      Stage = "order"
 	StageRelease    Stage = "release"
 	StageExpiry     Stage = "expiry"
+	StageReconcile  Stage = "reconcile" // repairs only (see Reconciliation)
 )
 
 // Event ops.
@@ -75,16 +76,11 @@ type Delivery struct {
 	Redeliver bool   // the same copy again after the consumer failed (nack)
 }
 
-// Order row results.
-const (
-	OrderCreated  = "created"
-	OrderRejected = "rejected"
-	OrderRefused  = "refused" // the Redis fence refused: no order
-)
-
-// OrderRow is one row of the simulated order DB. With the unique index on
-// message_id (the correct implementation) there is at most one row per
-// message_id; only "created" rows are orders.
+// OrderRow is the order stage's record of one committed order
+// transaction (its decision, Result: created, a rejection, or refused). A
+// delivery dropped by the inbox dedupe makes no row; with the inbox and the
+// unique indexes in place there is at most one row per message_id. The
+// database's own rows are OrderFacts (Orders.Facts).
 type OrderRow struct {
 	OrderID   string
 	MessageID string
@@ -92,7 +88,7 @@ type OrderRow struct {
 	Bucket    uint32
 	User      string
 	Result    string
-	Reason    string // for refused rows (and defect rows): what the fence answered
+	Reason    string // why: the constraint or condition that decided, what the fence answered
 	At        time.Time
 	Delivery  uint64
 }
@@ -117,23 +113,29 @@ type Stats struct {
 	Deliveries          int64
 	DuplicateDeliveries int64 // deliveries of a message_id from a second (third…) stored send
 	Redeliveries        int64 // the same copy again after the order stage failed on it
-	Orders              int64 // order rows "created"
-	Rejected            int64 // order rows "rejected"
-	Refused             int64 // order rows "refused" (fence refused)
-	DuplicatesSkipped   int64 // deliveries dropped by the message_id dedupe
-	Releases            int64 // compensate answered RELEASED (any stage)
-	ReleasesRejected    int64 // … by the release stage
-	ReleasesExpired     int64 // … by the expiry checker
-	ExpiriesChecked     int64 // expired reservations examined
-	ExpiryHeldByOrder   int64 // left alone: the order DB has (or is making) its order
-	ExpiryHeldByMQ      int64 // left alone: the MQ still holds a copy of its message
-	Transitions         int64
-	IllegalAnswers      int64 // transition answered ILLEGAL_TRANSITION (the machine refused)
-	RedisErrors         int64
-	DispatcherStops     int64 // StopDispatcher calls (crashes), not the final Stop
-	DispatcherStarts    int64
-	Stuck               int64 // not terminal when Drain gave up (0 after a complete drain)
-	DrainMs             int64 // how long the drain took (or its timeout)
+	Orders              int64 // order transactions committed "created"
+	Rejected            int64 // … committed with a rejection (business, no_stock, user_already_ordered, duplicate_reservation)
+	NoStock             int64 // … of which the conditional decrement found no stock
+	UserAlreadyOrdered  int64 // … of which the one-valid-order-per-user index refused
+	// DuplicateReservations: the reservation or message already had an order.
+	DuplicateReservations int64
+	Refused               int64 // committed "refused" (the Redis fence refused: no order)
+	DroppedByDefect       int64 // deliveries dropped by Defects.OrderDropsMessages
+	OrderTxErrors         int64 // order transactions rolled back on an error (redelivered)
+	DuplicatesSkipped     int64 // deliveries dropped by the message_id dedupe
+	Releases              int64 // compensate answered RELEASED (any stage)
+	ReleasesRejected      int64 // … by the release stage
+	ReleasesExpired       int64 // … by the expiry checker
+	ExpiriesChecked       int64 // expired reservations examined
+	ExpiryHeldByOrder     int64 // left alone: the order DB has (or is making) its order
+	ExpiryHeldByMQ        int64 // left alone: the MQ still holds a copy of its message
+	Transitions           int64
+	IllegalAnswers        int64 // transition answered ILLEGAL_TRANSITION (the machine refused)
+	RedisErrors           int64
+	DispatcherStops       int64 // StopDispatcher calls (crashes), not the final Stop
+	DispatcherStarts      int64
+	Stuck                 int64 // not terminal when Drain gave up (0 after a complete drain)
+	DrainMs               int64 // how long the drain took (or its timeout)
 }
 
 // Evidence is everything the pipeline recorded, for the P-checks
@@ -152,6 +154,12 @@ type Evidence struct {
 	Drained  bool
 	DrainErr string
 	Stuck    []Stuck
+	// OrderDB is the PostgreSQL schema of the order tables; Throughput the
+	// final stage's speed; Reconciliation the 对账 stage's findings.
+	OrderDB        string
+	Throughput     OrderThroughput
+	Reconciliation Reconciliation
+	LastOrderError string // the last rolled-back order transaction's error ("" if none)
 }
 
 type eventLog struct {
@@ -189,6 +197,13 @@ func (e *Evidence) Summary() map[string]any {
 		"expiry_held_by_order": s.ExpiryHeldByOrder, "expiry_held_by_mq": s.ExpiryHeldByMQ,
 		"transitions": s.Transitions, "illegal_answers": s.IllegalAnswers, "redis_errors": s.RedisErrors,
 		"dispatcher_crashes": s.DispatcherStops, "stuck": s.Stuck, "drained": e.Drained, "drain_ms": s.DrainMs,
+		"no_stock": s.NoStock, "user_already_ordered": s.UserAlreadyOrdered, "duplicate_reservations": s.DuplicateReservations,
+		"order_tx_errors": s.OrderTxErrors, "dropped_by_defect": s.DroppedByDefect,
+		"order_db":       map[string]any{"schema": e.OrderDB, "throughput": e.Throughput},
+		"reconciliation": e.Reconciliation,
+	}
+	if e.LastOrderError != "" {
+		m["last_order_error"] = e.LastOrderError
 	}
 	if e.DrainErr != "" {
 		m["drain_error"] = e.DrainErr

@@ -21,8 +21,10 @@ import (
 	"seckill-harness/runner/pipeline"
 )
 
-// One real 3×1 cluster of local redis-server processes serves the package.
+// One real 3×1 cluster of local redis-server processes and one throwaway
+// local PostgreSQL serve the package; every run gets its own order schema.
 var (
+	testPG    *compose.PostgresDB
 	testRDB   *redis.ClusterClient
 	testStore *lua.Store
 	secret    = []byte("pipeline-test")
@@ -46,6 +48,14 @@ func runMain(m *testing.M) int {
 		return 2
 	}
 	defer c.Close()
+	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
+	testPG, err = compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 64})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pipeline tests need PostgreSQL (apt-get install -y postgresql, or make deps):", err)
+		return 2
+	}
+	defer testPG.Close()
 	testRDB = lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 128, ContextTimeoutEnabled: true})
 	defer testRDB.Close()
 	testStore = lua.NewStore(testRDB, lua.Embedded(), secret)
@@ -74,6 +84,24 @@ func variant(t *testing.T, file, old, new string) *lua.Scripts {
 	return &s
 }
 
+// reserveVariant returns the embedded scripts with edits (old -> new, each
+// occurring exactly once) of reserve.lua: a team's broken reserve script.
+func reserveVariant(t *testing.T, edits ...[2]string) *lua.Scripts {
+	t.Helper()
+	s := *lua.Embedded()
+	body := s.Reserve.Source
+	for _, e := range edits {
+		if n := strings.Count(body, e[0]); n != 1 {
+			t.Fatalf("reserve.lua: %q occurs %d times, want 1 (the script changed: update the test's edit)", e[0], n)
+		}
+		body = strings.Replace(body, e[0], e[1], 1)
+	}
+	sum := sha1.Sum([]byte(body))
+	s.Reserve = &lua.Script{Name: lua.ReserveFile, Source: body, SHA1: hex.EncodeToString(sum[:])}
+	s.Origin = "test variant of " + lua.ReserveFile
+	return &s
+}
+
 // spec is one run: a load through the reference path plus the pipeline.
 type spec struct {
 	stock   int64
@@ -81,6 +109,7 @@ type spec struct {
 	load    runner.Config
 	pipe    pipeline.Config
 	scripts *lua.Scripts // the pipeline's scripts (nil: embedded)
+	reserve *lua.Scripts // the load's scripts (nil: embedded), e.g. a broken reserve.lua
 	faults  []string
 	// before runs after the pipeline started, before the load.
 	before func(p *pipeline.Pipeline)
@@ -92,6 +121,9 @@ type outcome struct {
 	res      *runner.Result
 	ev       *pipeline.Evidence
 	drainErr error
+	facts    *runner.EndToEndFacts
+	eChecks  []runner.Check
+	orders   *pipeline.Orders
 	checks   map[string]runner.Check
 	pChecks  []runner.Check
 	rep      *runner.CheckReport
@@ -127,6 +159,17 @@ func run(t *testing.T, sp spec) *outcome {
 	if sp.scripts != nil {
 		pstore = lua.NewStore(testRDB, sp.scripts, secret)
 	}
+	orders, err := pipeline.OpenOrders(ctx, testPG.Pool(), pipeline.OrdersOptions{NewSchema: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orders.Close() })
+	sp.pipe.Orders = orders
+	lstore := testStore
+	if sp.reserve != nil {
+		lstore = lua.NewStore(testRDB, sp.reserve, secret)
+		tgt.Store = lstore
+	}
 	p := pipeline.New(sp.pipe, pstore, a)
 	env := &faults.Env{Pipeline: p, Logf: t.Logf}
 	var items []*faults.Planned
@@ -158,8 +201,17 @@ func run(t *testing.T, sp spec) *outcome {
 	if sp.drain > 0 {
 		out.drainErr = p.Drain(ctx, sp.drain)
 	}
+	if _, err := p.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
 	p.Stop()
 	out.ev = p.Evidence()
+	out.orders = orders
+	out.facts, err = runner.CollectEndToEnd(ctx, tgt, res.History, out.ev, orders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.eChecks = runner.EndToEndChecks(out.facts)
 	out.pChecks, err = runner.VerifyPipeline(ctx, tgt, res.History, out.ev)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +220,7 @@ func run(t *testing.T, sp spec) *outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range append(append([]runner.Check(nil), out.rep.Checks...), out.pChecks...) {
+	for _, c := range append(append(append([]runner.Check(nil), out.rep.Checks...), out.pChecks...), out.eChecks...) {
 		out.checks[c.ID] = c
 	}
 	return out
@@ -176,7 +228,7 @@ func run(t *testing.T, sp spec) *outcome {
 
 func (o *outcome) log(t *testing.T) {
 	t.Helper()
-	for _, c := range append(append([]runner.Check(nil), o.rep.Checks...), o.pChecks...) {
+	for _, c := range append(append(append([]runner.Check(nil), o.rep.Checks...), o.pChecks...), o.eChecks...) {
 		t.Logf("%-3s %-4s %-26s %s", c.ID, c.Status, c.Name, c.Detail)
 	}
 	s := o.ev.Stats
@@ -185,6 +237,14 @@ func (o *outcome) log(t *testing.T) {
 		s.Deliveries, s.DuplicateDeliveries, s.Redeliveries, s.DuplicatesSkipped, s.Orders, s.Rejected, s.Refused,
 		s.Releases, s.ReleasesRejected, s.ReleasesExpired, s.ExpiriesChecked, s.ExpiryHeldByOrder, s.ExpiryHeldByMQ,
 		s.IllegalAnswers, s.RedisErrors, s.DispatcherStops, s.DispatcherStarts, s.Stuck, s.DrainMs)
+	th := o.ev.Throughput
+	t.Logf("postgres %s: %d order transactions, p50 %.2fms p99 %.2fms max %.2fms; stock-row UPDATE p99 %.2fms; %d orders at %.0f orders/s; no_stock=%d user_already_ordered=%d tx_errors=%d (last %q)",
+		o.ev.OrderDB, th.Transactions, th.TxP50Ms, th.TxP99Ms, th.TxMaxMs, th.StockRowP99Ms, th.OrdersCreated, th.OrdersPerSec,
+		s.NoStock, s.UserAlreadyOrdered, s.OrderTxErrors, o.ev.LastOrderError)
+	if r := o.ev.Reconciliation; r.Final != nil {
+		t.Logf("reconciliation: %d passes, during load %v; final: %d compared, counts %v, stock %v, repaired %d",
+			r.Passes, r.DuringLoad, r.Final.Reservations, r.Final.Counts, r.Final.Stock, r.Final.Repaired)
+	}
 }
 
 // expectFail asserts that check id failed and logs its evidence.

@@ -23,10 +23,14 @@ type Pipeline struct {
 	st  *lua.Store
 	a   *lua.Activity
 
-	c   counters
-	mq  *broker
-	db  *orderDB
-	log eventLog
+	c        counters
+	mq       *broker
+	log      eventLog
+	orderLog orderLog
+	rec      reconciler
+
+	errMu        sync.Mutex
+	lastOrderErr string
 
 	locks [256]sync.Mutex // per reservation (striped): dispatcher send vs expiry check+fence
 
@@ -56,6 +60,7 @@ type counters struct {
 	sends, resends, acked, unknownSends, sendErrors, timeoutsStored, lostByMQ, abandoned atomic.Int64
 	deliveries, duplicateDeliveries, redeliveries                                        atomic.Int64
 	orders, rejected, refused, dupSkipped                                                atomic.Int64
+	noStock, userAlreadyOrdered, duplicateResv, dropped, orderTxErrors                   atomic.Int64
 	releases, releasesRejected, releasesExpired                                          atomic.Int64
 	expiriesChecked, expiryHeldByOrder, expiryHeldByMQ                                   atomic.Int64
 	transitions, illegal, redisErrors                                                    atomic.Int64
@@ -67,7 +72,8 @@ type counters struct {
 // team's own). Nothing runs before Start.
 func New(cfg Config, store *lua.Store, a *lua.Activity) *Pipeline {
 	cfg = cfg.withDefaults()
-	p := &Pipeline{cfg: cfg, st: store, a: a, db: newOrderDB(), relWake: make(chan struct{}, 1)}
+	p := &Pipeline{cfg: cfg, st: store, a: a, relWake: make(chan struct{}, 1)}
+	p.rec.during = map[string]map[string]bool{}
 	p.mq = newBroker(cfg.MQ, cfg.Order.Delay, cfg.Seed, &p.c)
 	return p
 }
@@ -84,10 +90,22 @@ func (p *Pipeline) Start(ctx context.Context) error {
 	if p.st == nil || p.a == nil {
 		return errors.New("pipeline: New needs a store and an activity")
 	}
+	if p.cfg.Orders == nil {
+		return errors.New("pipeline: Config.Orders is nil: the order stage needs its PostgreSQL database (pipeline.OpenOrders on compose.StartPostgresDB or compose.OpenPostgres)")
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started {
 		return errors.New("pipeline: already started")
+	}
+	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+	err := p.cfg.Orders.setup(sctx, p.cfg.Defects)
+	if err == nil {
+		err = p.cfg.Orders.prepareActivity(sctx, p.a)
+	}
+	scancel()
+	if err != nil {
+		return err
 	}
 	p.started = true
 	p.ctx, p.cancel = context.WithCancel(ctx)
@@ -100,6 +118,7 @@ func (p *Pipeline) Start(ctx context.Context) error {
 	for i := 0; i < p.cfg.Release.Workers; i++ {
 		p.goRun(func() { p.releaseWorker(p.ctx) })
 	}
+	p.goRun(func() { p.reconcileLoop(p.ctx) })
 	p.startDispatcherLocked()
 	return nil
 }
@@ -313,6 +332,8 @@ func (p *Pipeline) Stats() Stats {
 		SendErrors: c.sendErrors.Load(), TimeoutsStored: c.timeoutsStored.Load(), LostByMQ: c.lostByMQ.Load(),
 		AbandonedAtCrash: c.abandoned.Load(), Deliveries: c.deliveries.Load(), DuplicateDeliveries: c.duplicateDeliveries.Load(),
 		Redeliveries: c.redeliveries.Load(), Orders: c.orders.Load(), Rejected: c.rejected.Load(), Refused: c.refused.Load(),
+		NoStock: c.noStock.Load(), UserAlreadyOrdered: c.userAlreadyOrdered.Load(), DuplicateReservations: c.duplicateResv.Load(),
+		DroppedByDefect: c.dropped.Load(), OrderTxErrors: c.orderTxErrors.Load(),
 		DuplicatesSkipped: c.dupSkipped.Load(), Releases: c.releases.Load(), ReleasesRejected: c.releasesRejected.Load(),
 		ReleasesExpired: c.releasesExpired.Load(), ExpiriesChecked: c.expiriesChecked.Load(),
 		ExpiryHeldByOrder: c.expiryHeldByOrder.Load(), ExpiryHeldByMQ: c.expiryHeldByMQ.Load(),
@@ -328,11 +349,41 @@ func (p *Pipeline) Evidence() *Evidence {
 	p.mu.Lock()
 	drained, derr, stuck := p.drained, p.drainErr, append([]Stuck(nil), p.stuck...)
 	p.mu.Unlock()
+	p.errMu.Lock()
+	lastErr := p.lastOrderErr
+	p.errMu.Unlock()
 	return &Evidence{
 		Config: p.cfg, Defects: p.cfg.Defects.Names(), Buckets: p.a.Buckets,
-		Events: p.log.snapshot(), Sends: sends, Deliveries: dels, Orders: p.db.snapshot(),
+		Events: p.log.snapshot(), Sends: sends, Deliveries: dels, Orders: p.orderLog.snapshot(),
 		Stats: p.Stats(), Drained: drained, DrainErr: derr, Stuck: stuck,
+		OrderDB: p.cfg.Orders.Schema(), Throughput: p.cfg.Orders.Throughput(), Reconciliation: p.Reconciliation(),
+		LastOrderError: lastErr,
 	}
+}
+
+// noteOrderError keeps the last order transaction error for the evidence.
+func (p *Pipeline) noteOrderError(err error) {
+	p.errMu.Lock()
+	p.lastOrderErr = err.Error()
+	p.errMu.Unlock()
+}
+
+// orderLog is the order stage's record of its committed transactions.
+type orderLog struct {
+	mu   sync.Mutex
+	rows []OrderRow
+}
+
+func (l *orderLog) add(r OrderRow) {
+	l.mu.Lock()
+	l.rows = append(l.rows, r)
+	l.mu.Unlock()
+}
+
+func (l *orderLog) snapshot() []OrderRow {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]OrderRow(nil), l.rows...)
 }
 
 func (p *Pipeline) lock(rid string) *sync.Mutex {

@@ -112,7 +112,8 @@ func TestP4CatchesOrderStageWithoutDedupe(t *testing.T) {
 	pc.Defects.OrderNoDedupe = true
 	o := run(t, spec{stock: 50, buckets: 1, load: loadConfig(200, time.Second), pipe: pc, drain: 5 * time.Second})
 	o.expectFail(t, "P4")
-	o.expectPass(t, "P1", "P3", "P5")
+	o.expectFail(t, "E3") // PostgreSQL holds the duplicate orders
+	o.expectPass(t, "P1", "P3")
 }
 
 // P2: a dispatcher that crashed and never came back leaves reservations
@@ -141,6 +142,13 @@ func TestP3CatchesPermissiveTransitionScript(t *testing.T) {
 	sc := variant(t, lua.TransitionFile, "if not allowed[current] or not allowed[current][target] then", "if false then")
 	o := run(t, spec{stock: 20, buckets: 1, load: loadConfig(100, 500*time.Millisecond), pipe: pc, scripts: sc})
 	o.expectFail(t, "P3")
+	// The dispatcher's late SEND_UNKNOWN overwrote ORDER_CREATED: the
+	// order stands in PostgreSQL, so reconciliation rebuilt the status.
+	if f := o.ev.Reconciliation.Final; f == nil || f.Repaired == 0 {
+		o.log(t)
+		t.Fatalf("reconciliation repaired nothing: %+v", f)
+	}
+	t.Logf("reconciliation repaired %d statuses from PostgreSQL; E4: %s", o.ev.Reconciliation.Final.Repaired, o.checks["E4"].Detail)
 }
 
 // P5: an expiry checker that sends expired ENQUEUED reservations straight
@@ -242,6 +250,7 @@ func TestP1CatchesOrderIgnoringFence(t *testing.T) {
 	pc.Defects.OrderIgnoresFence = true
 	o := run(t, spec{stock: 100, buckets: 1, load: load, pipe: pc, drain: 5 * time.Second})
 	o.expectFail(t, "P1")
+	o.expectFail(t, "E4") // reconciliation: released_with_order
 	o.expectPass(t, "P3", "P4", "P5")
 }
 
@@ -315,4 +324,132 @@ func TestConfigValidateAndDefects(t *testing.T) {
 	if err := pipeline.New(c, nil, nil).Start(context.Background()); err == nil {
 		t.Fatal("invalid config started")
 	}
+}
+
+// ---- the final defence: PostgreSQL, and E1–E5 against broken stages ----
+
+// oversellingReserve is a team's reserve.lua that never says SOLD_OUT (no
+// "available <= 0" check, no stock sanity check): Redis accepts more
+// reservations than the stock.
+func oversellingReserve(t *testing.T) *lua.Scripts {
+	return reserveVariant(t,
+		[2]string{"if available <= 0 then", "if available <= -1000000 then"},
+		[2]string{"if initial < 0 or available < 0 or reserved < 0 or available + reserved ~= initial then", "if false then"})
+}
+
+// With Redis overselling, the conditional decrement refuses the extra
+// orders (no_stock -> REJECTED -> released): E1 passes while I3 fails.
+func TestPostgresRefusesWhatRedisOversold(t *testing.T) {
+	t.Parallel()
+	load := loadConfig(200, time.Second)
+	load.Mix = runner.Mix{}
+	o := run(t, spec{stock: 40, buckets: 1, load: load, pipe: pipeline.DefaultConfig(), reserve: oversellingReserve(t), drain: 5 * time.Second})
+	o.expectFail(t, "I3")
+	o.expectPass(t, "E1", "E2", "E3", "E4", "E5")
+	if o.ev.Stats.NoStock == 0 || o.facts.PG.ValidOrders() != 40 {
+		o.log(t)
+		t.Fatalf("no_stock %d, orders %d: want refusals and exactly the stock (40) in orders", o.ev.Stats.NoStock, o.facts.PG.ValidOrders())
+	}
+	t.Logf("Redis accepted %d, PostgreSQL created %d orders, refused %d for no stock", len(o.facts.Accepted), o.facts.PG.ValidOrders(), o.ev.Stats.NoStock)
+}
+
+// E1: the same run with a decrement that lacks "AND sold < total".
+func TestE1CatchesDecrementWithoutStockCondition(t *testing.T) {
+	t.Parallel()
+	load := loadConfig(200, time.Second)
+	load.Mix = runner.Mix{}
+	pc := pipeline.DefaultConfig()
+	pc.Defects.OrderNoStockCondition = true
+	o := run(t, spec{stock: 40, buckets: 1, load: load, pipe: pc, reserve: oversellingReserve(t), drain: 5 * time.Second})
+	o.expectFail(t, "E1")
+	o.expectPass(t, "E2", "E3")
+}
+
+// userTwiceReserve is a reserve.lua without the one-reservation-per-user
+// marker check: a user's second request gets a second reservation.
+func userTwiceReserve(t *testing.T) *lua.Scripts {
+	return reserveVariant(t, [2]string{"local held = redis.call(\"GET\", KEYS[4])\nif held then", "local held = redis.call(\"GET\", KEYS[4])\nif false then"})
+}
+
+// The unique index refuses a user's second order (user_already_ordered ->
+// REJECTED -> released) whatever Redis let through.
+func TestPostgresRefusesSecondOrderOfAUser(t *testing.T) {
+	t.Parallel()
+	load := loadConfig(200, time.Second)
+	load.Mix = runner.Mix{SameUser: 0.4}
+	o := run(t, spec{stock: 500, buckets: 1, load: load, pipe: pipeline.DefaultConfig(), reserve: userTwiceReserve(t), drain: 5 * time.Second})
+	o.expectPass(t, "E1", "E2", "E3", "E4", "E5")
+	if o.ev.Stats.UserAlreadyOrdered == 0 {
+		o.log(t)
+		t.Fatal("no order refused by the one-valid-order-per-user index: the load did not exercise it")
+	}
+}
+
+// E2: the same run against an orders table without that unique index.
+func TestE2CatchesMissingUserUniqueConstraint(t *testing.T) {
+	t.Parallel()
+	load := loadConfig(200, time.Second)
+	load.Mix = runner.Mix{SameUser: 0.4}
+	pc := pipeline.DefaultConfig()
+	pc.Defects.OrderNoUserUnique = true
+	o := run(t, spec{stock: 500, buckets: 1, load: load, pipe: pc, reserve: userTwiceReserve(t), drain: 5 * time.Second})
+	o.expectFail(t, "E2")
+	o.expectPass(t, "E1", "E3")
+}
+
+// E5: an order stage that acknowledges some messages without handling
+// them. Their reservations expire and are released "expired-no-order" —
+// every reservation is terminal (P2 passes) — but their message reached
+// the order stage and no decision was recorded.
+func TestE5CatchesOrderStageDroppingMessages(t *testing.T) {
+	t.Parallel()
+	load := loadConfig(200, 500*time.Millisecond)
+	load.TTL = 300 * time.Millisecond
+	pc := pipeline.DefaultConfig()
+	pc.Defects.OrderDropsMessages = true
+	o := run(t, spec{stock: 60, buckets: 1, load: load, pipe: pc, drain: 5 * time.Second})
+	if o.drainErr != nil {
+		t.Fatalf("drain: %v", o.drainErr)
+	}
+	o.expectFail(t, "E5")
+	o.expectPass(t, "P2", "E1", "E2", "E3")
+	if o.ev.Stats.DroppedByDefect == 0 {
+		t.Fatal("nothing dropped")
+	}
+}
+
+// E5: a dispatcher that never sends. The expiry checker releases every
+// reservation (nothing in the MQ, no order): all terminal, P2 passes, and
+// the sale made no order — E5 names them as never dispatched.
+func TestE5CatchesDispatcherThatNeverSends(t *testing.T) {
+	t.Parallel()
+	load := loadConfig(100, 500*time.Millisecond)
+	load.TTL = 300 * time.Millisecond
+	pc := pipeline.DefaultConfig()
+	pc.Defects.DispatcherNeverSends = true
+	o := run(t, spec{stock: 30, buckets: 1, load: load, pipe: pc, drain: 5 * time.Second})
+	o.expectFail(t, "E5")
+	o.expectPass(t, "P2", "E1")
+	if o.facts.PG.ValidOrders() != 0 || o.ev.Stats.Sends != 0 {
+		t.Fatalf("orders %d sends %d: want none", o.facts.PG.ValidOrders(), o.ev.Stats.Sends)
+	}
+}
+
+// E5: a broker that loses every message. Each reservation expires after a
+// send attempt and is released "expired-no-order" — each release looks
+// legitimate on its own — but the sale accepted users and its order
+// service decided none of them: never green.
+func TestE5CatchesASaleThatMadeNoOrder(t *testing.T) {
+	t.Parallel()
+	load := loadConfig(100, 500*time.Millisecond)
+	load.TTL = 300 * time.Millisecond
+	load.Mix = runner.Mix{}
+	pc := pipeline.DefaultConfig()
+	pc.MQ = pipeline.MQConfig{Ack: 1, Lost: 1}
+	o := run(t, spec{stock: 20, buckets: 1, load: load, pipe: pc, drain: 5 * time.Second})
+	if o.drainErr != nil {
+		t.Fatalf("drain: %v", o.drainErr)
+	}
+	o.expectFail(t, "E5")
+	o.expectPass(t, "P2", "E1", "E2", "E3", "E4")
 }

@@ -74,6 +74,9 @@ func (p *Pipeline) sendOne(ctx context.Context, sc lua.Scope, rid string) bool {
 	if mid == "" {
 		mid = lua.MessageID(rid)
 	}
+	if p.cfg.Defects.DispatcherNeverSends {
+		return false
+	}
 	sent := p.mq.send(message{ID: mid, RID: rid, Bucket: sc.Bucket, User: rec.user})
 	if sent.outcome == SendTimeout {
 		sleepCtx(ctx, p.cfg.MQ.TimeoutAfter)
@@ -131,55 +134,65 @@ func (p *Pipeline) rejects(id string) bool {
 	return p.cfg.Order.Reject > 0 && unit(uint64(p.cfg.Seed), id, 0, 0x0bde) < p.cfg.Order.Reject
 }
 
-// OrderID is the order id the simulated order service gives reservation rid.
+// OrderID is the order id the order service gives reservation rid.
 func OrderID(rid string) string { return "ord-" + rid }
 
-// handleOrder turns one delivery into an order decision. With the unique
-// index on message_id a duplicate is dropped; otherwise the reservation is
-// fenced in Redis (SEND_UNKNOWN/RESERVED -> ENQUEUED when the message beat
-// the dispatcher's own transition, then ENQUEUED -> ORDER_CREATED or
-// REJECTED) and the row is written only when the fence held.
+// drops is Defects.OrderDropsMessages' draw: one message in four.
+func (p *Pipeline) drops(id string) bool {
+	return p.cfg.Defects.OrderDropsMessages && unit(uint64(p.cfg.Seed), id, 0, 0xd509) < 0.25
+}
+
+// handleOrder turns one delivery into one PostgreSQL transaction (Orders):
+// the inbox dedupes on message_id; the decision (created, no_stock,
+// user_already_ordered, duplicate_reservation, or the business rejection
+// Config.Order.Reject) drives the Redis fence inside the transaction —
+// ORDER_CREATED for an order, REJECTED otherwise (SEND_UNKNOWN/RESERVED ->
+// ENQUEUED first when the message beat the dispatcher's own transition) —
+// and a refused fence turns the decision into "refused" (no order, no
+// stock taken). A rejection then goes to the release stage. A failure of
+// PostgreSQL or Redis rolls back and the delivery comes again.
 func (p *Pipeline) handleOrder(ctx context.Context, d *delivery) {
 	m := d.msg
+	if p.drops(m.ID) {
+		p.c.dropped.Add(1)
+		p.mq.ack(d)
+		return
+	}
 	sc := p.a.Scope(m.Bucket)
-	dedupe := !p.cfg.Defects.OrderNoDedupe
-	if dedupe && !p.db.claim(m.ID) {
+	x := &orderTx{act: p.a, m: m, delivery: d.Seq, businessNo: p.rejects(m.ID), defects: p.cfg.Defects, orderID: OrderID(m.RID)}
+	x.fence = func(result string) (bool, string, error) {
+		args := lua.TransitionArgs{Target: lua.StatusOrderCreated, MessageID: m.ID, OrderID: x.orderID}
+		if result != OrderCreated {
+			args = lua.TransitionArgs{Target: lua.StatusRejected, MessageID: m.ID, ErrorCode: errorCode(result)}
+		}
+		return p.fenceOrder(ctx, sc, m, d.Seq, args)
+	}
+	row, err := p.cfg.Orders.handle(ctx, x)
+	if err != nil {
+		p.c.orderTxErrors.Add(1)
+		p.noteOrderError(err)
+		p.mq.nack(d, 50*time.Millisecond)
+		return
+	}
+	if x.duplicateMsg {
 		p.c.dupSkipped.Add(1)
 		p.mq.ack(d)
 		return
 	}
-	target, result := lua.StatusOrderCreated, OrderCreated
-	args := lua.TransitionArgs{Target: target, MessageID: m.ID, OrderID: OrderID(m.RID)}
-	if p.rejects(m.ID) {
-		target, result = lua.StatusRejected, OrderRejected
-		args = lua.TransitionArgs{Target: target, MessageID: m.ID, ErrorCode: "ORDER_REJECTED"}
-	}
-	fenced, reason, err := p.fenceOrder(ctx, sc, m, d.Seq, args)
-	if err != nil {
-		if dedupe {
-			p.db.unclaim(m.ID)
-		}
-		p.mq.nack(d, 50*time.Millisecond)
-		return
-	}
-	row := OrderRow{MessageID: m.ID, RID: m.RID, Bucket: m.Bucket, User: m.User, At: time.Now(), Delivery: d.Seq}
+	p.orderLog.add(row)
 	switch {
-	case fenced:
-		row.Result = result
-	case p.cfg.Defects.OrderIgnoresFence && result == OrderCreated:
-		row.Result, row.Reason = OrderCreated, "defect order-ignores-fence: fence refused ("+reason+")"
-	default:
-		row.Result, row.Reason = OrderRefused, reason
-	}
-	if row.Result == OrderCreated {
-		row.OrderID = OrderID(m.RID)
-	}
-	p.db.insert(row)
-	switch row.Result {
-	case OrderCreated:
+	case row.Result == OrderCreated:
 		p.c.orders.Add(1)
-	case OrderRejected:
+	case IsRejection(row.Result):
 		p.c.rejected.Add(1)
+		switch row.Result {
+		case OrderNoStock:
+			p.c.noStock.Add(1)
+		case OrderUserAlreadyOrdered:
+			p.c.userAlreadyOrdered.Add(1)
+		case OrderDuplicateResv:
+			p.c.duplicateResv.Add(1)
+		}
 		p.enqueueRelease(releaseItem{rid: m.RID, bucket: m.Bucket, user: m.User})
 	default:
 		p.c.refused.Add(1)
@@ -370,7 +383,10 @@ func (p *Pipeline) expireOne(ctx context.Context, sc lua.Scope, rid string) bool
 			return err == nil && c.Code == lua.CompensateReleased
 		}
 		if !p.cfg.Defects.ExpiryNoCheck {
-			if p.db.holds(mid) {
+			hctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+			held := p.cfg.Orders.holds(hctx, mid, p.cfg.Defects.OrderNoDedupe)
+			cancel()
+			if held {
 				p.c.expiryHeldByOrder.Add(1)
 				return false
 			}
