@@ -28,6 +28,7 @@ type runOptions struct {
 	sets     []string
 	path     string
 	pipeline bool
+	pg       string
 	drain    time.Duration
 
 	generator    string // --generator I/N
@@ -141,6 +142,7 @@ func (o *runOptions) registerFlags(cmd *cobra.Command, mode, shape *string) {
 	f.StringVar(&o.scenario, "name", "adhoc", "name of the run in the report")
 	f.StringArrayVar(&o.sets, "set", nil, "with a scenario: override a field, key=value (repeatable), e.g. activity.stock=5000, phases.0.rate=800, seed=7")
 	f.BoolVar(&o.pipeline, "pipeline", false, "run the rest of the reserve path beside the load: send_pending dispatcher, simulated MQ, orders, releases, expiry (default settings; scenarios set them in pipeline:)")
+	f.StringVar(&o.pg, "pg", "", "PostgreSQL for the pipeline's orders: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass, never printed); the run creates its own schema and drops it. Default: a throwaway local PostgreSQL the run starts and removes")
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may take after the load to bring every reservation to ORDER_CREATED or RELEASED")
 	f.StringVar(&o.path, "path", "", "reserve path to drive: reference (default) or a known-bad variant (negative control; see 'seckill-harness selftest')")
 	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (a rewritten line on a terminal, a plain line every 5 s otherwise), tty, plain, off")
@@ -200,12 +202,13 @@ func (o runOptions) output(cmd *cobra.Command) lifecycle.Output {
 
 // scenarioRun is what the run flags add to every plan (a suite's members included).
 func (o runOptions) scenarioRun() runExtras {
-	return runExtras{luaDir: o.luaDir, gen: o.cfg.Generator, activity: o.activity, activityWait: o.activityWait, faults: o.faults, path: o.path}
+	return runExtras{luaDir: o.luaDir, gen: o.cfg.Generator, activity: o.activity, activityWait: o.activityWait, faults: o.faults, path: o.path, pg: o.pg}
 }
 
 // runExtras are the run flags that apply on top of a scenario.
 type runExtras struct {
 	luaDir, activity, path string
+	pg                     string // --pg: an existing database for the orders
 	gen                    runner.Generator
 	activityWait           time.Duration
 	faults                 []string
@@ -213,7 +216,7 @@ type runExtras struct {
 
 // applyTo puts the scripts and the named activity on a plan.
 func (e runExtras) applyTo(p *lifecycle.Plan) {
-	p.LuaDir, p.Generator, p.ActivityWait = e.luaDir, e.gen, e.activityWait
+	p.LuaDir, p.Generator, p.ActivityWait, p.PostgresURL = e.luaDir, e.gen, e.activityWait, e.pg
 	if e.activity != "" {
 		p.ActivityID, p.SharedActivity = e.activity, true
 	}

@@ -113,6 +113,9 @@ func (x *execution) prepare(ctx context.Context) error {
 		return err
 	}
 	x.scripts = scripts
+	if p.PostgresURL != "" && p.Pipeline == nil {
+		return errors.New("--pg holds the pipeline's orders, and this run has no pipeline: add --pipeline (or run a scenario with a pipeline: section)")
+	}
 	if p.Generator.Split() {
 		switch {
 		case p.ActivityID == "" || !p.SharedActivity:
@@ -289,7 +292,13 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 		x.cleanup = append(x.cleanup, func() { _ = o.Close() })
 		return o, nil
 	}
-	db, err := compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
+	var db *compose.PostgresDB
+	var err error
+	if x.plan.PostgresURL != "" {
+		db, err = compose.OpenPostgres(ctx, x.plan.PostgresURL, compose.PostgresDBOptions{MaxConns: 32})
+	} else {
+		db, err = compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,12 @@ type Plan struct {
 	PathName   string                       // "" or "reference": the reference path
 	Path       func(*lua.Store) runner.Path // nil: the reference path
 	Pipeline   *pipeline.Config             // the async stages after ACCEPTED; nil: none
-	Drain      time.Duration                // with a pipeline: how long it may finish after the load
+	// PostgresURL names an existing database for the pipeline's orders
+	// (the run gets its own schema, dropped after); "": a throwaway local
+	// PostgreSQL the run starts and removes. Credentials may come from the
+	// PG* environment instead and are never printed.
+	PostgresURL string
+	Drain       time.Duration // with a pipeline: how long it may finish after the load
 
 	Bounds   Bounds                                    // what the run must have done to pass (evidence rules)
 	Evaluate func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none
