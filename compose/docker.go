@@ -150,26 +150,12 @@ func StartDocker(ctx context.Context, opt DockerOptions) (*DockerCluster, error)
 	if opt.Image == "" {
 		opt.Image = DefaultDockerImage
 	}
-	if opt.Masters == 0 {
-		opt.Masters = 3
-	}
+	defaultShape(&opt.Masters, &opt.ReplicasPerMaster, &opt.NodeTimeout, &opt.ReadyTimeout, 30*time.Second)
 	if opt.Masters < 3 {
 		return nil, fmt.Errorf("compose: docker cluster: Masters must be at least 3 (redis-cli --cluster create), got %d", opt.Masters)
 	}
-	switch {
-	case opt.ReplicasPerMaster == 0:
-		opt.ReplicasPerMaster = 1
-	case opt.ReplicasPerMaster < 0:
-		opt.ReplicasPerMaster = 0
-	}
-	if opt.NodeTimeout <= 0 {
-		opt.NodeTimeout = 2000 * time.Millisecond
-	}
 	if opt.StartTimeout <= 0 {
 		opt.StartTimeout = 3 * time.Minute
-	}
-	if opt.ReadyTimeout <= 0 {
-		opt.ReadyTimeout = 30 * time.Second
 	}
 	if err := DockerAvailable(ctx); err != nil {
 		return nil, err

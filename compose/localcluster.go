@@ -144,23 +144,9 @@ type LocalCluster struct {
 // over 2s whatever the size; 3 masters x 1 replica take ~2.1s on 2 cores.
 func Start(ctx context.Context, opt Options) (*LocalCluster, error) {
 	t0 := time.Now()
-	if opt.Masters == 0 {
-		opt.Masters = 3
-	}
+	defaultShape(&opt.Masters, &opt.ReplicasPerMaster, &opt.NodeTimeout, &opt.ReadyTimeout, 20*time.Second)
 	if opt.Masters < 0 {
 		return nil, fmt.Errorf("compose: Options.Masters must be >= 1, got %d", opt.Masters)
-	}
-	switch {
-	case opt.ReplicasPerMaster == 0:
-		opt.ReplicasPerMaster = 1
-	case opt.ReplicasPerMaster < 0:
-		opt.ReplicasPerMaster = 0
-	}
-	if opt.NodeTimeout <= 0 {
-		opt.NodeTimeout = 2000 * time.Millisecond
-	}
-	if opt.ReadyTimeout <= 0 {
-		opt.ReadyTimeout = 20 * time.Second
 	}
 	if opt.BaseDir == "" {
 		opt.BaseDir = os.TempDir()
@@ -226,6 +212,27 @@ func Start(ctx context.Context, opt Options) (*LocalCluster, error) {
 	ok = true
 	c.logf("compose: cluster of %d masters x %d replicas ready in %v", opt.Masters, opt.ReplicasPerMaster, time.Since(t0).Round(time.Millisecond))
 	return c, nil
+}
+
+// defaultShape applies the defaults the cluster kinds share: 3 masters,
+// 1 replica per master (NoReplicas, or any negative value, means none),
+// cluster-node-timeout 2000ms and readyDefault as the forming bound.
+func defaultShape(masters, replicasPerMaster *int, nodeTimeout, readyTimeout *time.Duration, readyDefault time.Duration) {
+	if *masters == 0 {
+		*masters = 3
+	}
+	switch {
+	case *replicasPerMaster == 0:
+		*replicasPerMaster = 1
+	case *replicasPerMaster < 0:
+		*replicasPerMaster = 0
+	}
+	if *nodeTimeout <= 0 {
+		*nodeTimeout = 2000 * time.Millisecond
+	}
+	if *readyTimeout <= 0 {
+		*readyTimeout = readyDefault
+	}
 }
 
 // findRedisServer resolves the redis-server binary.

@@ -60,23 +60,13 @@ type Toxic struct {
 //
 // All methods are safe for concurrent use.
 type Proxies struct {
-	cluster Cluster
-	srv     *toxiproxy.ApiServer
-	dialer  net.Dialer
-
-	mu      sync.Mutex
-	byNode  map[string]*nodeProxy // real node address → its proxy
-	byListn map[string]string     // proxy listen address → real node address
-	closed  bool
+	proxyBook[*nodeProxy]
+	srv *toxiproxy.ApiServer
 }
 
 type nodeProxy struct {
-	px       *toxiproxy.Proxy
-	node     string // upstream: the node's real address
-	listen   string // the proxy's bound address (fixed for its lifetime)
-	disabled bool   // guarded by Proxies.mu
-	conns    atomic.Int64
-	dialed   atomic.Int64
+	proxyEntry // listen is the proxy's bound address
+	px         *toxiproxy.Proxy
 }
 
 // NewProxies starts an in-process toxiproxy server and one proxy per node of
@@ -89,11 +79,8 @@ func NewProxies(c Cluster) (*Proxies, error) {
 	}
 	quietToxics.Do(func() { zlog.Logger = zerolog.Nop() })
 	p := &Proxies{
-		cluster: c,
-		srv:     toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
-		byNode:  map[string]*nodeProxy{},
-		byListn: map[string]string{},
-		dialer:  net.Dialer{Timeout: 2 * time.Second},
+		proxyBook: newProxyBook[*nodeProxy](c, net.Dialer{Timeout: 2 * time.Second}),
+		srv:       toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
 	}
 	if c != nil {
 		for _, addr := range c.Addrs() {
@@ -142,17 +129,9 @@ func (p *Proxies) ensureLocked(nodeAddr string) (*nodeProxy, error) {
 	}
 	// px.Listen is the bound address once Start returned; it is rewritten
 	// (to the same value) by every Enable, so it is read only here.
-	np := &nodeProxy{px: px, node: nodeAddr, listen: px.Listen}
-	p.byNode[nodeAddr] = np
-	p.byListn[np.listen] = nodeAddr
+	np := &nodeProxy{proxyEntry: proxyEntry{node: nodeAddr, listen: px.Listen}, px: px}
+	p.add(np)
 	return np, nil
-}
-
-// lookup returns the proxy of nodeAddr or nil (and whether p is closed).
-func (p *Proxies) lookup(nodeAddr string) (*nodeProxy, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.byNode[nodeAddr], p.closed
 }
 
 // Dialer returns a dial function for go-redis (ClusterOptions.Dialer or
@@ -160,7 +139,8 @@ func (p *Proxies) lookup(nodeAddr string) (*nodeProxy, bool) {
 // and ASK name it — to the listen address of that node's proxy. A loopback
 // address with no proxy yet (a node added later) gets one on the fly; an
 // address that already is a proxy's listen address, and any non-loopback
-// address, is dialled directly. After Close it fails with ErrProxiesClosed.
+// address that is not a node of the cluster, is dialled directly. After
+// Close it fails with ErrProxiesClosed.
 //
 // toxiproxy accepts a connection before it dials the upstream, and closes it
 // if that dial fails: through a bare proxy a killed node would look like a
@@ -170,58 +150,18 @@ func (p *Proxies) lookup(nodeAddr string) (*nodeProxy, bool) {
 // node directly and returns the real dial error if it refuses; a paused node
 // still accepts (the kernel does) and is dialled through its proxy.
 func (p *Proxies) Dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	notOurs := func(addr string) bool {
+		host, _, err := net.SplitHostPort(addr)
+		return err != nil || !isLoopbackHost(host) && !p.clusterKnows(addr)
+	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			return nil, fmt.Errorf("dial %s: %w", addr, ErrProxiesClosed)
-		}
-		if _, isProxy := p.byListn[addr]; isProxy {
-			p.mu.Unlock()
-			return p.dialer.DialContext(ctx, network, addr)
-		}
-		if host, _, err := net.SplitHostPort(addr); err != nil || !isLoopbackHost(host) && !p.clusterKnows(addr) {
-			p.mu.Unlock()
-			return p.dialer.DialContext(ctx, network, addr) // not ours to proxy
-		}
-		np, err := p.ensureLocked(addr)
-		p.mu.Unlock()
-		if err != nil {
-			return nil, err // never bypass the proxies silently
-		}
-		if err := p.probeDown(ctx, network, addr); err != nil {
-			return nil, err
-		}
-		conn, err := p.dialer.DialContext(ctx, network, np.listen)
-		if err != nil {
-			return nil, err
-		}
-		np.dialed.Add(1)
-		np.conns.Add(1)
-		return &trackedConn{Conn: conn, counter: &np.conns}, nil
+		return p.dial(ctx, network, addr, notOurs, p.ensureLocked)
 	}
 }
 
 // clusterKnows reports whether addr is a node address of the cluster.
 func (p *Proxies) clusterKnows(addr string) bool {
 	return p.cluster != nil && slices.Contains(p.cluster.Addrs(), addr)
-}
-
-// probeDown returns the node's own dial error when the cluster's bookkeeping
-// says the node is not running and a direct dial is refused.
-func (p *Proxies) probeDown(ctx context.Context, network, addr string) error {
-	if p.cluster == nil {
-		return nil
-	}
-	if _, err := p.cluster.Admin(addr); err == nil {
-		return nil // running and not paused
-	}
-	c, err := p.dialer.DialContext(ctx, network, addr)
-	if err != nil {
-		return err
-	}
-	_ = c.Close()
-	return nil
 }
 
 // trackedConn counts a client connection through a proxy until the client closes it.
@@ -250,27 +190,6 @@ func (c *trackedConn) NetConn() net.Conn { return c.Conn }
 func (c *trackedConn) Close() error {
 	c.once.Do(func() { c.counter.Add(-1) })
 	return c.Conn.Close()
-}
-
-// ListenAddr returns the proxy listen address for nodeAddr, if it has a proxy.
-func (p *Proxies) ListenAddr(nodeAddr string) (string, bool) {
-	np, _ := p.lookup(nodeAddr)
-	if np == nil {
-		return "", false
-	}
-	return np.listen, true
-}
-
-// NodeAddrs returns the node addresses that have a proxy, sorted.
-func (p *Proxies) NodeAddrs() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]string, 0, len(p.byNode))
-	for a := range p.byNode {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // AddToxic adds t to nodeAddr's proxy (creating the proxy if needed). It
@@ -302,8 +221,8 @@ func (p *Proxies) AddToxic(nodeAddr string, t Toxic) error {
 // missing toxic or proxy, or closed proxies, yield nil. Removing a timeout
 // toxic closes the connections it held.
 func (p *Proxies) RemoveToxic(nodeAddr, name string) error {
-	np, closed := p.lookup(nodeAddr)
-	if np == nil || closed {
+	np, ok, closed := p.lookup(nodeAddr)
+	if !ok || closed {
 		return nil
 	}
 	err := np.px.Toxics.RemoveToxic(context.Background(), name)
@@ -315,8 +234,8 @@ func (p *Proxies) RemoveToxic(nodeAddr, name string) error {
 
 // ResetToxics removes every toxic of nodeAddr's proxy (nil if it has none).
 func (p *Proxies) ResetToxics(nodeAddr string) error {
-	np, closed := p.lookup(nodeAddr)
-	if np == nil || closed {
+	np, ok, closed := p.lookup(nodeAddr)
+	if !ok || closed {
 		return nil
 	}
 	np.px.Toxics.ResetToxics(context.Background())
@@ -325,8 +244,8 @@ func (p *Proxies) ResetToxics(nodeAddr string) error {
 
 // ToxicNames lists the toxics on nodeAddr's proxy.
 func (p *Proxies) ToxicNames(nodeAddr string) []string {
-	np, closed := p.lookup(nodeAddr)
-	if np == nil || closed {
+	np, ok, closed := p.lookup(nodeAddr)
+	if !ok || closed {
 		return nil
 	}
 	var out []string
@@ -369,24 +288,6 @@ func (p *Proxies) Enable(nodeAddr string) error {
 	}
 	np.disabled = false
 	return nil
-}
-
-// Disabled reports whether nodeAddr's proxy is disabled.
-func (p *Proxies) Disabled(nodeAddr string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	np := p.byNode[nodeAddr]
-	return np != nil && np.disabled
-}
-
-// Stats returns how many client connections the Dialer opened through
-// nodeAddr's proxy and the client has not closed yet (the warm pool).
-func (p *Proxies) Stats(nodeAddr string) (connections int, err error) {
-	np, _ := p.lookup(nodeAddr)
-	if np == nil {
-		return 0, fmt.Errorf("compose: no proxy for %s", nodeAddr)
-	}
-	return int(np.conns.Load()), nil
 }
 
 // Close stops every proxy (closing their listeners and connections) and

@@ -13,8 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
@@ -28,24 +26,15 @@ import (
 // one toxiproxy server serves one harness run at a time. Close deletes the
 // proxies this value created (and nothing else on the server).
 type RemoteProxies struct {
+	proxyBook[*remoteProxy]
 	api        *toxiclient.Client
 	apiURL     string
-	cluster    Cluster
 	listenHost string
-	dialer     net.Dialer
-
-	mu       sync.Mutex
-	byNode   map[string]*remoteProxy
-	byListen map[string]string // dial address → node address
-	closed   bool
 }
 
 type remoteProxy struct {
-	px       *toxiclient.Proxy
-	node     string
-	dial     string // listenHost:port, what the harness dials
-	disabled bool   // guarded by RemoteProxies.mu
-	conns    atomic.Int64
+	proxyEntry // listen is listenHost:port, what the harness dials
+	px         *toxiclient.Proxy
 }
 
 // NewRemoteProxies connects to the toxiproxy server whose HTTP API is at
@@ -65,13 +54,10 @@ func NewRemoteProxies(apiURL string, c Cluster, listenHost string) (*RemoteProxi
 		return nil, fmt.Errorf("compose: toxiproxy listen host %q: want a host name or IP without a port", listenHost)
 	}
 	p := &RemoteProxies{
+		proxyBook:  newProxyBook[*remoteProxy](c, net.Dialer{Timeout: 2 * time.Second}),
 		api:        toxiclient.NewClient(apiURL),
 		apiURL:     apiURL,
-		cluster:    c,
 		listenHost: strings.TrimSuffix(strings.TrimPrefix(listenHost, "["), "]"),
-		dialer:     net.Dialer{Timeout: 2 * time.Second},
-		byNode:     map[string]*remoteProxy{},
-		byListen:   map[string]string{},
 	}
 	p.api.UserAgent = "seckill-harness"
 	if _, err := p.api.Version(); err != nil {
@@ -135,16 +121,9 @@ func (p *RemoteProxies) ensureLocked(nodeAddr string) (*remoteProxy, error) {
 		_ = px.Delete()
 		return nil, fmt.Errorf("compose: toxiproxy proxy %s listens on %q: %w", name, px.Listen, err)
 	}
-	rp := &remoteProxy{px: px, node: nodeAddr, dial: net.JoinHostPort(p.listenHost, port)}
-	p.byNode[nodeAddr] = rp
-	p.byListen[rp.dial] = nodeAddr
+	rp := &remoteProxy{proxyEntry: proxyEntry{node: nodeAddr, listen: net.JoinHostPort(p.listenHost, port)}, px: px}
+	p.add(rp)
 	return rp, nil
-}
-
-func (p *RemoteProxies) lookup(nodeAddr string) (*remoteProxy, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.byNode[nodeAddr], p.closed
 }
 
 // Dialer implements Toxics: every address but a proxy's own is dialled
@@ -153,58 +132,10 @@ func (p *RemoteProxies) lookup(nodeAddr string) (*remoteProxy, bool) {
 // probed directly first, so that a dead node gives "connection refused"
 // rather than a connection the proxy accepts and then cuts.
 func (p *RemoteProxies) Dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	never := func(string) bool { return false }
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			return nil, fmt.Errorf("dial %s: %w", addr, ErrProxiesClosed)
-		}
-		if _, isProxy := p.byListen[addr]; isProxy {
-			p.mu.Unlock()
-			return p.dialer.DialContext(ctx, network, addr)
-		}
-		rp, err := p.ensureLocked(addr)
-		p.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		if p.cluster != nil {
-			if _, aerr := p.cluster.Admin(addr); aerr != nil {
-				c, derr := p.dialer.DialContext(ctx, network, addr)
-				if derr != nil {
-					return nil, derr
-				}
-				_ = c.Close()
-			}
-		}
-		conn, err := p.dialer.DialContext(ctx, network, rp.dial)
-		if err != nil {
-			return nil, err
-		}
-		rp.conns.Add(1)
-		return &trackedConn{Conn: conn, counter: &rp.conns}, nil
+		return p.dial(ctx, network, addr, never, p.ensureLocked)
 	}
-}
-
-// ListenAddr implements Toxics.
-func (p *RemoteProxies) ListenAddr(nodeAddr string) (string, bool) {
-	rp, _ := p.lookup(nodeAddr)
-	if rp == nil {
-		return "", false
-	}
-	return rp.dial, true
-}
-
-// NodeAddrs implements Toxics.
-func (p *RemoteProxies) NodeAddrs() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]string, 0, len(p.byNode))
-	for a := range p.byNode {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // ProxyName returns the server-side name of nodeAddr's proxy.
@@ -232,8 +163,8 @@ func (p *RemoteProxies) AddToxic(nodeAddr string, t Toxic) error {
 // RemoveToxic implements Toxics: a missing toxic or proxy, or closed
 // proxies, yield nil.
 func (p *RemoteProxies) RemoveToxic(nodeAddr, name string) error {
-	rp, closed := p.lookup(nodeAddr)
-	if rp == nil || closed {
+	rp, ok, closed := p.lookup(nodeAddr)
+	if !ok || closed {
 		return nil
 	}
 	if err := rp.px.RemoveToxic(name); err != nil && apiStatus(err) != 404 {
@@ -245,8 +176,8 @@ func (p *RemoteProxies) RemoveToxic(nodeAddr, name string) error {
 // ResetToxics implements Toxics: it removes every toxic of this node's
 // proxy only (the server's /reset would touch every proxy on it).
 func (p *RemoteProxies) ResetToxics(nodeAddr string) error {
-	rp, closed := p.lookup(nodeAddr)
-	if rp == nil || closed {
+	rp, ok, closed := p.lookup(nodeAddr)
+	if !ok || closed {
 		return nil
 	}
 	ts, err := rp.px.Toxics()
@@ -264,8 +195,8 @@ func (p *RemoteProxies) ResetToxics(nodeAddr string) error {
 
 // ToxicNames implements Toxics (nil when the server does not answer).
 func (p *RemoteProxies) ToxicNames(nodeAddr string) []string {
-	rp, closed := p.lookup(nodeAddr)
-	if rp == nil || closed {
+	rp, ok, closed := p.lookup(nodeAddr)
+	if !ok || closed {
 		return nil
 	}
 	ts, err := rp.px.Toxics()
@@ -320,24 +251,6 @@ func (p *RemoteProxies) Enable(nodeAddr string) error {
 	}
 	rp.disabled = false
 	return nil
-}
-
-// Disabled implements Toxics.
-func (p *RemoteProxies) Disabled(nodeAddr string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	rp := p.byNode[nodeAddr]
-	return rp != nil && rp.disabled
-}
-
-// Stats implements Toxics: the harness's open connections through
-// nodeAddr's proxy (counted by the Dialer).
-func (p *RemoteProxies) Stats(nodeAddr string) (int, error) {
-	rp, _ := p.lookup(nodeAddr)
-	if rp == nil {
-		return 0, fmt.Errorf("compose: no proxy for %s", nodeAddr)
-	}
-	return int(rp.conns.Load()), nil
 }
 
 // Close deletes the proxies this value created on the server (which closes

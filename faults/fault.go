@@ -26,6 +26,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/ctxsleep"
 )
 
 // Env is what a fault acts on. Faults only touch the processes, proxies and
@@ -329,11 +330,11 @@ func (t *Timeline) Start(ctx context.Context, began time.Time) {
 		t.wg.Add(1)
 		go func(p *Planned) {
 			defer t.wg.Done()
-			if !sleepUntil(ctx, began.Add(p.At)) {
+			if !ctxsleep.Until(ctx, began.Add(p.At)) {
 				return
 			}
 			t.inject(ctx, p)
-			if p.For > 0 && sleepUntil(ctx, began.Add(p.At+p.For)) {
+			if p.For > 0 && ctxsleep.Until(ctx, began.Add(p.At+p.For)) {
 				t.heal(context.WithoutCancel(ctx), p)
 			}
 		}(p)
@@ -391,21 +392,6 @@ func (t *Timeline) HealAll(ctx context.Context) error {
 		return fmt.Errorf("faults not healed: %s", strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-func sleepUntil(ctx context.Context, at time.Time) bool {
-	d := time.Until(at)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-tm.C:
-		return true
-	}
 }
 
 // Active lists the faults in force now (injected, effect not ended), by their spec text.

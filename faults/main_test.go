@@ -29,7 +29,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,6 +36,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -52,35 +52,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		fmt.Fprintln(os.Stderr, "faults tests need redis-server: apt-get install -y redis-server (make test does it)")
-		return 2
-	}
-	haveRedis = true
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	c, err := compose.Start(ctx, compose.Options{})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults tests need a local Redis Cluster:", err)
-		return 2
-	}
-	defer c.Close()
-	testCluster = c
-	px, err := compose.NewProxies(c)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults tests: proxies:", err)
-		return 2
-	}
-	defer px.Close()
-	testProxies = px
-	testDirect = lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 16})
-	defer testDirect.Close()
-	testStore = lua.NewStore(testDirect, lua.Embedded(), testSecret)
-	return m.Run()
+	os.Exit(clustertest.Main(m, clustertest.Config{Package: "faults", Proxies: true}, func(f *clustertest.Fixture) (func(), error) {
+		haveRedis = true
+		testCluster, testProxies = f.Cluster, f.Proxies
+		testDirect = lua.NewClusterClient(&redis.ClusterOptions{Addrs: f.Cluster.Addrs(), PoolSize: 16})
+		testStore = lua.NewStore(testDirect, lua.Embedded(), testSecret)
+		return func() { _ = testDirect.Close() }, nil
+	}))
 }
 
 func needCluster(t *testing.T) {

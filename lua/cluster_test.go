@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 )
 
 // One real 3×1 cluster of redis-server processes serves every test of the package.
@@ -24,20 +25,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	c, err := compose.Start(ctx, compose.Options{})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "lua tests need a local Redis Cluster:", err)
-		os.Exit(2)
-	}
-	testCluster = c
-	testRDB = NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 64})
-	testStore = NewStore(testRDB, Embedded(), testSecret)
-	code := m.Run()
-	_ = testRDB.Close()
-	_ = c.Close()
-	os.Exit(code)
+	os.Exit(clustertest.Main(m, clustertest.Config{Package: "lua"}, func(f *clustertest.Fixture) (func(), error) {
+		testCluster = f.Cluster
+		testRDB = NewClusterClient(&redis.ClusterOptions{Addrs: f.Cluster.Addrs(), PoolSize: 64})
+		testStore = NewStore(testRDB, Embedded(), testSecret)
+		return func() { _ = testRDB.Close() }, nil
+	}))
 }
 
 // newActivity sets up a fresh activity (unique id) and tears it down after the test.

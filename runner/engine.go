@@ -9,6 +9,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"seckill-harness/internal/ctxsleep"
 	"seckill-harness/lua"
 )
 
@@ -284,7 +285,7 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 				break
 			}
 			intended = e.phaseStart + elapsed + wait
-			if !sleepCtx(ctx, wait) {
+			if !ctxsleep.For(ctx, wait) {
 				break
 			}
 		} else {
@@ -424,7 +425,7 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 		if op.Outcome == OutcomeUnknown {
 			op.Flags |= FlagHadUnknown
 		}
-		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !sleepCtx(ctx, e.cfg.RetryBackoff) {
+		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !ctxsleep.For(ctx, e.cfg.RetryBackoff) {
 			break
 		}
 	}
@@ -460,26 +461,12 @@ func (e *engine) release(ctx context.Context, op *Op) {
 		if op.Outcome == OutcomeUnknown {
 			op.Flags |= FlagHadUnknown
 		}
-		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !sleepCtx(ctx, e.cfg.RetryBackoff) {
+		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !ctxsleep.For(ctx, e.cfg.RetryBackoff) {
 			if op.Outcome == OutcomeError && op.HadUnknown() {
 				op.Outcome = OutcomeUnknown // an earlier send may have run
 			}
 			return
 		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -23,20 +24,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	c, err := compose.Start(ctx, compose.Options{})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "runner tests need a local Redis Cluster:", err)
-		os.Exit(2)
-	}
-	testCluster = c
-	testRDB = lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 64, ContextTimeoutEnabled: true})
-	testStore = lua.NewStore(testRDB, lua.Embedded(), []byte("runner-test"))
-	code := m.Run()
-	_ = testRDB.Close()
-	_ = c.Close()
-	os.Exit(code)
+	os.Exit(clustertest.Main(m, clustertest.Config{Package: "runner"}, func(f *clustertest.Fixture) (func(), error) {
+		testCluster = f.Cluster
+		testRDB = lua.NewClusterClient(&redis.ClusterOptions{Addrs: f.Cluster.Addrs(), PoolSize: 64, ContextTimeoutEnabled: true})
+		testStore = lua.NewStore(testRDB, lua.Embedded(), []byte("runner-test"))
+		return func() { _ = testRDB.Close() }, nil
+	}))
 }
 
 func newTarget(t *testing.T, stock int64, buckets uint32) Target {

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner/lifecycle"
 )
@@ -26,39 +25,19 @@ var (
 	testPG      *compose.PostgresDB
 )
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
-
-func runMain(m *testing.M) int {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		fmt.Fprintln(os.Stderr, "badpaths tests need redis-server: apt-get install -y redis-server")
-		return 2
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	c, err := compose.Start(ctx, compose.Options{})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "badpaths tests need a local Redis Cluster:", err)
-		return 2
-	}
-	defer c.Close()
-	px, err := compose.NewProxies(c)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "badpaths tests: proxies:", err)
-		return 2
-	}
-	defer px.Close()
-	testCluster, testProxies = c, px
-	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
-	testPG, err = compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "badpaths tests need PostgreSQL (apt-get install -y postgresql, or make deps):", err)
-		return 2
-	}
-	defer testPG.Close()
-	testRDB = lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 96, ContextTimeoutEnabled: true, Dialer: px.Dialer()})
-	defer testRDB.Close()
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(clustertest.Main(m, clustertest.Config{Package: "badpaths", Proxies: true}, func(f *clustertest.Fixture) (func(), error) {
+		testCluster, testProxies = f.Cluster, f.Proxies
+		ctx, cancel := context.WithTimeout(context.Background(), clustertest.StartTimeout)
+		defer cancel()
+		pg, err := compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
+		if err != nil {
+			return nil, fmt.Errorf("need PostgreSQL (apt-get install -y postgresql, or make deps): %w", err)
+		}
+		testPG = pg
+		testRDB = lua.NewClusterClient(&redis.ClusterOptions{Addrs: f.Cluster.Addrs(), PoolSize: 96, ContextTimeoutEnabled: true, Dialer: f.Proxies.Dialer()})
+		return func() { _ = testRDB.Close(); pg.Close() }, nil
+	}))
 }
 
 func testEnv(t *testing.T) Env {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"seckill-harness/compose"
 	"seckill-harness/faults"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
@@ -33,33 +33,19 @@ var (
 
 var _ faults.PipelineControl = (*pipeline.Pipeline)(nil)
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
-
-func runMain(m *testing.M) int {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		fmt.Fprintln(os.Stderr, "pipeline tests need redis-server: apt-get install -y redis-server (make test does it)")
-		return 2
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	c, err := compose.Start(ctx, compose.Options{})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "pipeline tests need a local Redis Cluster:", err)
-		return 2
-	}
-	defer c.Close()
-	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
-	testPG, err = compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 64})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "pipeline tests need PostgreSQL (apt-get install -y postgresql, or make deps):", err)
-		return 2
-	}
-	defer testPG.Close()
-	testRDB = lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 128, ContextTimeoutEnabled: true})
-	defer testRDB.Close()
-	testStore = lua.NewStore(testRDB, lua.Embedded(), secret)
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(clustertest.Main(m, clustertest.Config{Package: "pipeline"}, func(f *clustertest.Fixture) (func(), error) {
+		ctx, cancel := context.WithTimeout(context.Background(), clustertest.StartTimeout)
+		defer cancel()
+		pg, err := compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 64})
+		if err != nil {
+			return nil, fmt.Errorf("need PostgreSQL (apt-get install -y postgresql, or make deps): %w", err)
+		}
+		testPG = pg
+		testRDB = lua.NewClusterClient(&redis.ClusterOptions{Addrs: f.Cluster.Addrs(), PoolSize: 128, ContextTimeoutEnabled: true})
+		testStore = lua.NewStore(testRDB, lua.Embedded(), secret)
+		return func() { _ = testRDB.Close(); pg.Close() }, nil
+	}))
 }
 
 // variant returns the embedded scripts with one edit of one script (a

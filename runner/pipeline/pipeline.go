@@ -463,18 +463,4 @@ func (p *Pipeline) readRecord(ctx context.Context, sc lua.Scope, rid string) (re
 	return record{status: lua.Status(s(v[0])), user: s(v[1]), msgID: s(v[2]), found: true}, nil
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 func nowMs() string { return strconv.FormatInt(time.Now().UnixMilli(), 10) }

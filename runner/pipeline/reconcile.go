@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/ctxsleep"
 	"seckill-harness/lua"
 )
 
@@ -141,7 +142,7 @@ type reconciler struct {
 }
 
 func (p *Pipeline) reconcileLoop(ctx context.Context) {
-	for sleepCtx(ctx, p.cfg.Reconcile.Every) {
+	for ctxsleep.For(ctx, p.cfg.Reconcile.Every) {
 		pass, err := p.reconcilePass(ctx, false, false)
 		p.rec.mu.Lock()
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/ctxsleep"
 	"seckill-harness/lua"
 )
 
@@ -26,7 +27,7 @@ func (p *Pipeline) dispatchLoop(ctx context.Context, b uint32) {
 			if ctx.Err() == nil {
 				p.c.redisErrors.Add(1)
 			}
-			sleepCtx(ctx, cfg.Every)
+			ctxsleep.For(ctx, cfg.Every)
 			continue
 		}
 		var progress sync.WaitGroup
@@ -50,7 +51,7 @@ func (p *Pipeline) dispatchLoop(ctx context.Context, b uint32) {
 		}
 		progress.Wait()
 		if len(ids) < cfg.Batch || moved == 0 {
-			sleepCtx(ctx, cfg.Every)
+			ctxsleep.For(ctx, cfg.Every)
 		}
 	}
 }
@@ -79,7 +80,7 @@ func (p *Pipeline) sendOne(ctx context.Context, sc lua.Scope, rid string) bool {
 	}
 	sent := p.mq.send(message{ID: mid, RID: rid, Bucket: sc.Bucket, User: rec.user})
 	if sent.outcome == SendTimeout {
-		sleepCtx(ctx, p.cfg.MQ.TimeoutAfter)
+		ctxsleep.For(ctx, p.cfg.MQ.TimeoutAfter)
 	}
 	if ctx.Err() != nil {
 		// Crashed between the MQ and Redis: the reservation is still due
@@ -293,7 +294,7 @@ func (p *Pipeline) releaseWorker(ctx context.Context) {
 func (p *Pipeline) releaseRejected(ctx context.Context, it releaseItem) {
 	sc := p.a.Scope(it.bucket)
 	for attempt := 0; attempt < p.cfg.Release.Attempts && ctx.Err() == nil; attempt++ {
-		if attempt > 0 && !sleepCtx(ctx, p.cfg.Release.Retry) {
+		if attempt > 0 && !ctxsleep.For(ctx, p.cfg.Release.Retry) {
 			return
 		}
 		res, err := p.transition(ctx, StageRelease, sc, it.rid, it.user, lua.TransitionArgs{Target: lua.StatusReleasePending}, 0, "fence")
@@ -316,7 +317,7 @@ func (p *Pipeline) expiryLoop(ctx context.Context, b uint32) {
 	sc := p.a.Scope(b)
 	rdb := p.st.Client()
 	cfg := p.cfg.Expiry
-	for sleepCtx(ctx, cfg.Every) {
+	for ctxsleep.For(ctx, cfg.Every) {
 		now := nowMs()
 		var skip int64
 		for page := 0; page < cfg.MaxPages && ctx.Err() == nil; page++ {
