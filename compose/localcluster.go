@@ -61,6 +61,18 @@ type Options struct {
 	// Overriding port, cluster-port, bind, dir, logfile, cluster-enabled or
 	// daemonize breaks the harness.
 	ExtraConfig []string
+	// ReplicationProxies routes every node's replication stream through a
+	// proxy of its own (an embedded toxiproxy owned by the cluster): each
+	// node, master or replica (a replica may be promoted), is started with
+	// cluster-announce-port set to its proxy's port and
+	// cluster-announce-bus-port to its real bus port, so a replica
+	// replicates through its master's proxy while the cluster bus stays
+	// direct. Faults on that proxy (ReplicationToxics) act on the
+	// master→replica stream only. Clients then see the proxy ports in
+	// CLUSTER SLOTS, MOVED and ASK: dial them through the client Toxics'
+	// Dialer (which maps them back) or AnnouncedDialer; Addrs, Nodes and
+	// Admin keep using the real ports.
+	ReplicationProxies bool
 	// Logf, if set, receives progress messages (starts, signals, unexpected
 	// exits). It is called from several goroutines, also after Start
 	// returned, until Close.
@@ -125,6 +137,10 @@ type LocalCluster struct {
 	// this cluster, including ports of failed start attempts.
 	reserved map[int]bool
 
+	// repl fronts every node's announced port (Options.ReplicationProxies);
+	// nil otherwise.
+	repl *Proxies
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -157,6 +173,11 @@ func Start(ctx context.Context, opt Options) (*LocalCluster, error) {
 	}
 
 	c := &LocalCluster{opt: opt, redisServer: bin, byAddr: map[string]*proc{}, reserved: map[int]bool{}}
+	if opt.ReplicationProxies {
+		if c.repl, err = NewProxies(nil); err != nil {
+			return nil, fmt.Errorf("compose: replication proxies: %w", err)
+		}
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -504,6 +525,9 @@ func (c *LocalCluster) Close() error {
 			}()
 		}
 		wg.Wait()
+		if c.repl != nil {
+			errs = append(errs, c.repl.Close())
+		}
 		c.closeErr = errors.Join(errs...)
 		c.logf("compose: cluster closed (%d nodes)", len(procs))
 	})

@@ -69,7 +69,10 @@ type proc struct {
 	addr     string // 127.0.0.1:port (set before the first successful start, then fixed)
 	port     int
 	cport    int
-	dir      string
+	// announcePort is the port of the node's replication proxy, announced
+	// to the cluster (Options.ReplicationProxies); 0 without one.
+	announcePort int
+	dir          string
 	confPath string
 	logPath  string
 
@@ -155,6 +158,11 @@ func (c *LocalCluster) writeConfig(p *proc) error {
 		// Full syncs should not wait 5s (the 7.0 default) for more replicas.
 		"repl-diskless-sync yes",
 		"repl-diskless-sync-delay 0",
+	}
+	if p.announcePort != 0 {
+		lines = append(lines,
+			"cluster-announce-port "+strconv.Itoa(p.announcePort),
+			"cluster-announce-bus-port "+strconv.Itoa(p.cport))
 	}
 	for _, l := range lines {
 		b.WriteString(l)
@@ -297,6 +305,9 @@ func (c *LocalCluster) startFresh(ctx context.Context, p *proc) error {
 		c.mu.Unlock()
 		// A failed attempt may have left a nodes.conf naming the old port.
 		_ = os.Remove(filepath.Join(p.dir, "nodes.conf"))
+		if err := c.announceThroughProxy(p); err != nil {
+			return err
+		}
 		if err := c.writeConfig(p); err != nil {
 			return err
 		}
@@ -310,6 +321,9 @@ func (c *LocalCluster) startFresh(ctx context.Context, p *proc) error {
 		}
 		lastErr = err
 		c.killRun(p, r)
+		if c.repl != nil {
+			c.repl.drop(p.addr)
+		}
 		if !errors.Is(err, errPortInUse) {
 			return err
 		}

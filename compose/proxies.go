@@ -159,6 +159,19 @@ func (p *Proxies) Dialer() func(ctx context.Context, network, addr string) (net.
 	}
 }
 
+// drop stops and forgets nodeAddr's proxy (nothing if it has none).
+func (p *Proxies) drop(nodeAddr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	np, ok := p.byNode[nodeAddr]
+	if !ok || p.closed {
+		return
+	}
+	_ = p.srv.Collection.Remove(np.px.Name)
+	delete(p.byNode, nodeAddr)
+	delete(p.byListen, np.listen)
+}
+
 // clusterKnows reports whether addr is a node address of the cluster.
 func (p *Proxies) clusterKnows(addr string) bool {
 	return p.cluster != nil && slices.Contains(p.cluster.Addrs(), addr)

@@ -56,7 +56,9 @@ func (b *proxyBook[P]) lookup(nodeAddr string) (px P, ok, closed bool) {
 	return px, ok, b.closed
 }
 
-// dial is the Dialer both implementations share. An address that already
+// dial is the Dialer both implementations share. An address the cluster
+// announces in place of a node's own (AnnouncedAddrs) is first mapped back
+// to the node's address. An address that already
 // is a proxy's is dialled directly, as is any address for which direct
 // says so; every other address goes through its node's proxy, created by
 // ensureLocked (called with mu held) if there is none yet. When the
@@ -68,6 +70,9 @@ func (b *proxyBook[P]) lookup(nodeAddr string) (px P, ok, closed bool) {
 // paused node still accepts (the kernel does) and is dialled through its
 // proxy. After close it fails with ErrProxiesClosed.
 func (b *proxyBook[P]) dial(ctx context.Context, network, addr string, direct func(addr string) bool, ensureLocked func(addr string) (P, error)) (net.Conn, error) {
+	if an, ok := b.cluster.(AnnouncedAddrs); ok {
+		addr = an.RealAddr(addr)
+	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -110,6 +115,14 @@ func (b *proxyBook[P]) probeDown(ctx context.Context, network, addr string) erro
 	}
 	_ = c.Close()
 	return nil
+}
+
+// nodeBehind returns the node address whose proxy listens on listen.
+func (b *proxyBook[P]) nodeBehind(listen string) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, ok := b.byListen[listen]
+	return n, ok
 }
 
 // ListenAddr returns the address the harness dials to reach nodeAddr's

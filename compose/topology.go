@@ -465,6 +465,7 @@ func (c *LocalCluster) enrich(view []nodeEntry) []Node {
 	}
 	out := make([]Node, 0, len(view))
 	for _, e := range view {
+		e.addr = c.RealAddr(e.addr)
 		n := Node{ID: e.id, Addr: e.addr, Role: e.role, MasterID: e.masterID, Slots: e.slots, Flags: e.flags}
 		if _, port, err := net.SplitHostPort(e.addr); err == nil {
 			n.Port, _ = strconv.Atoi(port)
