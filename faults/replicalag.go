@@ -1,0 +1,155 @@
+package faults
+
+// replica-lag: latency and/or a bandwidth limit on the replication stream
+// from the target's master to its replicas, and on nothing else: the
+// toxics sit on the downstream of the master's replication proxy (a local
+// cluster started with replication proxies), while clients reach the
+// master through their own proxies and the cluster bus is direct. The
+// replica falls behind by what the toxic implies (about the write rate ×
+// latency, or whatever exceeds rate); acknowledged writes not yet on the
+// replica are lost if the master dies now. Heal removes the toxics and
+// waits until the replicas have caught up with the master's offset at the
+// heal. Evidence: the offsets at inject and heal, the largest lag in
+// bytes, the link states seen, when the replicas caught up.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"seckill-harness/compose"
+)
+
+const kindReplicaLag = "replica-lag"
+
+func init() {
+	Register(Spec{
+		Kind: kindReplicaLag,
+		Help: "delay and/or throttle the replication stream from the target's master to its replicas (client traffic untouched); needs a cluster with replication proxies",
+		Params: []Param{
+			TargetParam,
+			{Name: "latency", Default: "500 (when rate is not given), else 0", Help: "added delay of the stream in milliseconds"},
+			{Name: "jitter", Default: "0", Help: "± random spread of the delay in milliseconds"},
+			{Name: "rate", Default: "0 (no limit)", Help: "bandwidth of the stream in KB/s (>= 1 to limit)"},
+		},
+		New: newReplicaLag,
+	})
+}
+
+type replicaLagFault struct {
+	target                Target
+	latency, jitter, rate int64
+
+	mu     sync.Mutex
+	toxics []string // names added to the master's replication proxy
+	errs   []string
+	watch  replWatch
+}
+
+var _ Fault = (*replicaLagFault)(nil)
+
+func newReplicaLag(params map[string]string) (Fault, error) {
+	params = copyParams(params)
+	target, err := ParseTarget(params)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckParams(params, "latency", "jitter", "rate"); err != nil {
+		return nil, err
+	}
+	f := &replicaLagFault{target: target}
+	if f.rate, err = intParam(params, "rate", 0, 0, 1<<40, "KB/s"); err != nil {
+		return nil, err
+	}
+	defLatency := int64(500)
+	if f.rate > 0 {
+		defLatency = 0
+	}
+	if f.latency, err = intParam(params, "latency", defLatency, 0, 600_000, "milliseconds"); err != nil {
+		return nil, err
+	}
+	if f.jitter, err = intParam(params, "jitter", 0, 0, 600_000, "milliseconds"); err != nil {
+		return nil, err
+	}
+	if f.latency == 0 && f.rate == 0 {
+		return nil, errors.New("latency=0 and no rate: nothing would slow the stream; give latency=<ms> and/or rate=<KB/s>")
+	}
+	return f, nil
+}
+
+func (f *replicaLagFault) Kind() string { return kindReplicaLag }
+
+func (f *replicaLagFault) Target() string {
+	f.watch.mu.Lock()
+	defer f.watch.mu.Unlock()
+	if f.watch.injected {
+		return f.target.String() + " (stream from " + f.watch.link.master.Addr + ")"
+	}
+	return f.target.String()
+}
+
+func (f *replicaLagFault) Inject(ctx context.Context, env *Env) error {
+	link, err := resolveReplLink(ctx, env, f.target, kindReplicaLag)
+	if err != nil {
+		return err
+	}
+	f.watch.start(env, link)
+	var toxics []compose.Toxic
+	if f.latency > 0 {
+		toxics = append(toxics, compose.Toxic{Name: "replica-lag-latency", Type: "latency", Stream: "downstream",
+			Attributes: map[string]any{"latency": f.latency, "jitter": f.jitter}})
+	}
+	if f.rate > 0 {
+		toxics = append(toxics, compose.Toxic{Name: "replica-lag-bandwidth", Type: "bandwidth", Stream: "downstream",
+			Attributes: map[string]any{"rate": f.rate}})
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range toxics {
+		if err := link.toxics.AddToxic(link.master.Addr, t); err != nil {
+			f.errs = append(f.errs, err.Error())
+			return fmt.Errorf("fault %s: %w", kindReplicaLag, err)
+		}
+		f.toxics = append(f.toxics, t.Name)
+	}
+	env.logf("fault %s: replication stream from %s to %v: latency %d±%d ms, rate %d KB/s", kindReplicaLag, link.master.Addr, nodeAddrs(link.replicas), f.latency, f.jitter, f.rate)
+	return nil
+}
+
+func (f *replicaLagFault) Heal(ctx context.Context, env *Env) error {
+	f.mu.Lock()
+	var errs []error
+	if len(f.toxics) > 0 {
+		link := f.watch.link
+		for _, name := range f.toxics {
+			if err := link.toxics.RemoveToxic(link.master.Addr, name); err != nil {
+				errs = append(errs, err)
+				f.errs = append(f.errs, err.Error())
+			}
+		}
+		f.toxics = nil
+	}
+	f.mu.Unlock()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("fault %s: heal: %w", kindReplicaLag, err)
+	}
+	return f.watch.healed(ctx, env, kindReplicaLag)
+}
+
+func (f *replicaLagFault) Evidence() map[string]any {
+	ev := map[string]any{
+		"mechanism":  "toxiproxy latency/bandwidth toxics on the downstream of the master's replication proxy (the master→replica stream only)",
+		"target":     f.target.String(),
+		"latency_ms": f.latency,
+		"jitter_ms":  f.jitter,
+		"rate_kb_s":  f.rate,
+	}
+	f.watch.evidence(ev)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.errs) > 0 {
+		ev["errors"] = append([]string(nil), f.errs...)
+	}
+	return ev
+}

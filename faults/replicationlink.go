@@ -1,0 +1,243 @@
+package faults
+
+// What replica-lag and replica-partition share: the replication link they
+// act on (the target's master, its replicas, and the proxy the master's
+// stream runs through) and the watch that turns offsets into evidence.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"seckill-harness/compose"
+	"seckill-harness/internal/ctxsleep"
+)
+
+// replWatchEvery is how often a replication fault reads the offsets of
+// the link it acts on.
+const replWatchEvery = 100 * time.Millisecond
+
+// replCatchUpTimeout bounds how long Heal waits for the replicas to be
+// linked again and caught up with the master's offset at the heal.
+const replCatchUpTimeout = 30 * time.Second
+
+// replLink is the master→replica stream a replication fault acts on.
+type replLink struct {
+	master   compose.Node
+	replicas []compose.Node
+	toxics   compose.Toxics // the cluster's replication proxies, by sending node
+}
+
+// resolveReplLink finds the link of target: the target itself when it is
+// a master, else the master it replicates; the link carries the stream to
+// every replica of that master. It fails when the cluster's replication is
+// not proxied or the master has no replica.
+func resolveReplLink(ctx context.Context, env *Env, target Target, kind string) (replLink, error) {
+	var link replLink
+	if env.cluster() == nil {
+		return link, fmt.Errorf("fault %s: no cluster", kind)
+	}
+	rl, ok := env.cluster().(compose.ReplicationLinks)
+	if ok {
+		link.toxics, ok = rl.ReplicationToxics()
+	}
+	if !ok {
+		return link, fmt.Errorf("fault %s needs a cluster whose replication runs through proxies of the harness: "+
+			"a local cluster started with replication proxies (compose.Options.ReplicationProxies); this %s cluster replicates directly", kind, env.cluster().Provider())
+	}
+	n, err := target.ResolveOne(ctx, env)
+	if err != nil {
+		return link, fmt.Errorf("fault %s: %w", kind, err)
+	}
+	link.master = n
+	if n.Role == "replica" {
+		if link.master, err = env.cluster().NodeByID(ctx, n.MasterID); err != nil {
+			return link, fmt.Errorf("fault %s: the master of replica %s: %w", kind, n.Addr, err)
+		}
+	}
+	if link.replicas, err = env.cluster().ReplicasOf(ctx, link.master.ID); err != nil {
+		return link, fmt.Errorf("fault %s: replicas of %s: %w", kind, link.master.Addr, err)
+	}
+	if len(link.replicas) == 0 {
+		return link, fmt.Errorf("fault %s: master %s (%s) has no replica: there is no replication link to act on", kind, link.master.Addr, shortID(link.master.ID))
+	}
+	return link, nil
+}
+
+// lagOf reads the link's replicas' lag (only those still replicating the
+// link's master).
+func (l replLink) lagOf(ctx context.Context, env *Env) []compose.ReplicaLag {
+	all, err := compose.ReadReplicationLag(ctx, env.cluster())
+	if err != nil {
+		return nil
+	}
+	var out []compose.ReplicaLag
+	for _, r := range all {
+		if r.Master == l.master.Addr {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// replWatch records the link's offsets from Inject to the replicas'
+// catching up after Heal.
+type replWatch struct {
+	mu          sync.Mutex
+	link        replLink
+	injectedAt  time.Time
+	atInject    []compose.ReplicaLag
+	maxLag      int64
+	statuses    []string
+	healedAt    time.Time
+	atHeal      []compose.ReplicaLag
+	caughtUpAt  time.Time
+	catchUpErr  string
+	stop        context.CancelFunc
+	stopped     chan struct{}
+	samples     int
+	injected    bool
+	healStarted bool
+}
+
+// start records the state at inject and samples the offsets every
+// replWatchEvery until finish.
+func (w *replWatch) start(env *Env, link replLink) {
+	w.mu.Lock()
+	w.link, w.injectedAt, w.injected = link, time.Now(), true
+	w.mu.Unlock()
+	w.observe(link.lagOf(context.Background(), env), true)
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stop, w.stopped = cancel, make(chan struct{})
+	go func() {
+		defer close(w.stopped)
+		for ctxsleep.For(ctx, replWatchEvery) {
+			rctx, c := context.WithTimeout(ctx, time.Second)
+			lags := link.lagOf(rctx, env)
+			c()
+			w.observe(lags, false)
+		}
+	}()
+}
+
+func (w *replWatch) observe(lags []compose.ReplicaLag, first bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if first {
+		w.atInject = lags
+	}
+	w.samples++
+	for _, r := range lags {
+		if r.LagBytes != nil && *r.LagBytes > w.maxLag {
+			w.maxLag = *r.LagBytes
+		}
+		if r.LinkStatus != "" && !slices.Contains(w.statuses, r.LinkStatus) {
+			w.statuses = append(w.statuses, r.LinkStatus)
+		}
+	}
+}
+
+// healed waits until every replica still replicating the link's master is
+// linked ("up") and has received everything the master had produced when
+// the heal began, then stops the sampling. It records when that happened
+// (or why it did not); the error says so too.
+func (w *replWatch) healed(ctx context.Context, env *Env, kind string) error {
+	w.mu.Lock()
+	if !w.injected || w.healStarted {
+		w.mu.Unlock()
+		return nil
+	}
+	w.healStarted, w.healedAt = true, time.Now()
+	link := w.link
+	w.mu.Unlock()
+	defer func() {
+		w.stop()
+		<-w.stopped
+	}()
+	atHeal := link.lagOf(ctx, env)
+	want := map[string]int64{}
+	for _, r := range atHeal {
+		if r.MasterOffset != nil {
+			want[r.Replica] = *r.MasterOffset
+		}
+	}
+	w.mu.Lock()
+	w.atHeal = atHeal
+	w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, replCatchUpTimeout)
+	defer cancel()
+	var last []compose.ReplicaLag
+	for {
+		last = link.lagOf(ctx, env)
+		if caughtUp(last, want) {
+			w.mu.Lock()
+			w.caughtUpAt = time.Now()
+			w.mu.Unlock()
+			env.logf("fault %s: replicas of %s linked and caught up %v after the heal", kind, link.master.Addr, time.Since(w.healedAt).Round(time.Millisecond))
+			return nil
+		}
+		if !ctxsleep.For(ctx, replWatchEvery) {
+			err := fmt.Errorf("fault %s: replicas of %s not linked and caught up within %v of the heal: %s", kind, link.master.Addr, replCatchUpTimeout, describeLags(last))
+			w.mu.Lock()
+			w.catchUpErr = err.Error()
+			w.mu.Unlock()
+			return err
+		}
+	}
+}
+
+// caughtUp: every replica is up and at or past the offset it had to reach
+// (a replica that was failed over or moved away is no longer listed).
+func caughtUp(lags []compose.ReplicaLag, want map[string]int64) bool {
+	for _, r := range lags {
+		if r.LinkStatus != "up" || r.ReplicaOffset == nil || *r.ReplicaOffset < want[r.Replica] {
+			return false
+		}
+	}
+	return true
+}
+
+func describeLags(lags []compose.ReplicaLag) string {
+	if len(lags) == 0 {
+		return "no replica answered"
+	}
+	var errs []error
+	for _, r := range lags {
+		lag := "?"
+		if r.LagBytes != nil {
+			lag = fmt.Sprint(*r.LagBytes)
+		}
+		errs = append(errs, fmt.Errorf("%s link %q lag %s bytes", r.Replica, r.LinkStatus, lag))
+	}
+	return errors.Join(errs...).Error()
+}
+
+// evidence renders what the watch saw.
+func (w *replWatch) evidence(ev map[string]any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.injected {
+		return
+	}
+	ev["master"] = w.link.master.Addr
+	ev["master_id"] = w.link.master.ID
+	ev["replicas"] = nodeAddrs(w.link.replicas)
+	ev["at_inject"] = w.atInject
+	ev["max_lag_bytes"] = w.maxLag
+	ev["link_status_seen"] = slices.Clone(w.statuses)
+	ev["offset_samples"] = w.samples
+	ev["injected_at"] = w.injectedAt.Format(time.RFC3339Nano)
+	if !w.healedAt.IsZero() {
+		ev["healed_at"] = w.healedAt.Format(time.RFC3339Nano)
+		ev["at_heal"] = w.atHeal
+	}
+	if !w.caughtUpAt.IsZero() {
+		ev["caught_up_after_heal_ms"] = w.caughtUpAt.Sub(w.healedAt).Milliseconds()
+	}
+	if w.catchUpErr != "" {
+		ev["catch_up_error"] = w.catchUpErr
+	}
+}
