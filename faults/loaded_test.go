@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/compose"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 )
@@ -32,6 +33,10 @@ func TestLoadedRunPerKind(t *testing.T) {
 		// Acts on the order pipeline, not on the cluster or the proxies: its
 		// loaded run is in runner/pipeline (a real dispatcher under load).
 		kindDispatcherCrash: true,
+		// Need a cluster with replication proxies: their loaded runs are in
+		// TestLoadedRunReplicationKinds.
+		kindReplicaLag:       true,
+		kindReplicaPartition: true,
 	}
 	for _, spec := range kinds {
 		covered[strings.SplitN(spec, ":", 2)[0]] = true
@@ -87,6 +92,81 @@ func TestLoadedRunPerKind(t *testing.T) {
 				case "I1", "I2", "I3", "I4", "I5", "I8":
 					if c.Status == runner.StatusFail {
 						t.Errorf("%s failed under %s: %s %v", c.ID, spec, c.Detail, c.Evidence)
+					}
+				}
+			}
+		})
+	}
+}
+
+// One loaded run per replication kind, on a 3×1 cluster whose replication
+// runs through proxies while the load dials through client proxies: the
+// clients' view of the announced ports maps onto the client proxies (no
+// proxy for an announced address), the replica of the hot master falls
+// behind while the fault acts, everything heals, and I1–I6 and I8 hold
+// (nothing failed over, so nothing acknowledged may be lost).
+func TestLoadedRunReplicationKinds(t *testing.T) {
+	c := startOwnCluster(t, compose.Options{ReplicationProxies: true})
+	px, err := compose.NewProxies(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = px.Close() })
+	direct := lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), Dialer: compose.AnnouncedDialer(c), PoolSize: 8})
+	t.Cleanup(func() { _ = direct.Close() })
+	for _, spec := range []string{"replica-lag:latency=300,at=1s,for=1500ms", "replica-partition:at=1s,for=1500ms"} {
+		t.Run(strings.SplitN(spec, ",", 2)[0], func(t *testing.T) {
+			p, err := Parse(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			client := proxiedClientOn(t, px, c, func(o *redis.ClusterOptions) { o.PoolSize = 24; o.ContextTimeoutEnabled = true })
+			a := newActivityOn(t, direct, 300, 2)
+			env := &Env{Cluster: c, Proxies: px, Client: client, HotSlots: hotSlots(t, a), Logf: t.Logf}
+			tl := &Timeline{Env: env, Items: []*Planned{p}}
+			tgt := runner.Target{Store: lua.NewStore(client, lua.Embedded(), testSecret), Activity: a}
+			cfg := runner.DefaultConfig()
+			cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 400, 3500*time.Millisecond, 2000, 16
+			cfg.CallTimeout, cfg.SampleEvery = time.Second, 500*time.Millisecond
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			res, err := runner.Run(ctx, cfg, tgt, runner.WithOnStart(func(b time.Time) { tl.Start(ctx, b) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			if err := tl.HealAll(ctxT(t, time.Minute)); err != nil {
+				t.Fatalf("heal: %v", err)
+			}
+			if err := c.WaitHealthy(ctxT(t, time.Minute)); err != nil {
+				t.Fatalf("cluster not healthy after heal: %v", err)
+			}
+			if w := p.Window(); !w.Injected || w.InjectErr != nil {
+				t.Fatalf("not injected: %+v", w)
+			}
+			if names := px.NodeAddrs(); len(names) != len(c.Addrs()) {
+				t.Fatalf("client proxies for %v: an announced address got a client proxy of its own", names)
+			}
+			ev := p.Fault.Evidence()
+			if lag, _ := ev["max_lag_bytes"].(int64); lag <= 0 {
+				t.Fatalf("the hot master's replica never fell behind under %s: %v", spec, ev)
+			}
+			check := runner.Target{Store: lua.NewStore(direct, lua.Embedded(), testSecret), Activity: a}
+			rep, err := runner.Verify(ctxT(t, time.Minute), check, runner.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			outcomes := map[string]int{}
+			for i := range res.History.Ops {
+				outcomes[res.History.Ops[i].OutcomeName()]++
+			}
+			t.Logf("%s: %d ops %v; max lag %v bytes, link states %v, caught up %vms after heal", spec, len(res.History.Ops), outcomes,
+				ev["max_lag_bytes"], ev["link_status_seen"], ev["caught_up_after_heal_ms"])
+			for _, chk := range rep.Checks {
+				switch chk.ID {
+				case "I1", "I2", "I3", "I4", "I5", "I6", "I8":
+					if chk.Status == runner.StatusFail {
+						t.Errorf("%s failed under %s: %s %v", chk.ID, spec, chk.Detail, chk.Evidence)
 					}
 				}
 			}
