@@ -65,16 +65,16 @@ func (r *run) exited() bool {
 // proc is the harness's bookkeeping for one node. Immutable after creation
 // except where noted.
 type proc struct {
-	idx      int
-	addr     string // 127.0.0.1:port (set before the first successful start, then fixed)
-	port     int
-	cport    int
+	idx   int
+	addr  string // 127.0.0.1:port (set before the first successful start, then fixed)
+	port  int
+	cport int
 	// announcePort is the port of the node's replication proxy, announced
 	// to the cluster (Options.ReplicationProxies); 0 without one.
 	announcePort int
 	dir          string
-	confPath string
-	logPath  string
+	confPath     string
+	logPath      string
 
 	// life serialises lifecycle operations (start/kill/stop/pause/resume)
 	// on this node; it may be held while waiting for a process to exit.

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,47 +55,8 @@ func TestLoadedRunPerKind(t *testing.T) {
 			}
 			client := proxiedClient(t, func(o *redis.ClusterOptions) { o.PoolSize = 24; o.ContextTimeoutEnabled = true })
 			a := newActivity(t, 300, 2)
-			tl := &Timeline{Env: newEnv(t, a, client), Items: []*Planned{p}}
-			tgt := runner.Target{Store: lua.NewStore(client, lua.Embedded(), testSecret), Activity: a}
-			cfg := runner.DefaultConfig()
-			cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 400, 3500*time.Millisecond, 2000, 16
-			cfg.CallTimeout, cfg.SampleEvery = time.Second, 500*time.Millisecond
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			res, err := runner.Run(ctx, cfg, tgt, runner.WithOnStart(func(b time.Time) { tl.Start(ctx, b) }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cancel()
-			if err := tl.HealAll(ctxT(t, time.Minute)); err != nil {
-				t.Fatalf("heal: %v", err)
-			}
-			if err := testCluster.WaitHealthy(ctxT(t, time.Minute)); err != nil {
-				t.Fatalf("cluster not healthy after heal: %v", err)
-			}
-			client.ReloadState(context.Background())
-			w := p.Window()
-			if !w.Injected || w.InjectErr != nil {
-				t.Fatalf("not injected: %+v", w)
-			}
-			check := runner.Target{Store: testStore, Activity: a} // read back directly, not through the proxies
-			rep, err := runner.Verify(ctxT(t, time.Minute), check, runner.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			outcomes := map[string]int{}
-			for i := range res.History.Ops {
-				outcomes[res.History.Ops[i].OutcomeName()]++
-			}
-			t.Logf("%s: %d ops %v; unknown %+v; evidence %v", spec, len(res.History.Ops), outcomes, rep.Unknown, p.Fault.Evidence())
-			for _, c := range rep.Checks {
-				switch c.ID {
-				case "I1", "I2", "I3", "I4", "I5", "I8":
-					if c.Status == runner.StatusFail {
-						t.Errorf("%s failed under %s: %s %v", c.ID, spec, c.Detail, c.Evidence)
-					}
-				}
-			}
+			// Read back directly, not through the proxies.
+			loadedRun(t, p, newEnv(t, a, client), a, testStore, "I1", "I2", "I3", "I4", "I5", "I8")
 		})
 	}
 }
@@ -123,27 +85,7 @@ func TestLoadedRunReplicationKinds(t *testing.T) {
 			client := proxiedClientOn(t, px, c, func(o *redis.ClusterOptions) { o.PoolSize = 24; o.ContextTimeoutEnabled = true })
 			a := newActivityOn(t, direct, 300, 2)
 			env := &Env{Cluster: c, Proxies: px, Client: client, HotSlots: hotSlots(t, a), Logf: t.Logf}
-			tl := &Timeline{Env: env, Items: []*Planned{p}}
-			tgt := runner.Target{Store: lua.NewStore(client, lua.Embedded(), testSecret), Activity: a}
-			cfg := runner.DefaultConfig()
-			cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 400, 3500*time.Millisecond, 2000, 16
-			cfg.CallTimeout, cfg.SampleEvery = time.Second, 500*time.Millisecond
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			res, err := runner.Run(ctx, cfg, tgt, runner.WithOnStart(func(b time.Time) { tl.Start(ctx, b) }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cancel()
-			if err := tl.HealAll(ctxT(t, time.Minute)); err != nil {
-				t.Fatalf("heal: %v", err)
-			}
-			if err := c.WaitHealthy(ctxT(t, time.Minute)); err != nil {
-				t.Fatalf("cluster not healthy after heal: %v", err)
-			}
-			if w := p.Window(); !w.Injected || w.InjectErr != nil {
-				t.Fatalf("not injected: %+v", w)
-			}
+			loadedRun(t, p, env, a, lua.NewStore(direct, lua.Embedded(), testSecret), "I1", "I2", "I3", "I4", "I5", "I6", "I8")
 			if names := px.NodeAddrs(); len(names) != len(c.Addrs()) {
 				t.Fatalf("client proxies for %v: an announced address got a client proxy of its own", names)
 			}
@@ -151,25 +93,50 @@ func TestLoadedRunReplicationKinds(t *testing.T) {
 			if lag, _ := ev["max_lag_bytes"].(int64); lag <= 0 {
 				t.Fatalf("the hot master's replica never fell behind under %s: %v", spec, ev)
 			}
-			check := runner.Target{Store: lua.NewStore(direct, lua.Embedded(), testSecret), Activity: a}
-			rep, err := runner.Verify(ctxT(t, time.Minute), check, runner.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			outcomes := map[string]int{}
-			for i := range res.History.Ops {
-				outcomes[res.History.Ops[i].OutcomeName()]++
-			}
-			t.Logf("%s: %d ops %v; max lag %v bytes, link states %v, caught up %vms after heal", spec, len(res.History.Ops), outcomes,
-				ev["max_lag_bytes"], ev["link_status_seen"], ev["caught_up_after_heal_ms"])
-			for _, chk := range rep.Checks {
-				switch chk.ID {
-				case "I1", "I2", "I3", "I4", "I5", "I6", "I8":
-					if chk.Status == runner.StatusFail {
-						t.Errorf("%s failed under %s: %s %v", chk.ID, spec, chk.Detail, chk.Evidence)
-					}
-				}
-			}
+			t.Logf("%s: max lag %v bytes, link states %v, caught up %vms after heal", spec, ev["max_lag_bytes"], ev["link_status_seen"], ev["caught_up_after_heal_ms"])
 		})
+	}
+}
+
+// loadedRun drives 3.5 s of load at 400/s through env.Client with p on the
+// timeline, heals, waits until env.Cluster is healthy and fails t when one
+// of the required invariants fails (read back through check).
+func loadedRun(t *testing.T, p *Planned, env *Env, a *lua.Activity, check *lua.Store, required ...string) {
+	t.Helper()
+	tl := &Timeline{Env: env, Items: []*Planned{p}}
+	tgt := runner.Target{Store: lua.NewStore(env.Client, lua.Embedded(), testSecret), Activity: a}
+	cfg := runner.DefaultConfig()
+	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 400, 3500*time.Millisecond, 2000, 16
+	cfg.CallTimeout, cfg.SampleEvery = time.Second, 500*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := runner.Run(ctx, cfg, tgt, runner.WithOnStart(func(b time.Time) { tl.Start(ctx, b) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := tl.HealAll(ctxT(t, time.Minute)); err != nil {
+		t.Fatalf("heal: %v", err)
+	}
+	if err := env.Cluster.WaitHealthy(ctxT(t, time.Minute)); err != nil {
+		t.Fatalf("cluster not healthy after heal: %v", err)
+	}
+	env.Client.ReloadState(context.Background())
+	if w := p.Window(); !w.Injected || w.InjectErr != nil {
+		t.Fatalf("not injected: %+v", w)
+	}
+	rep, err := runner.Verify(ctxT(t, time.Minute), runner.Target{Store: check, Activity: a}, runner.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]int{}
+	for i := range res.History.Ops {
+		outcomes[res.History.Ops[i].OutcomeName()]++
+	}
+	t.Logf("%s: %d ops %v; unknown %+v; evidence %v", p.Spec, len(res.History.Ops), outcomes, rep.Unknown, p.Fault.Evidence())
+	for _, c := range rep.Checks {
+		if slices.Contains(required, c.ID) && c.Status == runner.StatusFail {
+			t.Errorf("%s failed under %s: %s %v", c.ID, p.Spec, c.Detail, c.Evidence)
+		}
 	}
 }

@@ -60,12 +60,8 @@ type partitionFault struct {
 var _ Fault = (*partitionFault)(nil)
 
 func newPartition(params map[string]string) (Fault, error) {
-	params = copyParams(params)
-	target, err := ParseTarget(params)
+	target, err := ParseTargetOnly(params)
 	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(params); err != nil {
 		return nil, err
 	}
 	return &partitionFault{target: target, disabled: map[string]bool{}, connsAt: map[string]int{}, pidAfter: map[string]int{}}, nil

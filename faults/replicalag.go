@@ -15,8 +15,6 @@ package faults
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 
 	"seckill-harness/compose"
 )
@@ -38,13 +36,9 @@ func init() {
 }
 
 type replicaLagFault struct {
-	target                Target
+	replFault
 	latency, jitter, rate int64
-
-	mu     sync.Mutex
-	toxics []string // names added to the master's replication proxy
-	errs   []string
-	watch  replWatch
+	toxics                []string // names added to the master's replication proxy; guarded by mu
 }
 
 var _ Fault = (*replicaLagFault)(nil)
@@ -58,7 +52,7 @@ func newReplicaLag(params map[string]string) (Fault, error) {
 	if err := CheckParams(params, "latency", "jitter", "rate"); err != nil {
 		return nil, err
 	}
-	f := &replicaLagFault{target: target}
+	f := &replicaLagFault{replFault: replFault{kind: kindReplicaLag, target: target}}
 	if f.rate, err = intParam(params, "rate", 0, 0, 1<<40, "KB/s"); err != nil {
 		return nil, err
 	}
@@ -78,23 +72,11 @@ func newReplicaLag(params map[string]string) (Fault, error) {
 	return f, nil
 }
 
-func (f *replicaLagFault) Kind() string { return kindReplicaLag }
-
-func (f *replicaLagFault) Target() string {
-	f.watch.mu.Lock()
-	defer f.watch.mu.Unlock()
-	if f.watch.injected {
-		return f.target.String() + " (stream from " + f.watch.link.master.Addr + ")"
-	}
-	return f.target.String()
-}
-
 func (f *replicaLagFault) Inject(ctx context.Context, env *Env) error {
-	link, err := resolveReplLink(ctx, env, f.target, kindReplicaLag)
+	link, err := f.begin(ctx, env)
 	if err != nil {
 		return err
 	}
-	f.watch.start(env, link)
 	var toxics []compose.Toxic
 	if f.latency > 0 {
 		toxics = append(toxics, compose.Toxic{Name: "replica-lag-latency", Type: "latency", Stream: "downstream",
@@ -108,8 +90,7 @@ func (f *replicaLagFault) Inject(ctx context.Context, env *Env) error {
 	defer f.mu.Unlock()
 	for _, t := range toxics {
 		if err := link.toxics.AddToxic(link.master.Addr, t); err != nil {
-			f.errs = append(f.errs, err.Error())
-			return fmt.Errorf("fault %s: %w", kindReplicaLag, err)
+			return f.failed("", err)
 		}
 		f.toxics = append(f.toxics, t.Name)
 	}
@@ -120,36 +101,26 @@ func (f *replicaLagFault) Inject(ctx context.Context, env *Env) error {
 func (f *replicaLagFault) Heal(ctx context.Context, env *Env) error {
 	f.mu.Lock()
 	var errs []error
-	if len(f.toxics) > 0 {
-		link := f.watch.link
-		for _, name := range f.toxics {
-			if err := link.toxics.RemoveToxic(link.master.Addr, name); err != nil {
-				errs = append(errs, err)
-				f.errs = append(f.errs, err.Error())
-			}
+	for _, name := range f.toxics {
+		if err := f.watch.link.toxics.RemoveToxic(f.watch.link.master.Addr, name); err != nil {
+			errs = append(errs, err)
 		}
-		f.toxics = nil
+	}
+	f.toxics = nil
+	if err := errors.Join(errs...); err != nil {
+		err = f.failed("heal: ", err)
+		f.mu.Unlock()
+		return err
 	}
 	f.mu.Unlock()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("fault %s: heal: %w", kindReplicaLag, err)
-	}
 	return f.watch.healed(ctx, env, kindReplicaLag)
 }
 
 func (f *replicaLagFault) Evidence() map[string]any {
-	ev := map[string]any{
+	return f.evidence(map[string]any{
 		"mechanism":  "toxiproxy latency/bandwidth toxics on the downstream of the master's replication proxy (the master→replica stream only)",
-		"target":     f.target.String(),
 		"latency_ms": f.latency,
 		"jitter_ms":  f.jitter,
 		"rate_kb_s":  f.rate,
-	}
-	f.watch.evidence(ev)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.errs) > 0 {
-		ev["errors"] = append([]string(nil), f.errs...)
-	}
-	return ev
+	})
 }

@@ -75,15 +75,8 @@ func TestReplicaLagDelaysTheStreamByWhatTheToxicImplies(t *testing.T) {
 
 	t.Run("latency", func(t *testing.T) {
 		const latency = 1000 * time.Millisecond
-		p, err := Parse("replica-lag:latency=1000")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Fault.Inject(ctx, env); err != nil {
-			t.Fatal(err)
-		}
+		p := injected(t, ctx, env, "replica-lag:latency=1000")
 		defer p.Fault.Heal(ctx, env)
-		time.Sleep(200 * time.Millisecond)
 		t0 := time.Now()
 		writeBurst(t, c, master, "lat", n, size)
 		if lag := lagBytes(t, c); lag < burstBytes {
@@ -116,15 +109,8 @@ func TestReplicaLagDelaysTheStreamByWhatTheToxicImplies(t *testing.T) {
 
 	t.Run("rate", func(t *testing.T) {
 		const rateKBs = 50
-		p, err := Parse(fmt.Sprintf("replica-lag:rate=%d", rateKBs))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Fault.Inject(ctx, env); err != nil {
-			t.Fatal(err)
-		}
+		p := injected(t, ctx, env, fmt.Sprintf("replica-lag:rate=%d", rateKBs))
 		defer p.Fault.Heal(ctx, env)
-		time.Sleep(200 * time.Millisecond)
 		t0 := time.Now()
 		writeBurst(t, c, master, "rate", n, size)
 		took := catchUp(t, c, t0, 30*time.Second)
@@ -141,6 +127,20 @@ func TestReplicaLagDelaysTheStreamByWhatTheToxicImplies(t *testing.T) {
 	if names := mustToxics(t, c).ToxicNames(master); len(names) != 0 {
 		t.Fatalf("toxics left on the replication proxy after heal: %v", names)
 	}
+}
+
+// injected parses and injects spec, and gives the toxic 200ms to settle.
+func injected(t *testing.T, ctx context.Context, env *Env, spec string) *Planned {
+	t.Helper()
+	p, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Fault.Inject(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	return p
 }
 
 func mustToxics(t *testing.T, c *compose.LocalCluster) compose.Toxics {

@@ -15,8 +15,6 @@ package faults
 
 import (
 	"context"
-	"fmt"
-	"sync"
 )
 
 const kindReplicaPartition = "replica-partition"
@@ -31,50 +29,29 @@ func init() {
 }
 
 type replicaPartitionFault struct {
-	target Target
-
-	mu       sync.Mutex
-	disabled bool
-	errs     []string
-	watch    replWatch
+	replFault
+	disabled bool // guarded by mu
 }
 
 var _ Fault = (*replicaPartitionFault)(nil)
 
 func newReplicaPartition(params map[string]string) (Fault, error) {
-	params = copyParams(params)
-	target, err := ParseTarget(params)
+	target, err := ParseTargetOnly(params)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckParams(params); err != nil {
-		return nil, err
-	}
-	return &replicaPartitionFault{target: target}, nil
-}
-
-func (f *replicaPartitionFault) Kind() string { return kindReplicaPartition }
-
-func (f *replicaPartitionFault) Target() string {
-	f.watch.mu.Lock()
-	defer f.watch.mu.Unlock()
-	if f.watch.injected {
-		return f.target.String() + " (stream from " + f.watch.link.master.Addr + ")"
-	}
-	return f.target.String()
+	return &replicaPartitionFault{replFault: replFault{kind: kindReplicaPartition, target: target}}, nil
 }
 
 func (f *replicaPartitionFault) Inject(ctx context.Context, env *Env) error {
-	link, err := resolveReplLink(ctx, env, f.target, kindReplicaPartition)
+	link, err := f.begin(ctx, env)
 	if err != nil {
 		return err
 	}
-	f.watch.start(env, link)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := link.toxics.Disable(link.master.Addr); err != nil {
-		f.errs = append(f.errs, err.Error())
-		return fmt.Errorf("fault %s: %w", kindReplicaPartition, err)
+		return f.failed("", err)
 	}
 	f.disabled = true
 	env.logf("fault %s: replication stream from %s to %v cut (its replication proxy disabled)", kindReplicaPartition, link.master.Addr, nodeAddrs(link.replicas))
@@ -84,29 +61,21 @@ func (f *replicaPartitionFault) Inject(ctx context.Context, env *Env) error {
 func (f *replicaPartitionFault) Heal(ctx context.Context, env *Env) error {
 	f.mu.Lock()
 	if f.disabled {
-		link := f.watch.link
-		if err := link.toxics.Enable(link.master.Addr); err != nil {
-			f.errs = append(f.errs, err.Error())
+		master := f.watch.link.master.Addr
+		if err := f.watch.link.toxics.Enable(master); err != nil {
+			err = f.failed("heal: ", err)
 			f.mu.Unlock()
-			return fmt.Errorf("fault %s: heal: %w", kindReplicaPartition, err)
+			return err
 		}
 		f.disabled = false
-		env.logf("fault %s: replication proxy of %s re-enabled", kindReplicaPartition, link.master.Addr)
+		env.logf("fault %s: replication proxy of %s re-enabled", kindReplicaPartition, master)
 	}
 	f.mu.Unlock()
 	return f.watch.healed(ctx, env, kindReplicaPartition)
 }
 
 func (f *replicaPartitionFault) Evidence() map[string]any {
-	ev := map[string]any{
+	return f.evidence(map[string]any{
 		"mechanism": "the master's replication proxy disabled (replicas cut off the stream; clients and cluster bus untouched)",
-		"target":    f.target.String(),
-	}
-	f.watch.evidence(ev)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.errs) > 0 {
-		ev["errors"] = append([]string(nil), f.errs...)
-	}
-	return ev
+	})
 }

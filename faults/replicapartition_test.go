@@ -10,9 +10,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// waitReplField polls INFO replication through cl until field is want.
+func waitReplField(cl *redis.Client, field, want string, within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for replInfoField(cl, field) != want {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
 // replInfoField reads one field of INFO replication through cl.
-func replInfoField(t *testing.T, cl *redis.Client, field string) string {
-	t.Helper()
+func replInfoField(cl *redis.Client, field string) string {
 	info, err := cl.Info(context.Background(), "replication").Result()
 	if err != nil {
 		return ""
@@ -45,13 +56,9 @@ func TestReplicaPartitionCutsTheStreamAndLosesAcknowledgedWritesOnFailover(t *te
 	if err := p.Fault.Inject(ctx, env); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for replInfoField(t, radm, "master_link_status") != "down" {
-		if time.Now().After(deadline) {
-			p.Fault.Heal(ctx, env)
-			t.Fatal("replica link still up 10s after replica-partition")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitReplField(radm, "master_link_status", "down", 10*time.Second) {
+		p.Fault.Heal(ctx, env)
+		t.Fatal("replica link still up 10s after replica-partition")
 	}
 	writeBurst(t, c, master, "cut", n, size)
 	mdb, _ := madm.DBSize(ctx).Result()
@@ -64,8 +71,8 @@ func TestReplicaPartitionCutsTheStreamAndLosesAcknowledgedWritesOnFailover(t *te
 	if err := p.Fault.Heal(ctx, env); err != nil {
 		t.Fatal(err)
 	}
-	if rdb, _ = radm.DBSize(ctx).Result(); rdb != mdb || replInfoField(t, radm, "master_link_status") != "up" {
-		t.Fatalf("after heal: replica has %d keys (master %d), link %s", rdb, mdb, replInfoField(t, radm, "master_link_status"))
+	if rdb, _ = radm.DBSize(ctx).Result(); rdb != mdb || replInfoField(radm, "master_link_status") != "up" {
+		t.Fatalf("after heal: replica has %d keys (master %d), link %s", rdb, mdb, replInfoField(radm, "master_link_status"))
 	}
 	ev := p.Fault.Evidence()
 	t.Logf("partition and heal: replica %d keys short while cut; evidence max_lag_bytes %v, link states %v, caught up %vms after heal",
@@ -80,12 +87,8 @@ func TestReplicaPartitionCutsTheStreamAndLosesAcknowledgedWritesOnFailover(t *te
 		t.Fatal(err)
 	}
 	defer p.Fault.Heal(context.Background(), env)
-	deadline = time.Now().Add(10 * time.Second)
-	for replInfoField(t, radm, "master_link_status") != "down" {
-		if time.Now().After(deadline) {
-			t.Fatal("replica link still up 10s after replica-partition")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitReplField(radm, "master_link_status", "down", 10*time.Second) {
+		t.Fatal("replica link still up 10s after replica-partition")
 	}
 	acked := 0
 	for i := 0; i < n; i++ {
@@ -100,12 +103,8 @@ func TestReplicaPartitionCutsTheStreamAndLosesAcknowledgedWritesOnFailover(t *te
 	if err := radm.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err(); err != nil {
 		t.Fatalf("CLUSTER FAILOVER TAKEOVER on %s: %v", replica, err)
 	}
-	deadline = time.Now().Add(15 * time.Second)
-	for replInfoField(t, radm, "role") != "master" {
-		if time.Now().After(deadline) {
-			t.Fatal("replica not promoted 15s after TAKEOVER")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitReplField(radm, "role", "master", 15*time.Second) {
+		t.Fatal("replica not promoted 15s after TAKEOVER")
 	}
 	present := 0
 	for i := 0; i < n; i++ {
@@ -133,7 +132,7 @@ func TestReplicaPartitionCutsTheStreamAndLosesAcknowledgedWritesOnFailover(t *te
 	}
 	back, _ := c.Admin(master)
 	announced, _ := mustToxics(t, c).ListenAddr(replica)
-	if port := replInfoField(t, back, "master_port"); announced != "127.0.0.1:"+port {
+	if port := replInfoField(back, "master_port"); announced != "127.0.0.1:"+port {
 		t.Fatalf("restarted %s replicates from port %s, want the promoted node's replication proxy %s", master, port, announced)
 	}
 }

@@ -241,3 +241,53 @@ func (w *replWatch) evidence(ev map[string]any) {
 		ev["catch_up_error"] = w.catchUpErr
 	}
 }
+
+// replFault is what both replication kinds keep: their kind and target,
+// the watch of the link, and the errors met on the way.
+type replFault struct {
+	kind   string
+	target Target
+
+	mu    sync.Mutex // guards errs and the kinds' own state
+	errs  []string
+	watch replWatch
+}
+
+func (f *replFault) Kind() string { return f.kind }
+
+func (f *replFault) Target() string {
+	f.watch.mu.Lock()
+	defer f.watch.mu.Unlock()
+	if f.watch.injected {
+		return f.target.String() + " (stream from " + f.watch.link.master.Addr + ")"
+	}
+	return f.target.String()
+}
+
+// begin resolves the link of the target and starts watching it.
+func (f *replFault) begin(ctx context.Context, env *Env) (replLink, error) {
+	link, err := resolveReplLink(ctx, env, f.target, f.kind)
+	if err != nil {
+		return link, err
+	}
+	f.watch.start(env, link)
+	return link, nil
+}
+
+// failed records err (f.mu held) and returns it wrapped with the kind.
+func (f *replFault) failed(what string, err error) error {
+	f.errs = append(f.errs, err.Error())
+	return fmt.Errorf("fault %s: %s%w", f.kind, what, err)
+}
+
+// evidence adds the watch's figures and the errors to ev.
+func (f *replFault) evidence(ev map[string]any) map[string]any {
+	ev["target"] = f.target.String()
+	f.watch.evidence(ev)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.errs) > 0 {
+		ev["errors"] = append([]string(nil), f.errs...)
+	}
+	return ev
+}

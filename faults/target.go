@@ -71,6 +71,20 @@ func ParseTarget(params map[string]string) (Target, error) {
 	return t, nil
 }
 
+// ParseTargetOnly is ParseTarget for kinds whose only parameter is the
+// target: any other parameter is an error. params is not modified.
+func ParseTargetOnly(params map[string]string) (Target, error) {
+	params = copyParams(params)
+	t, err := ParseTarget(params)
+	if err != nil {
+		return Target{}, err
+	}
+	if err := CheckParams(params); err != nil {
+		return Target{}, err
+	}
+	return t, nil
+}
+
 func parseTargetValue(v string) (Target, error) {
 	switch v {
 	case TargetHotMaster, TargetHotReplica, TargetAllMasters:
