@@ -148,3 +148,18 @@ func lineWith(msg, sub string) string {
 	}
 	return ""
 }
+
+// Replication kinds are refused before the run on a cluster without
+// replication proxies (the fake has none), with the fix named.
+func TestCheckAllowedRefusesReplicationKindsWithoutReplicationProxies(t *testing.T) {
+	c := fakeCluster{provider: "local", owned: true, control: true}
+	for _, spec := range []string{"replica-lag:latency=100", "replica-partition"} {
+		err := CheckAllowed(mustParse(t, spec), c, true)
+		if err == nil || !strings.Contains(err.Error(), "ReplicationProxies") {
+			t.Fatalf("%s on a directly replicating cluster: %v, want a refusal naming ReplicationProxies", spec, err)
+		}
+	}
+	if err := CheckAllowed(mustParse(t, "latency:latency=10"), c, true); err != nil {
+		t.Fatalf("latency refused: %v", err)
+	}
+}
