@@ -31,7 +31,21 @@
 // server in the harness ([NewProxies]); [RemoteProxies] drives an existing
 // toxiproxy server over its HTTP API ([NewRemoteProxies]). Either way only
 // the harness's client connections are proxied (via the Dialer; wrap it with
-// [ProxiedDialer] for TLS); replication and the cluster bus never are.
+// [ProxiedDialer] for TLS); the cluster bus never is.
+//
+// # Replication through proxies
+//
+// A local cluster started with Options.ReplicationProxies routes every
+// replica's replication stream through a proxy of its master's own: each
+// node announces its proxy's port (cluster-announce-port) and its real bus
+// port, so replicas replicate through the proxy and the bus stays direct.
+// [LocalCluster.ReplicationToxics] exposes those proxies (keyed by the real
+// address of the node that sends the stream) for faults on the stream only.
+// Clients see the announced ports in CLUSTER SLOTS, MOVED and ASK: a
+// [Toxics] Dialer maps them to the node's client proxy
+// ([AnnouncedAddrs]), [AnnouncedDialer] to the real port; Addrs, Nodes and
+// Admin always use the real addresses. [ReadReplicationLag] and
+// [SampleReplicationLag] measure each replica's offset lag and link status.
 //
 // # Local cluster
 //

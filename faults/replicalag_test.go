@@ -176,3 +176,75 @@ func TestReplicationKindsRefuseWithoutReplicationProxies(t *testing.T) {
 		}
 	}
 }
+
+// The loss window of replica-lag: writes acknowledged at a steady rate
+// while the stream is delayed by L, then the master SIGKILLed and its
+// replica promoted with TAKEOVER at once. What the replica had not
+// received yet — about the writes of the last L — is lost, so a longer
+// delay loses more.
+func TestReplicaLagLossGrowsWithTheDelay(t *testing.T) {
+	c, env, _, _ := replTestEnv(t)
+	ctx := ctxT(t, 3*time.Minute)
+	const rate = 200 // writes per second
+	var lost []int
+	for round, latency := range []time.Duration{300 * time.Millisecond, 1500 * time.Millisecond} {
+		nodes, err := c.Nodes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var master, replica string
+		for _, n := range nodes {
+			if n.Role == "master" {
+				master = n.Addr
+			} else {
+				replica = n.Addr
+			}
+		}
+		madm, _ := c.Admin(master)
+		radm, _ := c.Admin(replica)
+		p := injected(t, ctx, env, fmt.Sprintf("replica-lag:latency=%d", latency.Milliseconds()))
+		// Write for 2×latency (at least 1 s) so the stream is in steady lag.
+		n := max(int(rate*2*latency.Seconds()), rate)
+		tick := time.NewTicker(time.Second / rate)
+		for i := 0; i < n; i++ {
+			<-tick.C
+			if err := madm.Set(ctx, fmt.Sprintf("r%d:%d", round, i), "v", 0).Err(); err != nil {
+				t.Fatalf("write %d: %v", i, err)
+			}
+		}
+		tick.Stop()
+		if err := c.Kill(master); err != nil {
+			t.Fatal(err)
+		}
+		if err := radm.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err(); err != nil {
+			t.Fatalf("TAKEOVER on %s: %v", replica, err)
+		}
+		if !waitReplField(radm, "role", "master", 15*time.Second) {
+			t.Fatal("replica not promoted 15s after TAKEOVER")
+		}
+		missing := 0
+		for i := 0; i < n; i++ {
+			if v, _ := radm.Exists(ctx, fmt.Sprintf("r%d:%d", round, i)).Result(); v == 0 {
+				missing++
+			}
+		}
+		implied := int(rate * latency.Seconds())
+		t.Logf("latency=%v, %d acknowledged writes at %d/s, master killed, replica promoted: %d lost (rate × latency = %d)", latency, n, rate, missing, implied)
+		lost = append(lost, missing)
+		if err := p.Fault.Heal(ctx, env); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Restart(ctx, master); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WaitHealthy(ctxT(t, 30*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if missing == 0 || missing > n {
+			t.Fatalf("latency=%v: %d of %d acknowledged writes lost; want some lost (about %d)", latency, missing, n, implied)
+		}
+	}
+	if lost[1] <= lost[0] {
+		t.Fatalf("lost %d writes with the short delay and %d with the long one; want more lost with the longer delay", lost[0], lost[1])
+	}
+}
