@@ -159,6 +159,44 @@ func (p *Proxies) Dialer() func(ctx context.Context, network, addr string) (net.
 	}
 }
 
+// Replace swaps nodeAddr's proxy for a fresh one on the same listen
+// address, with no toxics (and disabled if the old one was): every
+// connection through the old one is closed, so its clients reconnect. It
+// is the way to drop toxics from a proxy whose connections may be dying:
+// toxiproxy's RemoveToxic and ResetToxics can hang for good when a
+// connection's peer went away while a toxic (latency) still held data for
+// it. Nil for a node without a proxy or after Close.
+func (p *Proxies) Replace(nodeAddr string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	np, ok := p.byNode[nodeAddr]
+	if !ok || p.closed {
+		return nil
+	}
+	name := np.px.Name
+	if err := p.srv.Collection.Remove(name); err != nil && !errors.Is(err, toxiproxy.ErrProxyNotFound) {
+		return fmt.Errorf("compose: replacing the proxy of %s: %w", nodeAddr, err)
+	}
+	px := toxiproxy.NewProxy(p.srv, name, np.listen, nodeAddr)
+	if err := p.srv.Collection.Add(px, !np.disabled); err != nil {
+		return fmt.Errorf("compose: replacing the proxy of %s on %s: %w", nodeAddr, np.listen, err)
+	}
+	np.px = px
+	return nil
+}
+
+// handle returns the toxiproxy proxy of nodeAddr (Replace may swap it)
+// and whether there is one and p is open.
+func (p *Proxies) handle(nodeAddr string) (*toxiproxy.Proxy, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	np, ok := p.byNode[nodeAddr]
+	if !ok || p.closed {
+		return nil, false
+	}
+	return np.px, true
+}
+
 // drop stops and forgets nodeAddr's proxy (nothing if it has none).
 func (p *Proxies) drop(nodeAddr string) {
 	p.mu.Lock()
@@ -209,9 +247,12 @@ func (c *trackedConn) Close() error {
 // fails if a toxic of that name exists, if the type is unknown or if an
 // attribute is not one of the type's.
 func (p *Proxies) AddToxic(nodeAddr string, t Toxic) error {
-	np, err := p.ensure(nodeAddr)
-	if err != nil {
+	if _, err := p.ensure(nodeAddr); err != nil {
 		return err
+	}
+	px, ok := p.handle(nodeAddr)
+	if !ok {
+		return ErrProxiesClosed
 	}
 	t, attrs, err := normalizeToxic(t)
 	if err != nil {
@@ -224,7 +265,7 @@ func (p *Proxies) AddToxic(nodeAddr string, t Toxic) error {
 	if err != nil {
 		return err
 	}
-	if _, err := np.px.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
+	if _, err := px.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
 		return fmt.Errorf("compose: adding toxic %q (%s %s) to the proxy of %s: %w", t.Name, t.Type, t.Stream, nodeAddr, err)
 	}
 	return nil
@@ -234,11 +275,11 @@ func (p *Proxies) AddToxic(nodeAddr string, t Toxic) error {
 // missing toxic or proxy, or closed proxies, yield nil. Removing a timeout
 // toxic closes the connections it held.
 func (p *Proxies) RemoveToxic(nodeAddr, name string) error {
-	np, ok, closed := p.lookup(nodeAddr)
-	if !ok || closed {
+	px, ok := p.handle(nodeAddr)
+	if !ok {
 		return nil
 	}
-	err := np.px.Toxics.RemoveToxic(context.Background(), name)
+	err := px.Toxics.RemoveToxic(context.Background(), name)
 	if err != nil && !errors.Is(err, toxiproxy.ErrToxicNotFound) {
 		return fmt.Errorf("compose: removing toxic %q from the proxy of %s: %w", name, nodeAddr, err)
 	}
@@ -247,22 +288,22 @@ func (p *Proxies) RemoveToxic(nodeAddr, name string) error {
 
 // ResetToxics removes every toxic of nodeAddr's proxy (nil if it has none).
 func (p *Proxies) ResetToxics(nodeAddr string) error {
-	np, ok, closed := p.lookup(nodeAddr)
-	if !ok || closed {
+	px, ok := p.handle(nodeAddr)
+	if !ok {
 		return nil
 	}
-	np.px.Toxics.ResetToxics(context.Background())
+	px.Toxics.ResetToxics(context.Background())
 	return nil
 }
 
 // ToxicNames lists the toxics on nodeAddr's proxy.
 func (p *Proxies) ToxicNames(nodeAddr string) []string {
-	np, ok, closed := p.lookup(nodeAddr)
-	if !ok || closed {
+	px, ok := p.handle(nodeAddr)
+	if !ok {
 		return nil
 	}
 	var out []string
-	for _, t := range np.px.Toxics.GetToxicArray() {
+	for _, t := range px.Toxics.GetToxicArray() {
 		if w, ok := t.(*toxics.ToxicWrapper); ok {
 			out = append(out, w.Name)
 		}

@@ -154,4 +154,20 @@ func TestReplicationThroughProxies(t *testing.T) {
 		t.Fatalf("sampled series (%d samples) lacks the cut (link down, lag >= %d) followed by the recovery (up, 0): %+v", len(s), keys*size, s)
 	}
 	t.Logf("sampler: %d samples every 200ms", len(s))
+
+	// Replace drops the toxics and keeps the announced address: the
+	// replica links up again through the fresh proxy.
+	if err := repl.AddToxic(master, Toxic{Name: "slow", Type: "latency", Attributes: map[string]any{"latency": 50}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := repl.(ToxicReplacer).Replace(master); err != nil {
+		t.Fatal(err)
+	}
+	if names := repl.ToxicNames(master); len(names) != 0 {
+		t.Fatalf("toxics after Replace: %v", names)
+	}
+	if again, _ := repl.ListenAddr(master); again != announced {
+		t.Fatalf("Replace moved the proxy from %s to %s", announced, again)
+	}
+	waitLink(t, c, replica, "up", 15*time.Second)
 }

@@ -40,9 +40,18 @@ type Toxics interface {
 	Close() error
 }
 
+// ToxicReplacer is the optional ability of a Toxics to drop a proxy's
+// toxics by replacing the proxy with a fresh one on the same address
+// (closing its connections), which cannot hang on dying connections the
+// way removing a toxic can (see Proxies.Replace).
+type ToxicReplacer interface {
+	Replace(nodeAddr string) error
+}
+
 var (
-	_ Toxics = (*Proxies)(nil)
-	_ Toxics = (*RemoteProxies)(nil)
+	_ ToxicReplacer = (*Proxies)(nil)
+	_ Toxics        = (*Proxies)(nil)
+	_ Toxics        = (*RemoteProxies)(nil)
 )
 
 // ProxiedDialer is t.Dialer() with TLS on top when tlsConf is not nil: the

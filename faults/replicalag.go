@@ -39,6 +39,7 @@ type replicaLagFault struct {
 	replFault
 	latency, jitter, rate int64
 	toxics                []string // names added to the master's replication proxy; guarded by mu
+	replaced              bool     // heal replaced the proxy (its stream reconnected); guarded by mu
 }
 
 var _ Fault = (*replicaLagFault)(nil)
@@ -101,9 +102,20 @@ func (f *replicaLagFault) Inject(ctx context.Context, env *Env) error {
 func (f *replicaLagFault) Heal(ctx context.Context, env *Env) error {
 	f.mu.Lock()
 	var errs []error
-	for _, name := range f.toxics {
-		if err := f.watch.link.toxics.RemoveToxic(f.watch.link.master.Addr, name); err != nil {
+	link := f.watch.link
+	if r, ok := link.toxics.(compose.ToxicReplacer); ok && len(f.toxics) > 0 {
+		// Not RemoveToxic: toxiproxy can hang for good removing a latency
+		// toxic from a stream whose replica went away meanwhile (promoted
+		// by a failover, killed) while the toxic still held data for it.
+		if err := r.Replace(link.master.Addr); err != nil {
 			errs = append(errs, err)
+		}
+		f.replaced = true
+	} else {
+		for _, name := range f.toxics {
+			if err := link.toxics.RemoveToxic(link.master.Addr, name); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	f.toxics = nil
@@ -117,7 +129,14 @@ func (f *replicaLagFault) Heal(ctx context.Context, env *Env) error {
 }
 
 func (f *replicaLagFault) Evidence() map[string]any {
+	f.mu.Lock()
+	heal := "toxics removed"
+	if f.replaced {
+		heal = "replication proxy replaced by a fresh one on the same port (toxics dropped, stream reconnected)"
+	}
+	f.mu.Unlock()
 	return f.evidence(map[string]any{
+		"heal":       heal,
 		"mechanism":  "toxiproxy latency/bandwidth toxics on the downstream of the master's replication proxy (the master→replica stream only)",
 		"latency_ms": f.latency,
 		"jitter_ms":  f.jitter,
