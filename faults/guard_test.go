@@ -150,16 +150,23 @@ func lineWith(msg, sub string) string {
 }
 
 // Replication kinds are refused before the run on a cluster without
-// replication proxies (the fake has none), with the fix named.
-func TestCheckAllowedRefusesReplicationKindsWithoutReplicationProxies(t *testing.T) {
-	c := fakeCluster{provider: "local", owned: true, control: true}
+// replication proxies, with the fix named, and allowed with them.
+func TestAvailableRefusesReplicationKindsWithoutReplicationProxies(t *testing.T) {
+	s := Setting{Provider: "local", Owned: true, ProcessControl: true, Masters: 3, Replicas: 1, Proxies: true}
 	for _, spec := range []string{"replica-lag:latency=100", "replica-partition"} {
-		err := CheckAllowed(mustParse(t, spec), c, true)
+		err := Available(mustParse(t, spec)[0], s)
 		if err == nil || !strings.Contains(err.Error(), "ReplicationProxies") {
 			t.Fatalf("%s on a directly replicating cluster: %v, want a refusal naming ReplicationProxies", spec, err)
 		}
-	}
-	if err := CheckAllowed(mustParse(t, "latency:latency=10"), c, true); err != nil {
-		t.Fatalf("latency refused: %v", err)
+		with := s
+		with.ReplicationProxies = true
+		if err := Available(mustParse(t, spec)[0], with); err != nil {
+			t.Fatalf("%s with replication proxies: %v", spec, err)
+		}
+		noReplica := with
+		noReplica.Replicas = 0
+		if err := Available(mustParse(t, spec)[0], noReplica); err == nil {
+			t.Fatalf("%s without replicas: allowed", spec)
+		}
 	}
 }

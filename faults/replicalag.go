@@ -31,7 +31,8 @@ func init() {
 			{Name: "jitter", Default: "0", Help: "± random spread of the delay in milliseconds"},
 			{Name: "rate", Default: "0 (no limit)", Help: "bandwidth of the stream in KB/s (>= 1 to limit)"},
 		},
-		New: newReplicaLag,
+		Rules: replicationRules(),
+		New:   newReplicaLag,
 	})
 }
 

@@ -24,6 +24,7 @@ func init() {
 		Kind:   kindReplicaPartition,
 		Help:   "cut the replication stream from the target's master to its replicas (the master keeps acknowledging writes); needs a cluster with replication proxies",
 		Params: []Param{TargetParam},
+		Rules:  replicationRules(),
 		New:    newReplicaPartition,
 	})
 }

@@ -16,6 +16,37 @@ import (
 	"seckill-harness/internal/ctxsleep"
 )
 
+// replicationRules are the rules both replication kinds declare: they act
+// on the replication proxies the harness put on the master→replica stream
+// (no node, slot or setting changes), stack with other faults (a failover
+// during a cut stream is the loss they exist to show), and need a replica
+// and a cluster whose replication runs through those proxies.
+func replicationRules() Rules {
+	return Rules{
+		Destructive: NotDestructive(),
+		Overlap:     Stacks,
+		Topology:    Topology{Replicas: 1, ReplicasWhy: "a replica of the target's master (the replication stream to act on)"},
+		Available: func(s Setting, _ map[string]string) error {
+			if !s.ReplicationProxies {
+				return fmt.Errorf("it acts on the replication stream, and this %s cluster replicates directly, not through proxies of the harness: "+
+					"use a local cluster started with replication proxies (compose.Options.ReplicationProxies)", s.Provider)
+			}
+			return nil
+		},
+	}
+}
+
+// hasReplicationProxies reports whether c's replication runs through
+// proxies of the harness.
+func hasReplicationProxies(c compose.Cluster) bool {
+	rl, ok := c.(compose.ReplicationLinks)
+	if !ok {
+		return false
+	}
+	_, on := rl.ReplicationToxics()
+	return on
+}
+
 // replWatchEvery is how often a replication fault reads the offsets of
 // the link it acts on.
 const replWatchEvery = 100 * time.Millisecond

@@ -260,6 +260,10 @@ type Setting struct {
 	Replicas         int    // the fewest replicas any of those masters has
 	Proxies          bool   // toxiproxy sits in front of the nodes
 	Pipeline         bool   // the run has the order pipeline
+	// ReplicationProxies: the cluster's replication runs through proxies
+	// of the harness (compose.ReplicationLinks), which the replication
+	// kinds act on.
+	ReplicationProxies bool
 }
 
 // SettingOf reads the Setting of a running cluster (topology from
@@ -275,6 +279,7 @@ func SettingOf(ctx context.Context, c compose.Cluster, allowDestructive, proxies
 	}
 	s := Setting{Provider: c.Provider(), Owned: c.Owned(), ProcessControl: c.HasProcessControl(),
 		AllowDestructive: allowDestructive, Proxies: proxies, Pipeline: pipeline}
+	s.ReplicationProxies = hasReplicationProxies(c)
 	replicas := map[string]int{}
 	for _, n := range nodes {
 		if n.Role == "replica" {
