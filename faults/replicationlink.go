@@ -23,16 +23,10 @@ import (
 // and a cluster whose replication runs through those proxies.
 func replicationRules() Rules {
 	return Rules{
-		Destructive: NotDestructive(),
-		Overlap:     Stacks,
-		Topology:    Topology{Replicas: 1, ReplicasWhy: "a replica of the target's master (the replication stream to act on)"},
-		Available: func(s Setting, _ map[string]string) error {
-			if !s.ReplicationProxies {
-				return fmt.Errorf("it acts on the replication stream, and this %s cluster replicates directly, not through proxies of the harness: "+
-					"use a local cluster started with replication proxies (compose.Options.ReplicationProxies)", s.Provider)
-			}
-			return nil
-		},
+		Destructive:             NotDestructive(),
+		Overlap:                 Stacks,
+		Topology:                Topology{Replicas: 1, ReplicasWhy: "a replica of the target's master (the replication stream to act on)"},
+		NeedsReplicationProxies: "acts on the master→replica stream",
 	}
 }
 

@@ -41,6 +41,11 @@ type Rules struct {
 	// toxiproxy proxies in front of the nodes (a clause: "it puts a toxic on
 	// the target node's proxy"); Available refuses it without proxies.
 	NeedsProxies string
+	// NeedsReplicationProxies, when not "", says why the kind acts on the
+	// replication stream through the harness's replication proxies; a run
+	// planning it starts its local cluster with them, and Available refuses
+	// a cluster that replicates directly.
+	NeedsReplicationProxies string
 	// NeedsPipeline, when not "", says what the kind does to the run's
 	// order pipeline (a clause: "stops the pipeline's send_pending
 	// dispatcher"); the scenario validator refuses it in a scenario without
@@ -335,6 +340,10 @@ func Available(p *Planned, s Setting) error {
 		return fmt.Errorf("fault %q: %s needs the proxies (%s), and this run has none: run it with faults through the harness's proxies (embedded, or --toxiproxy URL)",
 			name, p.Kind, r.NeedsProxies)
 	}
+	if r.NeedsReplicationProxies != "" && !s.ReplicationProxies {
+		return fmt.Errorf("fault %q: %s %s, and this %s cluster replicates directly, not through proxies of the harness: "+
+			"run it on a local cluster the harness starts (--cluster local): it routes replication through proxies of its own (compose.Options.ReplicationProxies) when such a fault is planned", name, p.Kind, r.NeedsReplicationProxies, s.Provider)
+	}
 	if r.NeedsPipeline != "" && !s.Pipeline {
 		return fmt.Errorf("fault %q: %s %s, but this run has no pipeline: turn the pipeline on (a scenario's pipeline: section)", name, p.Kind, r.NeedsPipeline)
 	}
@@ -361,4 +370,16 @@ func withoutTiming(params map[string]string) map[string]string {
 		delete(out, k)
 	}
 	return out
+}
+
+// NeedReplicationProxies reports whether any planned fault declares that it
+// acts on the replication stream (Rules.NeedsReplicationProxies): the run's
+// local cluster then routes replication through proxies of its own.
+func NeedReplicationProxies(planned []*Planned) bool {
+	for _, p := range planned {
+		if sp, ok := Lookup(p.Kind); ok && sp.Rules.NeedsReplicationProxies != "" {
+			return true
+		}
+	}
+	return false
 }

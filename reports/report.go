@@ -89,6 +89,9 @@ type Report struct {
 	// Interrupted is set when the load was stopped before its end (a signal,
 	// a deadline): the report is partial and passed is false (additive).
 	Interrupted *Interruption `json:"interrupted,omitempty"`
+	// ReplicationLag is every replica's link status and offset lag, sampled
+	// about once a second during the load (additive).
+	ReplicationLag []ReplicationSample `json:"replication_lag,omitempty"`
 	// ScriptKills lists the SCRIPT KILLs the harness sent because a script
 	// of the path under test ran too long or a node answered BUSY (additive).
 	ScriptKills []ScriptKill `json:"script_kills,omitempty"`
@@ -290,6 +293,24 @@ type Assertion struct {
 	Threshold *float64 `json:"threshold,omitempty"` // additive
 	Unit      string   `json:"unit,omitempty"`      // additive, e.g. "ms"
 	Detail    string   `json:"detail,omitempty"`    // additive
+}
+
+// ReplicationSample is every replica's replication state at one instant.
+type ReplicationSample struct {
+	TS       float64      `json:"t_s"` // seconds since the start of the load
+	Replicas []ReplicaLag `json:"replicas"`
+}
+
+// ReplicaLag is one replica's replication state: its link and how many
+// bytes of its master's stream it has not received yet (nil: unknown, the
+// node did not answer).
+type ReplicaLag struct {
+	Replica       string `json:"replica"`
+	Master        string `json:"master"`
+	LinkStatus    string `json:"link_status"` // up, down, or "" (no answer)
+	MasterOffset  *int64 `json:"master_repl_offset,omitempty"`
+	ReplicaOffset *int64 `json:"replica_offset,omitempty"`
+	LagBytes      *int64 `json:"lag_bytes,omitempty"`
 }
 
 // ScriptKill is one SCRIPT KILL the harness sent.

@@ -31,6 +31,7 @@ type execution struct {
 	orders  *pipeline.Orders // the pipeline's PostgreSQL order store
 	cleanup []func()         // run in reverse order on the way out
 
+	lag          []compose.ReplicationSample // replication lag, sampled beside the load
 	watchdog     *lua.Watchdog
 	busyErr      error // a script still running on a node after the load
 	stopTimeline context.CancelFunc
@@ -161,7 +162,9 @@ func (x *execution) openStand(ctx context.Context) error {
 		x.stand = x.plan.Stand
 		return nil
 	}
-	st, err := OpenStand(ctx, x.out.log(), x.plan.Cluster, x.plan.MaxConcurrency(), len(x.plan.Faults) > 0)
+	spec := x.plan.Cluster
+	spec.ReplicationProxies = spec.ReplicationProxies || faults.NeedReplicationProxies(x.plan.Faults)
+	st, err := OpenStand(ctx, x.out.log(), spec, x.plan.MaxConcurrency(), len(x.plan.Faults) > 0)
 	if err != nil {
 		return err
 	}
@@ -310,11 +313,21 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 func (x *execution) driveLoad(ctx context.Context) error {
 	tctx, stop := context.WithCancel(ctx)
 	x.stopTimeline = stop
-	opts := []runner.Option{runner.WithOnStart(func(began time.Time) { x.tl.Start(tctx, began) })}
+	// Replication lag is sampled beside the load, on the load's clock.
+	var lag chan []compose.ReplicationSample
+	opts := []runner.Option{runner.WithOnStart(func(began time.Time) {
+		x.tl.Start(tctx, began)
+		lag = make(chan []compose.ReplicationSample, 1)
+		go func() { lag <- compose.SampleReplicationLag(tctx, x.stand.Cluster, time.Second) }()
+	})}
 	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }); pp != nil {
 		opts = append(opts, pp)
 	}
 	res, runErr := runner.RunPhases(ctx, x.plan.Phases, x.tgt, opts...)
+	if lag != nil {
+		stop()
+		x.lag = <-lag
+	}
 	if res == nil {
 		return runErr
 	}
@@ -434,6 +447,7 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 		rep.Interrupted = &reports.Interruption{Reason: x.interrupted, AtS: res.Elapsed.Seconds()}
 	}
 	rep.ErrorTexts = res.ErrorTexts
+	rep.ReplicationLag = replicationReport(x.lag)
 	for _, k := range x.watchdog.Kills() {
 		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
 	}
@@ -533,4 +547,18 @@ func writeOutputs(o Output, rep *reports.Report, rec *reports.Recorder, res *run
 		in.History, in.HistoryPath = res.History.WriteJSONL, o.History
 	}
 	return reports.WriteArtifacts(o.Dir, in)
+}
+
+// replicationReport turns the lag samples into report.json's replication_lag.
+func replicationReport(samples []compose.ReplicationSample) []reports.ReplicationSample {
+	var out []reports.ReplicationSample
+	for _, s := range samples {
+		r := reports.ReplicationSample{TS: s.TS}
+		for _, l := range s.Replicas {
+			r.Replicas = append(r.Replicas, reports.ReplicaLag{Replica: l.Replica, Master: l.Master, LinkStatus: l.LinkStatus,
+				MasterOffset: l.MasterOffset, ReplicaOffset: l.ReplicaOffset, LagBytes: l.LagBytes})
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -26,7 +26,11 @@ type ClusterSpec struct {
 	RedisServer       string // path of redis-server for a local cluster ("" = PATH)
 	AllowDestructive  bool   // destructive faults on a cluster the harness did not create
 	Toxiproxy         string // "" embedded, else a toxiproxy server's API URL
-	External          compose.ExternalOptions
+	// ReplicationProxies routes every replica's replication stream through
+	// a proxy of its own (local clusters), so replica-lag and
+	// replica-partition can act on it while client traffic is untouched.
+	ReplicationProxies bool
+	External           compose.ExternalOptions
 }
 
 // Shared reports whether the spec names a cluster other processes reach
@@ -80,7 +84,7 @@ func OpenStand(ctx context.Context, log io.Writer, cf ClusterSpec, workers int, 
 	}
 	t0 := time.Now()
 	local := compose.Options{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout,
-		AppendOnly: cf.AppendOnly, RedisServer: cf.RedisServer}
+		AppendOnly: cf.AppendOnly, RedisServer: cf.RedisServer, ReplicationProxies: cf.ReplicationProxies}
 	docker := compose.DockerOptions{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout, AppendOnly: cf.AppendOnly}
 	cl, err := compose.OpenCluster(ctx, cf.Spec, local, docker, cf.External)
 	if err != nil {
@@ -96,6 +100,9 @@ func OpenStand(ctx context.Context, log io.Writer, cf ClusterSpec, workers int, 
 	}
 	opt.PoolSize = workers + 16
 	opt.ContextTimeoutEnabled = true
+	if d := compose.AnnouncedDialer(cl); d != nil {
+		opt.Dialer = d // nodes announce their replication proxies' ports: dial the real ones
+	}
 	if proxied {
 		px, err := compose.OpenToxics(cf.Toxiproxy, cl)
 		if err != nil {
