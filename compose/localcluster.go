@@ -187,9 +187,12 @@ func Start(ctx context.Context, opt Options) (*LocalCluster, error) {
 		}
 	}()
 
+	for _, d := range RemoveLeftovers(opt.BaseDir, "seckill-node-") {
+		c.logf("compose: removed %s, left behind by a harness that no longer runs", d)
+	}
 	n := opt.Masters * (1 + opt.ReplicasPerMaster)
 	for i := 0; i < n; i++ {
-		dir, err := os.MkdirTemp(opt.BaseDir, "seckill-node-*")
+		dir, err := makeOwnedTempDir(opt.BaseDir, "seckill-node-*")
 		if err != nil {
 			return nil, fmt.Errorf("compose: creating node dir: %w", err)
 		}

@@ -155,7 +155,10 @@ func StartLocalPostgres(ctx context.Context, opt PostgresOptions) (*LocalPostgre
 			return nil, fmt.Errorf("compose: PostgresOptions.Settings[%q] is set by the harness (127.0.0.1, a free port, the temp dir): remove it", k)
 		}
 	}
-	dir, err := os.MkdirTemp("", "seckill-pg-")
+	for _, d := range RemoveLeftovers("", "seckill-pg-") {
+		logf("compose: removed %s, left behind by a harness that no longer runs", d)
+	}
+	dir, err := makeOwnedTempDir("", "seckill-pg-")
 	if err != nil {
 		return nil, fmt.Errorf("compose: temp dir for PostgreSQL: %w", err)
 	}
