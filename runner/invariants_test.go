@@ -95,10 +95,10 @@ func compensate(stage pipeline.Stage, rid string, user uint32, code lua.Compensa
 // is rejected by the order service and released through RELEASE_PENDING.
 func piped() *Facts {
 	f := &Facts{
-		Planned: []int64{2},
-		Stock:   []lua.Stock{{Initial: 2, Available: 1, Reserved: 1, ReleasedTotal: 1}},
-		Ops:     []Op{reserveOp(1, 1, lua.Accepted, "r-a"), reserveOp(2, 2, lua.Accepted, "r-b")},
-		Records: map[string]ReservationRecord{"r-a": rec(1, lua.StatusOrderCreated), "r-b": rec(2, lua.StatusReleased)},
+		Planned:  []int64{2},
+		Stock:    []lua.Stock{{Initial: 2, Available: 1, Reserved: 1, ReleasedTotal: 1}},
+		Ops:      []Op{reserveOp(1, 1, lua.Accepted, "r-a"), reserveOp(2, 2, lua.Accepted, "r-b")},
+		Records:  map[string]ReservationRecord{"r-a": rec(1, lua.StatusOrderCreated), "r-b": rec(2, lua.StatusReleased)},
 		Requests: map[RequestKey]RequestFact{}, OwnReservation: map[UserRequest]string{},
 		SendPendingLeft: []int64{0}, ExpiryLeft: []int64{0},
 	}
