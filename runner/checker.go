@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -423,18 +424,40 @@ func notCachedForUser(code lua.ReserveCode) bool {
 // id; re-sent operations agree with their own request's result.
 func judgeI5(f *Facts) Verdict {
 	ops := f.Ops
-	byReq := map[RequestKey][]int{}
+	// The answered operations grouped by request id (request results are
+	// cached per bucket), each group in history order: sorted by a packed
+	// key, not a map of slices, so a million operations judge quickly.
+	type keyed struct {
+		key uint64 // bucket << 32 | request
+		op  int
+	}
+	var answered []keyed
 	for i := range ops {
 		o := &ops[i]
-		if !o.Kind.IsReserve() || o.Outcome < 0 || notCachedForUser(lua.ReserveCode(o.Outcome)) {
-			continue
+		if o.Kind.IsReserve() && o.Outcome >= 0 && !notCachedForUser(lua.ReserveCode(o.Outcome)) {
+			answered = append(answered, keyed{uint64(o.Bucket)<<32 | uint64(o.Req), i})
 		}
-		k := RequestKey{o.Bucket, o.Req}
-		byReq[k] = append(byReq[k], i)
 	}
+	slices.SortFunc(answered, func(x, y keyed) int {
+		if c := cmp.Compare(x.key, y.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.op, y.op)
+	})
 	var bad []string
+	var idx []int
 	groups, foreignGroups, unreadable := 0, 0, 0
-	for key, idx := range byReq {
+	for start := 0; start < len(answered); {
+		end := start + 1
+		for end < len(answered) && answered[end].key == answered[start].key {
+			end++
+		}
+		idx = idx[:0]
+		for _, a := range answered[start:end] {
+			idx = append(idx, a.op)
+		}
+		start = end
+		key := RequestKey{ops[idx[0]].Bucket, ops[idx[0]].Req}
 		req := key.Req
 		if len(idx) < 2 && ops[idx[0]].Outcome != Outcome(lua.RequestIDConflict) {
 			continue

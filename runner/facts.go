@@ -87,10 +87,9 @@ type UserRequest struct {
 
 // derivedFacts are views of Facts that several checks use.
 type derivedFacts struct {
-	ackedByBucket []map[string]struct{} // distinct reservation ids answered ACCEPTED, per bucket
-	acked         int                   // their number over every bucket
-	loadOps       []Op                  // Ops without the pipeline's releases
-	obs           map[string][]observation
+	ackedByBucket []map[string]struct{}    // distinct reservation ids answered ACCEPTED, per bucket
+	acked         int                      // their number over every bucket
+	obs           map[string][]observation // per reservation, the statuses the pipeline's answers revealed
 }
 
 // Buckets is the activity's bucket count.
@@ -106,9 +105,6 @@ func (f *Facts) derive() *derivedFacts {
 	}
 	for i := range f.Ops {
 		o := &f.Ops[i]
-		if o.Flags&FlagPipelineRelease == 0 {
-			d.loadOps = append(d.loadOps, *o)
-		}
 		if o.Accepted() && o.RID != "" && int(o.Bucket) < len(d.ackedByBucket) {
 			if _, dup := d.ackedByBucket[o.Bucket][o.RID]; !dup {
 				d.ackedByBucket[o.Bucket][o.RID] = struct{}{}
