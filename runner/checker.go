@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"seckill-harness/lua"
-	"seckill-harness/reports"
 )
 
 // The checker judges the invariants of the table (invariants.go) in two
@@ -106,31 +105,6 @@ func (r *CheckReport) Failed() []string {
 // without checks has judged nothing.
 func (r *CheckReport) AllRequiredSkipped(required []string) (bool, string) {
 	return allRequiredSkipped(r.Checks, required)
-}
-
-// JudgedAssertion is AllRequiredSkipped as a report assertion, for the
-// run's verdict: "invariants judged something" fails when every required
-// check skipped (the reason as its detail) and passes otherwise; observed
-// is the number of required checks that did judge (pass or fail).
-func (r *CheckReport) JudgedAssertion(required []string) reports.Assertion {
-	one := 1.0
-	a := reports.Assertion{Name: "invariants judged something", Threshold: &one, Unit: "checks"}
-	if skipped, why := r.AllRequiredSkipped(required); skipped {
-		a.Status, a.Detail = reports.StatusFail, why+": the run judged nothing, so it cannot pass"
-		return a
-	}
-	n, of := 0, 0
-	for _, c := range r.Checks {
-		if required != nil && !slices.ContainsFunc(required, func(id string) bool { return strings.EqualFold(id, c.ID) }) {
-			continue
-		}
-		of++
-		if c.Status != StatusSkip {
-			n++
-		}
-	}
-	a.Status, a.Observed, a.Detail = reports.StatusPass, float64(n), fmt.Sprintf("%d of %d required checks judged the run", n, of)
-	return a
 }
 
 func allRequiredSkipped(checks []Check, required []string) (bool, string) {

@@ -535,12 +535,6 @@ func TestAllRequiredSkipped(t *testing.T) {
 	if skipped, _ := (&CheckReport{}).AllRequiredSkipped(nil); !skipped {
 		t.Error("a report without checks judged something?")
 	}
-	if a := rep.JudgedAssertion(nil); a.Status != reports.StatusFail || !strings.Contains(a.Detail, "cannot pass") {
-		t.Errorf("all-error run's assertion: %+v", a)
-	}
-	if a := JudgeFacts(soldOut()).JudgedAssertion([]string{"I3", "I7"}); a.Status != reports.StatusPass || a.Observed != 1 || a.Detail != "1 of 2 required checks judged the run" {
-		t.Errorf("sold-out run's assertion: %+v", a)
-	}
 }
 
 // The README's invariant table is the table's: edit the table
