@@ -53,6 +53,9 @@ type Facts struct {
 	// Pipeline is the pipeline's event log; nil when the run had none (the
 	// pipeline checks then do not apply).
 	Pipeline *PipelineEvidence
+	// EndToEnd are the order database's facts (CollectEndToEnd); nil when
+	// they were not collected (the end-to-end checks then do not apply).
+	EndToEnd *EndToEndFacts
 
 	derived *derivedFacts // indexes shared by several checks, built on first use
 }

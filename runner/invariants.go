@@ -22,6 +22,9 @@ type Invariant struct {
 	// Pipeline marks a check of the asynchronous pipeline: it is judged
 	// (and in the report) only when the run had a pipeline.
 	Pipeline bool
+	// EndToEnd marks a pipeline check down to the order database: judged
+	// only when its facts were collected (Facts.EndToEnd, CollectEndToEnd).
+	EndToEnd bool
 	// WholeLoad marks a check of the activity's global counters against
 	// the history: a generator of a split load holds only part of the
 	// history, so it reports skip, "judged on the merge".
@@ -91,6 +94,21 @@ var invariants = []Invariant{
 	{ID: "P5", Name: "no_unsafe_release", Pipeline: true,
 		Contract: "no reservation released (or sent to compensate) without RELEASE_PENDING or REJECTED first, nor while its message was still in the MQ",
 		Judge:    judgeP5, Vacuous: vacuousP5, SkipWhen: "no release, compensation or consumed message"},
+	{ID: "E1", Name: "orders_within_stock", Pipeline: true, EndToEnd: true,
+		Contract: "PostgreSQL never oversells, whatever Redis did: CREATED orders ≤ stock.total and stock.sold ≤ stock.total",
+		Judge:    e2eJudge(checkE1)},
+	{ID: "E2", Name: "one_valid_order_per_user", Pipeline: true, EndToEnd: true,
+		Contract: "no user holds two CREATED orders of the activity",
+		Judge:    e2eJudge(checkE2)},
+	{ID: "E3", Name: "one_order_per_resv_msg", Pipeline: true, EndToEnd: true,
+		Contract: "no reservation_id and no message_id has two orders",
+		Judge:    e2eJudge(checkE3)},
+	{ID: "E4", Name: "divergences_explained", Pipeline: true, EndToEnd: true,
+		Contract: "every divergence the final reconciliation found is explained (an order whose reservation Redis lost, or a status it repaired)",
+		Judge:    e2eJudge(checkE4), Applies: e2eApplies(checkE4), SkipWhen: "the reconciliation's final pass did not run"},
+	{ID: "E5", Name: "end_to_end_liveness", Pipeline: true, EndToEnd: true,
+		Contract: "after the drain every ACCEPTED reservation ended as an order, a recorded rejection or a release with a supported reason",
+		Judge:    e2eJudge(checkE5), Applies: e2eApplies(checkE5), SkipWhen: "no drain ran"},
 }
 
 // Invariants returns the table of checks, in report order.
@@ -116,19 +134,29 @@ func LookupInvariant(id string) (Invariant, bool) {
 	return Invariant{}, false
 }
 
-// IDRange spells a run of ids for messages, from the table: "I1-I9" for the
-// core checks (pipeline false), "P1-P5" for the pipeline checks.
+// IDRange spells the ids for messages, from the table, one range per
+// letter: "I1-I9" for the core checks (pipeline false), "P1-P5 and E1-E5"
+// for the pipeline's.
 func IDRange(pipeline bool) string {
-	var ids []string
+	var ranges []string
+	var first, last string
 	for _, inv := range invariants {
-		if inv.Pipeline == pipeline {
-			ids = append(ids, inv.ID)
+		if inv.Pipeline != pipeline {
+			continue
 		}
+		if first != "" && inv.ID[0] != first[0] {
+			ranges = append(ranges, first+"-"+last)
+			first = ""
+		}
+		if first == "" {
+			first = inv.ID
+		}
+		last = inv.ID
 	}
-	if len(ids) == 0 {
-		return ""
+	if first != "" {
+		ranges = append(ranges, first+"-"+last)
 	}
-	return ids[0] + "-" + ids[len(ids)-1]
+	return strings.Join(ranges, " and ")
 }
 
 // judge runs one check over f.
@@ -166,13 +194,13 @@ func judgedOnMerge(inv *Invariant, g Generator) Check {
 }
 
 // JudgeFacts judges every check of the table that applies to f (the
-// pipeline checks only when f.Pipeline is set), in table order. It is
-// pure: it reads nothing but f.
+// pipeline checks only when f.Pipeline is set, the end-to-end ones only
+// when f.EndToEnd is), in table order. It is pure: it reads nothing but f.
 func JudgeFacts(f *Facts) *CheckReport {
 	rep := &CheckReport{Buckets: f.Stock, Unknown: unknownSummary(f), LostAcks: lostAcks(f)}
 	for i := range invariants {
 		inv := &invariants[i]
-		if inv.Pipeline && f.Pipeline == nil {
+		if (inv.Pipeline && !inv.EndToEnd && f.Pipeline == nil) || (inv.EndToEnd && f.EndToEnd == nil) {
 			continue
 		}
 		rep.Checks = append(rep.Checks, inv.judge(f))
@@ -187,7 +215,10 @@ func InvariantsMarkdown() string {
 	b.WriteString("| id | name | contract | judged | skip when |\n|----|------|----------|--------|-----------|\n")
 	for _, inv := range invariants {
 		judged := "every run"
-		if inv.Pipeline {
+		switch {
+		case inv.EndToEnd:
+			judged = "runs with a pipeline (orders in PostgreSQL)"
+		case inv.Pipeline:
 			judged = "runs with a pipeline"
 		}
 		skip := inv.SkipWhen
