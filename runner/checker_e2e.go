@@ -10,7 +10,7 @@ import (
 	"seckill-harness/runner/pipeline"
 )
 
-// The end-to-end checks (E1–E5) judge the whole path down to PostgreSQL,
+// The end-to-end checks judge the whole path down to PostgreSQL,
 // the final defence, as pure functions over facts collected first
 // (CollectEndToEnd: the load's history, the pipeline's evidence, one
 // consistent snapshot of the order database, the Redis records):
