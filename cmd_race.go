@@ -30,7 +30,7 @@ func newRaceCmd() *cobra.Command {
 users, one request each, sent from --concurrency workers at once (closed loop)
 against --stock units on a fresh local cluster. It passes (exit 0) when
 exactly min(stock, users) reservations were ACCEPTED, every other answer was
-SOLD_OUT, and I1–I9 hold; it writes the usual reports to --out.`,
+SOLD_OUT, and the invariants hold; it writes the usual reports to --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRace(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)

@@ -39,7 +39,7 @@ latency.hlog histograms added together, exactly as one histogram of all their
 values. Seconds are counted from each run's own start. The invariants are
 each run's own, merged by id: for generators of one split load
 (run --generator I/N) use 'seckill-harness verify', which also judges
-I1–I9 over the union of their histories against the cluster.
+the invariants over the union of their histories against the cluster.
 
 Exit codes: 0 rendered (whatever the verdict, unless --check), 1 with --check
 when the report's verdict is FAIL, 2 on a usage or read error.`,

@@ -41,11 +41,11 @@ func newRunCmd() *cobra.Command {
 	var mode, shape string
 	cmd := &cobra.Command{
 		Use:   "run [scenario|file.yaml]",
-		Short: "Run a scenario (built-in name or YAML file) or an ad-hoc load from flags; check I1–I9; write the reports",
+		Short: "Run a scenario (built-in name or YAML file) or an ad-hoc load from flags; check the invariants; write the reports",
 		Long: `run starts a local Redis Cluster (removed at the end), sets up one activity,
 drives the reserve path open-loop (paced, latency from the intended send time)
 or closed-loop, injects the scenario's faults, reads the state back from Redis,
-checks invariants I1–I9 and the scenario's assertions, and writes report.json,
+checks the invariants and the scenario's assertions, and writes report.json,
 report.html, summary.md, junit.xml, latency.hgrm, latency.hlog and (with --history)
 the operation history to --out.
 

@@ -47,8 +47,8 @@ that exposes it:
   release-on-send-timeout           the async pipeline with 30% send timeouts, most delivered anyway
 
 and the reference path runs --runs times under every one of those loads.
-Each run is checked with invariants I1–I9 (and P1–P5 where the pipeline
-runs); the matrix shows, per path, the
+Each run is checked with every invariant (the pipeline's too where the
+pipeline runs); the matrix shows, per path, the
 invariant(s) expected to catch it, how many runs were caught, and which
 invariants actually failed. Paths that cannot run yet are shown as pending.
 

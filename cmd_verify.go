@@ -12,13 +12,13 @@ func newVerifyCmd() *cobra.Command {
 	var o lifecycle.VerifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify DIR...",
-		Short: "Merge the runs of a load split over generators (--generator I/N) and judge I1–I9 over all of them against the live activity",
+		Short: "Merge the runs of a load split over generators (--generator I/N) and judge the invariants over all of them against the live activity",
 		Long: `verify is the merge step of a load split over several harness processes
 (run --generator I/N --activity NAME, one --out DIR each). It reads every
 generator's history (the --history JSONL, written by default with
 --generator) and generator.json, unions the histories (op ids re-numbered,
 times put on one clock from each run's started_at), reads the activity's
-final state from the cluster, and checks I1–I9 over the union — the checks a
+final state from the cluster, and checks the invariants over the union — the checks a
 single generator cannot judge (I2 reservation accounting, I9 undersell) are
 judged here, and every other check again over all generators together. A
 check a generator failed during its own run (e.g. a transient I1 sample)

@@ -271,7 +271,8 @@ type Unknown struct {
 	Unresolved  int64 `json:"unresolved"` // additive: could not be read
 }
 
-// Invariant is the verdict of one invariant check (I1..I9).
+// Invariant is the verdict of one invariant check (one entry of the
+// checker's table, runner.Invariants, e.g. I3 no_oversell).
 type Invariant struct {
 	ID       string         `json:"id"`
 	Name     string         `json:"name"`

@@ -1,15 +1,22 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/lua"
 )
+
+// The checker judges the invariants of the table (invariants.go) in two
+// steps: CollectFacts reads what the checks need from Redis once, then
+// JudgeFacts judges every check as a pure function of those facts. This
+// file holds the checker's types and the core checks' judges; the pipeline
+// checks' judges are in checker_pipeline.go.
 
 // Check statuses.
 const (
@@ -39,14 +46,19 @@ type CheckInput struct {
 	FaultsInjected bool
 	// Generator is the share of the load this history holds. When the load
 	// was split (N > 1) the checks that compare the activity's global
-	// counters with the records reachable from this history (I2, I9) report
-	// skip, "judged on the merge": only the union of every generator's
-	// history can judge them (seckill-harness verify).
+	// counters with the records reachable from this history (the table's
+	// WholeLoad checks) report skip, "judged on the merge": only the union
+	// of every generator's history can judge them (seckill-harness verify).
 	Generator Generator
 	// ClockSkew bounds how far apart the clocks of merged histories may be
 	// (generators on several machines): I9 only counts a SOLD_OUT that
 	// started more than this after the bucket's last release. 0 for one run.
 	ClockSkew time.Duration
+	// Pipeline is the pipeline's event log (after Stop) when the run had
+	// one: the pipeline checks are then judged too, from the same reads.
+	// History must then hold the pipeline's releases (WithPipelineReleases),
+	// so that I4, I8 and I9 count them.
+	Pipeline *PipelineEvidence
 }
 
 // UnknownSummary is how the UNKNOWN outcomes were resolved (I7).
@@ -57,7 +69,7 @@ type UnknownSummary struct {
 
 // CheckReport is the checker's whole answer.
 type CheckReport struct {
-	Checks   []Check
+	Checks   []Check     // in the table's order
 	Buckets  []lua.Stock // final stock per bucket, read back from Redis
 	Unknown  UnknownSummary
 	LostAcks []string // acknowledged reservation ids missing from Redis
@@ -84,137 +96,65 @@ func (r *CheckReport) Failed() []string {
 	return ids
 }
 
-// record is what the checker reads of one reservation record.
-type record struct {
-	status lua.Status
-	user   string
-	bucket uint32
+// AllRequiredSkipped reports whether every required check skipped: the
+// run then judged nothing and must not pass, however green it looks.
+// required lists the required ids (case-insensitive); nil means every
+// check in the report. The reason names each skipped check and why, e.g.
+// "every required invariant skipped: I3 (no ACCEPTED answer), …". A
+// required id absent from the report counts as not judged. A report
+// without checks has judged nothing.
+func (r *CheckReport) AllRequiredSkipped(required []string) (bool, string) {
+	return allRequiredSkipped(r.Checks, required)
 }
 
-// Verify reads the final state of tgt's activity back from Redis and checks
-// I1–I9 against it and the history. Reads are bounded: the stock hashes, the
-// two zsets, and one HMGET per reservation id named by the history or the
-// zsets, pipelined. Never KEYS or SCAN. A Go error means the state could not
-// be read (the checks are then unknown, not passed).
+func allRequiredSkipped(checks []Check, required []string) (bool, string) {
+	var why []string
+	judged := func(c Check) bool {
+		if c.Status != StatusSkip {
+			return true
+		}
+		why = append(why, fmt.Sprintf("%s (%s)", c.ID, c.Detail))
+		return false
+	}
+	if required == nil {
+		for _, c := range checks {
+			if judged(c) {
+				return false, ""
+			}
+		}
+	} else {
+		for _, id := range required {
+			found := false
+			for _, c := range checks {
+				if strings.EqualFold(c.ID, id) {
+					found = true
+					if judged(c) {
+						return false, ""
+					}
+				}
+			}
+			if !found {
+				why = append(why, strings.ToUpper(id)+" (not in the report)")
+			}
+		}
+	}
+	if len(why) == 0 {
+		return true, "no invariant was judged"
+	}
+	return true, "every required invariant skipped: " + strings.Join(why, ", ")
+}
+
+// Verify reads the final state of tgt's activity back from Redis once
+// (CollectFacts) and judges every check of the table that applies
+// (JudgeFacts): the core checks, and the pipeline checks when in.Pipeline
+// is set. A Go error means the state could not be read (the checks are
+// then unknown, not passed).
 func Verify(ctx context.Context, tgt Target, in CheckInput) (*CheckReport, error) {
-	a := tgt.Activity
-	st := tgt.Store
-	rdb := st.Client()
-	ops := in.History.Ops
-	rep := &CheckReport{}
-
-	for b := uint32(0); b < a.Buckets; b++ {
-		s, err := lua.ReadStock(ctx, rdb, a.Scope(b))
-		if err != nil {
-			return nil, fmt.Errorf("checker: %w", err)
-		}
-		rep.Buckets = append(rep.Buckets, s)
-	}
-
-	// Reservation ids to read: every one the history names or may have
-	// created, and every member of the two zsets.
-	cand := map[string]uint32{}
-	for i := range ops {
-		o := &ops[i]
-		if o.RID != "" {
-			cand[o.RID] = uint32(o.Bucket)
-		}
-		if o.Kind.IsReserve() && (o.Outcome == OutcomeUnknown || o.HadUnknown()) {
-			cand[st.ReservationIDFor(a, o.UserID(), o.RequestID())] = uint32(o.Bucket)
-		}
-	}
-	for b := uint32(0); b < a.Buckets; b++ {
-		sc := a.Scope(b)
-		for _, z := range []string{sc.SendPendingKey(), sc.ExpiryKey()} {
-			ms, err := rdb.ZRange(ctx, z, 0, -1).Result()
-			if err != nil {
-				return nil, fmt.Errorf("checker: read %s: %w", z, err)
-			}
-			for _, m := range ms {
-				cand[m] = b
-			}
-		}
-	}
-	recs, err := readRecords(ctx, rdb, a, cand)
+	f, err := CollectFacts(ctx, tgt, in)
 	if err != nil {
 		return nil, err
 	}
-
-	rep.Checks = append(rep.Checks,
-		checkI1(rep.Buckets, in.Samples),
-		checkI2(a, rep.Buckets, recs),
-		checkI3(a, ops, recs),
-		checkI4(ops, recs),
-	)
-	i5, err := checkI5(ctx, st, a, ops)
-	if err != nil {
-		return nil, err
-	}
-	i6, lost := checkI6(ops, recs)
-	rep.LostAcks = lost
-	i7, unk, err := checkI7(ctx, st, a, ops)
-	if err != nil {
-		return nil, err
-	}
-	rep.Unknown = unk
-	rep.Checks = append(rep.Checks, i5, i6, i7, checkI8(ops), checkI9(a, ops, rep.Buckets, in.FaultsInjected, in.ClockSkew))
-	if in.Generator.Split() {
-		for i, c := range rep.Checks {
-			switch c.ID {
-			case "I2", "I9":
-				rep.Checks[i] = judgedOnMerge(c, in.Generator)
-			case "I3":
-				// A bound on a part of the acknowledgements: a fail is an
-				// oversell, a pass only this generator's; the merge judges all.
-				rep.Checks[i].Detail += fmt.Sprintf(" (generator %s's acknowledgements only; the merge judges them all)", in.Generator)
-			}
-		}
-	}
-	return rep, nil
-}
-
-// judgedOnMerge replaces a check of global counters against this history
-// (I2, I9) by a skip: another generator's reservations and releases count
-// in the counters but not in this history, so its verdict would be neither
-// a fail nor a pass worth reading.
-func judgedOnMerge(c Check, g Generator) Check {
-	return Check{ID: c.ID, Name: c.Name, Status: StatusSkip,
-		Detail:   fmt.Sprintf("generator %s of a split load: judged on the merge (seckill-harness verify over every generator's run)", g),
-		Evidence: map[string]any{"generator": g.String(), "judged_on": "merge"}}
-}
-
-func readRecords(ctx context.Context, rdb redis.UniversalClient, a *lua.Activity, cand map[string]uint32) (map[string]record, error) {
-	ids := make([]string, 0, len(cand))
-	for id := range cand {
-		if lua.ValidateID("reservation_id", id) == nil {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	out := make(map[string]record, len(ids))
-	for start := 0; start < len(ids); start += 1000 {
-		end := min(start+1000, len(ids))
-		cmds := make([]*redis.SliceCmd, 0, end-start)
-		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, id := range ids[start:end] {
-				cmds = append(cmds, p.HMGet(ctx, a.Scope(cand[id]).ResvKey(id), "status", "user_id", "bucket_id"))
-			}
-			return nil
-		})
-		if err != nil && err != redis.Nil {
-			return nil, fmt.Errorf("checker: read reservation records: %w", err)
-		}
-		for i, c := range cmds {
-			v := c.Val()
-			if len(v) != 3 || v[0] == nil {
-				continue // no such record
-			}
-			s, _ := v[0].(string)
-			u, _ := v[1].(string)
-			out[ids[start+i]] = record{status: lua.Status(s), user: u, bucket: cand[ids[start+i]]}
-		}
-	}
-	return out, nil
+	return JudgeFacts(f), nil
 }
 
 func listed(ids []string) []string {
@@ -225,30 +165,35 @@ func listed(ids []string) []string {
 	return ids
 }
 
-func pass(id, name, detail string, ev map[string]any) Check {
-	return Check{ID: id, Name: name, Status: StatusPass, Detail: detail, Evidence: ev}
+func status(f *Facts, rid string) (lua.Status, bool) {
+	r, ok := f.Records[rid]
+	return r.Status, ok
 }
 
-func verdict(id, name string, failed bool, detail string, ev map[string]any) Check {
-	c := pass(id, name, detail, ev)
-	if failed {
-		c.Status = StatusFail
+// stockUntouched is I1's vacuity: every bucket still holds its initial
+// stock, none reserved or released — nothing moved that could break
+// conservation.
+func stockUntouched(f *Facts, _ Verdict) string {
+	for _, s := range f.Stock {
+		if s.Available != s.Initial || s.Reserved != 0 || s.ReleasedTotal != 0 {
+			return ""
+		}
 	}
-	return c
+	return fmt.Sprintf("the stock never moved: all %d buckets hold their initial stock, none reserved or released", len(f.Stock))
 }
 
-// I1: per bucket available + reserved == initial, both >= 0 — at the end and
-// at every sample taken during the run.
-func checkI1(buckets []lua.Stock, samples []StockSample) Check {
+// judgeI1: per bucket available + reserved == initial, both >= 0 — at the
+// end and at every sample taken during the run.
+func judgeI1(f *Facts) Verdict {
 	var bad []string
-	for b, s := range buckets {
+	for b, s := range f.Stock {
 		if !s.Conserved() {
 			bad = append(bad, fmt.Sprintf("bucket %d: initial=%d available=%d reserved=%d", b, s.Initial, s.Available, s.Reserved))
 		}
 	}
 	var transient []map[string]any
 	readErrs := 0
-	for _, s := range samples {
+	for _, s := range f.Samples {
 		if s.Err != "" {
 			readErrs++
 		}
@@ -257,64 +202,81 @@ func checkI1(buckets []lua.Stock, samples []StockSample) Check {
 				"initial": s.Stock.Initial, "available": s.Stock.Available, "reserved": s.Stock.Reserved})
 		}
 	}
-	ev := map[string]any{"final_violations": bad, "samples": len(samples), "sample_read_errors": readErrs, "transient_violations": transient}
-	detail := fmt.Sprintf("%d buckets conserve stock; %d samples during the run, %d violations", len(buckets)-len(bad), len(samples), len(transient))
+	ev := map[string]any{"final_violations": bad, "samples": len(f.Samples), "sample_read_errors": readErrs, "transient_violations": transient}
+	detail := fmt.Sprintf("%d buckets conserve stock; %d samples during the run, %d violations", len(f.Stock)-len(bad), len(f.Samples), len(transient))
 	if len(bad) > 0 {
-		detail = fmt.Sprintf("%d of %d buckets break initial == available + reserved: %v", len(bad), len(buckets), bad)
+		detail = fmt.Sprintf("%d of %d buckets break initial == available + reserved: %v", len(bad), len(f.Stock), bad)
 	}
-	return verdict("I1", "stock_conservation", len(bad) > 0 || len(transient) > 0, detail, ev)
+	return Verdict{len(bad) > 0 || len(transient) > 0, detail, ev}
 }
 
-// I2: per bucket reserved == live records, released_total == RELEASED records.
-func checkI2(a *lua.Activity, buckets []lua.Stock, recs map[string]record) Check {
-	live := make([]int64, a.Buckets)
-	released := make([]int64, a.Buckets)
-	for _, r := range recs {
-		if r.status == lua.StatusReleased {
-			released[r.bucket]++
+// judgeI2: per bucket reserved == live records, released_total == RELEASED records.
+func judgeI2(f *Facts) Verdict {
+	live := make([]int64, f.Buckets())
+	released := make([]int64, f.Buckets())
+	for _, r := range f.Records {
+		if int(r.Bucket) >= f.Buckets() {
+			continue
+		}
+		if r.Status == lua.StatusReleased {
+			released[r.Bucket]++
 		} else {
-			live[r.bucket]++
+			live[r.Bucket]++
 		}
 	}
 	var bad []string
-	for b, s := range buckets {
+	for b, s := range f.Stock {
 		if s.Reserved != live[b] || s.ReleasedTotal != released[b] {
 			bad = append(bad, fmt.Sprintf("bucket %d: reserved=%d but %d live records; released_total=%d but %d RELEASED records",
 				b, s.Reserved, live[b], s.ReleasedTotal, released[b]))
 		}
 	}
-	detail := fmt.Sprintf("%d reservation records read; counters match them in every bucket", len(recs))
+	detail := fmt.Sprintf("%d reservation records read; counters match them in every bucket", len(f.Records))
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("counters disagree with the records: %v", bad)
 	}
-	return verdict("I2", "reservation_accounting", len(bad) > 0, detail,
-		map[string]any{"records_read": len(recs), "live_records": live, "released_records": released, "mismatches": bad})
+	return Verdict{len(bad) > 0, detail,
+		map[string]any{"records_read": len(f.Records), "live_records": live, "released_records": released, "mismatches": bad}}
 }
 
-// I3: distinct reservation ids acknowledged ACCEPTED, less those released, never exceed initial.
-func checkI3(a *lua.Activity, ops []Op, recs map[string]record) Check {
-	acked := make([]map[string]struct{}, a.Buckets)
-	for b := range acked {
-		acked[b] = map[string]struct{}{}
+func vacuousI2(f *Facts, _ Verdict) string {
+	if len(f.Records) > 0 {
+		return ""
 	}
-	for i := range ops {
-		if ops[i].Accepted() && ops[i].RID != "" {
-			acked[ops[i].Bucket][ops[i].RID] = struct{}{}
+	for _, s := range f.Stock {
+		if s.Reserved != 0 || s.ReleasedTotal != 0 {
+			return ""
 		}
 	}
+	return "no reservation record exists and no counter moved: nothing to account for"
+}
+
+// noAcknowledgement is the vacuity of I3 and I6: both judge the
+// reservations acknowledged ACCEPTED.
+func noAcknowledgement(f *Facts, _ Verdict) string {
+	if f.derive().acked > 0 {
+		return ""
+	}
+	return fmt.Sprintf("no operation was answered ACCEPTED (%d operations): no acknowledged reservation to judge", len(f.Ops))
+}
+
+// judgeI3: distinct reservation ids acknowledged ACCEPTED, less those
+// released, never exceed initial.
+func judgeI3(f *Facts) Verdict {
+	acked := f.derive().ackedByBucket
 	var bad []string
 	var total, totalInitial int64
-	perBucket := make([]int64, a.Buckets)
+	perBucket := make([]int64, f.Buckets())
 	for b := range acked {
 		n := int64(0)
 		for rid := range acked[b] {
-			if r, ok := recs[rid]; !ok || r.status != lua.StatusReleased {
+			if r, ok := f.Records[rid]; !ok || r.Status != lua.StatusReleased {
 				n++
 			}
 		}
 		perBucket[b] = n
 		total += n
-		initial := a.BucketStock(uint32(b))
+		initial := f.Planned[b]
 		totalInitial += initial
 		if n > initial {
 			bad = append(bad, fmt.Sprintf("bucket %d: %d held acknowledged reservations > initial %d", b, n, initial))
@@ -327,17 +289,24 @@ func checkI3(a *lua.Activity, ops []Op, recs map[string]record) Check {
 	if len(bad) > 0 {
 		detail = "oversold: " + fmt.Sprint(bad)
 	}
-	return verdict("I3", "no_oversell", len(bad) > 0, detail,
-		map[string]any{"acknowledged_held": perBucket, "total_held": total, "initial": totalInitial, "violations": bad})
+	if f.Generator.Split() {
+		// A bound on a part of the acknowledgements: a fail is an
+		// oversell, a pass only this generator's; the merge judges all.
+		detail += fmt.Sprintf(" (generator %s's acknowledgements only; the merge judges them all)", f.Generator)
+	}
+	return Verdict{len(bad) > 0, detail,
+		map[string]any{"acknowledged_held": perBucket, "total_held": total, "initial": totalInitial, "violations": bad}}
 }
 
-// I4: no user holds two live reservations in Redis, and no user was told
-// ACCEPTED for a second reservation while the first had not been released.
-func checkI4(ops []Op, recs map[string]record) Check {
+// judgeI4: no user holds two live reservations in Redis, and no user was
+// told ACCEPTED for a second reservation while the first had not been
+// released.
+func judgeI4(f *Facts) Verdict {
+	ops := f.Ops
 	liveByUser := map[string][]string{}
-	for rid, r := range recs {
-		if r.status != lua.StatusReleased {
-			liveByUser[r.user] = append(liveByUser[r.user], rid)
+	for rid, r := range f.Records {
+		if r.Status != lua.StatusReleased {
+			liveByUser[r.User] = append(liveByUser[r.User], rid)
 		}
 	}
 	var bad []string
@@ -404,34 +373,66 @@ func checkI4(ops []Op, recs map[string]record) Check {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d violations of one-per-user", len(bad))
 	}
-	return verdict("I4", "one_per_user", len(bad) > 0, detail,
-		map[string]any{"violations": listed(bad), "double_acknowledgements": told})
+	return Verdict{len(bad) > 0, detail, map[string]any{"violations": listed(bad), "double_acknowledgements": told}}
 }
 
-// I5: every answer to one request_id agrees (code and reservation id), and
-// another user reusing it gets REQUEST_ID_CONFLICT with no reservation id.
-func checkI5(ctx context.Context, st *lua.Store, a *lua.Activity, ops []Op) (Check, error) {
-	// Request results are cached per bucket: a request id is one per bucket.
-	type reqKey struct {
-		bucket uint16
-		req    uint32
+func vacuousI4(f *Facts, _ Verdict) string {
+	if f.derive().acked > 0 || len(f.Records) > 0 {
+		return ""
 	}
-	byReq := map[reqKey][]int{}
+	return "no operation was answered ACCEPTED and no reservation record exists: no user holds anything"
+}
+
+// notCachedForUser reports the reserve codes the contract does not cache
+// as the request's result: a repeat may answer differently.
+func notCachedForUser(code lua.ReserveCode) bool {
+	switch code {
+	case lua.ConfigMissing, lua.InvariantViolation, lua.BadArgument:
+		return true
+	}
+	return false
+}
+
+// judgeI5: every answer to one request_id agrees (code and reservation id),
+// and another user reusing it gets REQUEST_ID_CONFLICT with no reservation
+// id; re-sent operations agree with their own request's result.
+func judgeI5(f *Facts) Verdict {
+	ops := f.Ops
+	// The answered operations grouped by request id (request results are
+	// cached per bucket), each group in history order: sorted by a packed
+	// key, not a map of slices, so a million operations judge quickly.
+	type keyed struct {
+		key uint64 // bucket << 32 | request
+		op  int
+	}
+	var answered []keyed
 	for i := range ops {
 		o := &ops[i]
-		if !o.Kind.IsReserve() || o.Outcome < 0 {
-			continue
+		if o.Kind.IsReserve() && o.Outcome >= 0 && !notCachedForUser(lua.ReserveCode(o.Outcome)) {
+			answered = append(answered, keyed{uint64(o.Bucket)<<32 | uint64(o.Req), i})
 		}
-		switch lua.ReserveCode(o.Outcome) {
-		case lua.ConfigMissing, lua.InvariantViolation, lua.BadArgument:
-			continue // not cached by the contract: a repeat may differ
-		}
-		byReq[reqKey{o.Bucket, o.Req}] = append(byReq[reqKey{o.Bucket, o.Req}], i)
 	}
+	slices.SortFunc(answered, func(x, y keyed) int {
+		if c := cmp.Compare(x.key, y.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.op, y.op)
+	})
 	var bad []string
-	groups, foreignGroups := 0, 0
-	for key, idx := range byReq {
-		req := key.req
+	var idx []int
+	groups, foreignGroups, unreadable := 0, 0, 0
+	for start := 0; start < len(answered); {
+		end := start + 1
+		for end < len(answered) && answered[end].key == answered[start].key {
+			end++
+		}
+		idx = idx[:0]
+		for _, a := range answered[start:end] {
+			idx = append(idx, a.op)
+		}
+		start = end
+		key := RequestKey{ops[idx[0]].Bucket, ops[idx[0]].Req}
+		req := key.Req
 		if len(idx) < 2 && ops[idx[0]].Outcome != Outcome(lua.RequestIDConflict) {
 			continue
 		}
@@ -478,49 +479,47 @@ func checkI5(ctx context.Context, st *lua.Store, a *lua.Activity, ops []Op) (Che
 			for u := range answers {
 				owner = u
 			}
-			sc := a.Scope(uint32(key.bucket))
-			res, found, err := st.LookupRequest(ctx, sc, RequestID(req))
-			if err != nil {
-				return Check{}, fmt.Errorf("checker I5: %w", err)
-			}
-			if found && res.UserID != UserID(owner) {
-				bad = append(bad, fmt.Sprintf("%s: Redis says %s owns it, answers say %s", RequestID(req), res.UserID, UserID(owner)))
+			res := f.Requests[key]
+			switch {
+			case res.Err != "":
+				unreadable++
+			case res.Found && res.Result.UserID != UserID(owner):
+				bad = append(bad, fmt.Sprintf("%s: Redis says %s owns it, answers say %s", RequestID(req), res.Result.UserID, UserID(owner)))
 			}
 		}
 	}
-	resent, resentBad, err := checkResent(ctx, st, a, ops)
-	if err != nil {
-		return Check{}, err
-	}
+	resent, resentBad, resentUnreadable := judgeResent(f)
+	unreadable += resentUnreadable
 	bad = append(bad, resentBad...)
 	detail := fmt.Sprintf("%d request ids answered more than once (%d reused by another user), %d re-sent operations: all agree", groups, foreignGroups, resent)
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d idempotency violations", len(bad))
 	}
-	return verdict("I5", "idempotency", len(bad) > 0, detail,
-		map[string]any{"repeated_request_ids": groups, "reused_by_another_user": foreignGroups, "resent_ops": resent,
-			"resent_mismatches": len(resentBad), "violations": listed(bad), "violation_count": len(bad)}), nil
+	ev := map[string]any{"repeated_request_ids": groups, "reused_by_another_user": foreignGroups, "resent_ops": resent,
+		"resent_mismatches": len(resentBad), "violations": listed(bad), "violation_count": len(bad)}
+	if unreadable > 0 {
+		ev["unreadable_request_results"] = unreadable
+		detail += fmt.Sprintf(" (%d cached request results could not be read: not compared)", unreadable)
+	}
+	return Verdict{len(bad) > 0, detail, ev}
 }
 
-// checkResent is I5 across request ids: an operation's answer must be the
+// judgeResent is I5 across request ids: an operation's answer must be the
 // answer of its own request_id.
 //   - No request is refused USER_ALREADY_RESERVED for the reservation it
 //     created itself (its derived reservation_id): the contract answers a
-//     repeat of a request from its cached result (seed 000 §7.2).
+//     repeat of a request from its cached result.
 //   - An operation answered by a re-send: the contract re-sends with the
-//     same ids (seed 000 §7.4), so an ACCEPTED names the reservation derived
-//     from the operation's request_id, and the answer agrees with the result
-//     Redis cached for that request_id.
+//     same ids, so an ACCEPTED names the reservation derived from the
+//     operation's request_id, and the answer agrees with the result Redis
+//     cached for that request_id.
 //
 // A client that re-sends under a new request_id, or a script that re-runs a
 // request whose reply was lost, passes every other check: the one-per-user
 // marker turns the second run into USER_ALREADY_RESERVED, which overwrites
-// or never meets the first answer, which the client never saw. Reads one
-// request result per re-sent operation, pipelined.
-func checkResent(ctx context.Context, st *lua.Store, a *lua.Activity, ops []Op) (int, []string, error) {
-	var idx []int
-	var bad []string
-	checked := 0
+// or never meets the first answer, which the client never saw.
+func judgeResent(f *Facts) (checked int, bad []string, unreadable int) {
+	ops := f.Ops
 	for i := range ops {
 		o := &ops[i]
 		if !o.Kind.IsReserve() || o.Outcome < 0 {
@@ -530,7 +529,8 @@ func checkResent(ctx context.Context, st *lua.Store, a *lua.Activity, ops []Op) 
 		if o.Sends >= 2 {
 			checked++
 		}
-		if code == lua.UserAlreadyReserved && o.RID != "" && o.RID == st.ReservationIDFor(a, o.UserID(), o.RequestID()) {
+		own := f.OwnReservation[UserRequest{o.User, o.Req}]
+		if code == lua.UserAlreadyReserved && o.RID != "" && o.RID == own {
 			bad = append(bad, fmt.Sprintf("%s of %s: refused USER_ALREADY_RESERVED for %s, the reservation this request created", RequestID(o.Req), o.UserID(), o.RID))
 			continue
 		}
@@ -541,79 +541,86 @@ func checkResent(ctx context.Context, st *lua.Store, a *lua.Activity, ops []Op) 
 		case lua.ConfigMissing, lua.InvariantViolation, lua.BadArgument, lua.ReservationIDConflict, lua.RequestIDConflict:
 			continue // not cached for this user by the contract
 		}
-		if o.Accepted() {
-			if want := st.ReservationIDFor(a, o.UserID(), o.RequestID()); o.RID != want {
-				bad = append(bad, fmt.Sprintf("%s of %s: re-sent and answered ACCEPTED %s, not its own reservation %s", RequestID(o.Req), o.UserID(), o.RID, want))
-				continue
-			}
+		if o.Accepted() && o.RID != own {
+			bad = append(bad, fmt.Sprintf("%s of %s: re-sent and answered ACCEPTED %s, not its own reservation %s", RequestID(o.Req), o.UserID(), o.RID, own))
+			continue
 		}
-		idx = append(idx, i)
-	}
-	rdb := st.Client()
-	for start := 0; start < len(idx); start += 1000 {
-		batch := idx[start:min(start+1000, len(idx))]
-		cmds := make([]*redis.StringCmd, 0, len(batch))
-		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, i := range batch {
-				o := &ops[i]
-				cmds = append(cmds, p.HGet(ctx, a.Scope(uint32(o.Bucket)).ReqShardKey(o.RequestID()), o.RequestID()))
-			}
-			return nil
-		})
-		if err != nil && err != redis.Nil {
-			return 0, nil, fmt.Errorf("checker I5: read request results: %w", err)
+		res := f.Requests[RequestKey{o.Bucket, o.Req}]
+		switch {
+		case res.Err != "":
+			unreadable++
+			continue
+		case !res.Found, res.Result.UserID != o.UserID():
+			continue // never executed, lost with a failover (I6/I7 speak to that), or another user's
 		}
-		for k, c := range cmds {
-			v, err := c.Result()
-			if err == redis.Nil {
-				continue // never executed, or lost with a failover: I6/I7 speak to that
-			}
-			if err != nil {
-				return 0, nil, fmt.Errorf("checker I5: read request result: %w", err)
-			}
-			o := &ops[batch[k]]
-			res, perr := lua.ParseRequestResult(v)
-			if perr != nil || res.UserID != o.UserID() {
-				continue
-			}
-			if res.Code != lua.ReserveCode(o.Outcome) || res.ReservationID != o.RID {
-				bad = append(bad, fmt.Sprintf("%s of %s: Redis holds %s %s for it, the re-sent operation answered %s %s",
-					RequestID(o.Req), o.UserID(), res.Code, res.ReservationID, lua.ReserveCode(o.Outcome), o.RID))
-			}
+		if res.Result.Code != code || res.Result.ReservationID != o.RID {
+			bad = append(bad, fmt.Sprintf("%s of %s: Redis holds %s %s for it, the re-sent operation answered %s %s",
+				RequestID(o.Req), o.UserID(), res.Result.Code, res.Result.ReservationID, code, o.RID))
 		}
 	}
-	return checked, bad, nil
+	return checked, bad, unreadable
 }
 
-// I6: every reservation acknowledged ACCEPTED still exists in Redis.
-func checkI6(ops []Op, recs map[string]record) (Check, []string) {
+func vacuousI5(f *Facts, v Verdict) string {
+	if v.Evidence["repeated_request_ids"] != 0 || v.Evidence["resent_ops"] != 0 {
+		return ""
+	}
+	for i := range f.Ops {
+		o := &f.Ops[i]
+		if o.Kind.IsReserve() && o.Outcome == Outcome(lua.UserAlreadyReserved) && o.RID != "" {
+			return ""
+		}
+	}
+	return "no request id was answered twice, re-sent or refused USER_ALREADY_RESERVED: no answer to compare"
+}
+
+// lostAcks lists the reservations acknowledged ACCEPTED without a record
+// in Redis, sorted, and how many distinct reservations were acknowledged.
+func lostAcks(f *Facts) []string {
+	lost, _ := lostAndAcked(f)
+	return lost
+}
+
+func lostAndAcked(f *Facts) ([]string, int) {
 	acked := map[string]bool{}
-	for i := range ops {
-		if ops[i].Accepted() && ops[i].RID != "" {
-			acked[ops[i].RID] = true
+	for i := range f.Ops {
+		if f.Ops[i].Accepted() && f.Ops[i].RID != "" {
+			acked[f.Ops[i].RID] = true
 		}
 	}
 	var lost []string
 	for rid := range acked {
-		if _, ok := recs[rid]; !ok {
+		if _, ok := f.Records[rid]; !ok {
 			lost = append(lost, rid)
 		}
 	}
 	sort.Strings(lost)
-	detail := fmt.Sprintf("all %d acknowledged reservations exist in Redis", len(acked))
-	if len(lost) > 0 {
-		detail = fmt.Sprintf("%d of %d acknowledged reservations are gone from Redis", len(lost), len(acked))
-	}
-	return verdict("I6", "no_lost_acks", len(lost) > 0, detail,
-		map[string]any{"acknowledged": len(acked), "lost": len(lost), "lost_ids": listed(append([]string(nil), lost...))}), lost
+	return lost, len(acked)
 }
 
-// I7: each UNKNOWN is resolved by reading its request result: executed or not.
-func checkI7(ctx context.Context, st *lua.Store, a *lua.Activity, ops []Op) (Check, UnknownSummary, error) {
+// judgeI6: every reservation acknowledged ACCEPTED still exists in Redis.
+func judgeI6(f *Facts) Verdict {
+	lost, acked := lostAndAcked(f)
+	detail := fmt.Sprintf("all %d acknowledged reservations exist in Redis", acked)
+	if len(lost) > 0 {
+		detail = fmt.Sprintf("%d of %d acknowledged reservations are gone from Redis", len(lost), acked)
+	}
+	return Verdict{len(lost) > 0, detail,
+		map[string]any{"acknowledged": acked, "lost": len(lost), "lost_ids": listed(append([]string(nil), lost...))}}
+}
+
+// unknownSummary resolves each reserve operation that ended UNKNOWN by its
+// cached request result: executed when it holds the operation's user.
+func unknownSummary(f *Facts) UnknownSummary {
+	u, _ := resolveUnknowns(f)
+	return u
+}
+
+func resolveUnknowns(f *Facts) (UnknownSummary, []string) {
 	var u UnknownSummary
 	var unresolved []string
-	for i := range ops {
-		o := &ops[i]
+	for i := range f.Ops {
+		o := &f.Ops[i]
 		if o.HadUnknown() && o.Outcome >= 0 {
 			u.ResolvedByRetry++
 		}
@@ -621,36 +628,48 @@ func checkI7(ctx context.Context, st *lua.Store, a *lua.Activity, ops []Op) (Che
 			continue
 		}
 		u.Total++
-		res, found, err := st.LookupRequest(ctx, a.Scope(uint32(o.Bucket)), o.RequestID())
+		res, read := f.Requests[RequestKey{o.Bucket, o.Req}]
 		switch {
-		case err != nil:
+		case !read:
 			u.Unresolved++
-			unresolved = append(unresolved, fmt.Sprintf("op %d: %v", o.ID, err))
-		case found && res.UserID == o.UserID():
+			unresolved = append(unresolved, fmt.Sprintf("op %d: request result not read", o.ID))
+		case res.Err != "":
+			u.Unresolved++
+			unresolved = append(unresolved, fmt.Sprintf("op %d: %s", o.ID, res.Err))
+		case res.Found && res.Result.UserID == o.UserID():
 			u.Executed++
 		default:
 			u.NotExecuted++
 		}
 	}
+	return u, unresolved
+}
+
+// judgeI7: each UNKNOWN is resolved by reading its request result: executed or not.
+func judgeI7(f *Facts) Verdict {
+	u, unresolved := resolveUnknowns(f)
 	ev := map[string]any{"unknown": u.Total, "executed": u.Executed, "not_executed": u.NotExecuted,
 		"unresolved": u.Unresolved, "resolved_by_retry": u.ResolvedByRetry, "unresolved_ops": listed(unresolved)}
-	if u.Total == 0 {
-		return Check{ID: "I7", Name: "unknowns_resolved", Status: StatusSkip,
-			Detail: fmt.Sprintf("no operation ended UNKNOWN (%d lost replies were resolved by a same-id re-send)", u.ResolvedByRetry), Evidence: ev}, u, nil
-	}
 	detail := fmt.Sprintf("%d UNKNOWN: %d executed, %d not executed", u.Total, u.Executed, u.NotExecuted)
 	if u.Unresolved > 0 {
 		detail += fmt.Sprintf(", %d could not be resolved", u.Unresolved)
 	}
-	return verdict("I7", "unknowns_resolved", u.Unresolved > 0, detail, ev), u, nil
+	return Verdict{u.Unresolved > 0, detail, ev}
 }
 
-// I8: no reservation is released twice; repeats answer ALREADY_RELEASED.
-func checkI8(ops []Op) Check {
+func vacuousI7(_ *Facts, v Verdict) string {
+	if v.Evidence["unknown"] != 0 {
+		return ""
+	}
+	return fmt.Sprintf("no operation ended UNKNOWN (%d lost replies were resolved by a same-id re-send)", v.Evidence["resolved_by_retry"])
+}
+
+// judgeI8: no reservation is released twice; repeats answer ALREADY_RELEASED.
+func judgeI8(f *Facts) Verdict {
 	releases := 0
 	releasedBy := map[string]int{}
-	for i := range ops {
-		o := &ops[i]
+	for i := range f.Ops {
+		o := &f.Ops[i]
 		if o.Kind != KindRelease || o.Outcome < 0 {
 			continue
 		}
@@ -660,7 +679,7 @@ func checkI8(ops []Op) Check {
 		}
 	}
 	if releases == 0 {
-		return Check{ID: "I8", Name: "release_at_most_once", Status: StatusSkip, Detail: "no compensation ran", Evidence: map[string]any{"releases": 0}}
+		return Verdict{false, "no compensation ran", map[string]any{"releases": 0}}
 	}
 	var bad []string
 	for rid, n := range releasedBy {
@@ -672,52 +691,56 @@ func checkI8(ops []Op) Check {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d reservations released more than once", len(bad))
 	}
-	return verdict("I8", "release_at_most_once", len(bad) > 0, detail,
-		map[string]any{"compensations": releases, "released": len(releasedBy), "violations": listed(bad)})
+	return Verdict{len(bad) > 0, detail,
+		map[string]any{"compensations": releases, "released": len(releasedBy), "violations": listed(bad)}}
 }
 
-// I9: without faults and with demand >= stock, every bucket sells out. A
-// bucket that answered SOLD_OUT after its last release and still holds stock
-// at the end refused while holding stock (after the last release, available
-// only goes down). Always reports the stock left behind.
-func checkI9(a *lua.Activity, ops []Op, buckets []lua.Stock, faults bool, skew time.Duration) Check {
-	lastRelease := make([]time.Duration, a.Buckets)
-	releasedIn := make([]int, a.Buckets)
-	for i := range ops {
-		o := &ops[i]
-		if o.Kind == KindRelease && o.Outcome == Outcome(lua.CompensateReleased) {
+func vacuousI8(_ *Facts, v Verdict) string {
+	if _, none := v.Evidence["releases"]; none {
+		return "no compensation ran"
+	}
+	if v.Evidence["released"] == 0 {
+		return fmt.Sprintf("%d compensations ran, none released a reservation: nothing to release twice", v.Evidence["compensations"])
+	}
+	return ""
+}
+
+// judgeI9: without faults and with demand >= stock, every bucket sells
+// out. A bucket that answered SOLD_OUT after its last release and still
+// holds stock at the end refused while holding stock (after the last
+// release, available only goes down). Always reports the stock left behind.
+func judgeI9(f *Facts) Verdict {
+	nb := f.Buckets()
+	lastRelease := make([]time.Duration, nb)
+	releasedIn := make([]int, nb)
+	for i := range f.Ops {
+		o := &f.Ops[i]
+		if o.Kind == KindRelease && o.Outcome == Outcome(lua.CompensateReleased) && int(o.Bucket) < nb {
 			releasedIn[o.Bucket]++
 			if o.End > lastRelease[o.Bucket] {
 				lastRelease[o.Bucket] = o.End
 			}
 		}
 	}
-	soldOutAfter := make([]int, a.Buckets)
-	demand := make([]map[uint32]struct{}, a.Buckets)
-	for b := range demand {
-		demand[b] = map[uint32]struct{}{}
-	}
-	for i := range ops {
-		o := &ops[i]
-		if !o.Kind.IsReserve() || o.Outcome < 0 {
+	soldOutAfter := make([]int, nb)
+	demand := demandByBucket(f)
+	for i := range f.Ops {
+		o := &f.Ops[i]
+		if !o.Kind.IsReserve() || o.Outcome < 0 || int(o.Bucket) >= nb {
 			continue
-		}
-		switch lua.ReserveCode(o.Outcome) {
-		case lua.Accepted, lua.SoldOut:
-			demand[o.Bucket][o.User] = struct{}{}
 		}
 		after := lastRelease[o.Bucket]
 		if releasedIn[o.Bucket] > 0 {
-			after += skew // merged clocks may disagree by up to skew
+			after += f.ClockSkew // merged clocks may disagree by up to skew
 		}
 		if lua.ReserveCode(o.Outcome) == lua.SoldOut && o.Start > after {
 			soldOutAfter[o.Bucket]++
 		}
 	}
-	left := make([]int64, a.Buckets)
+	left := make([]int64, nb)
 	var total int64
 	var bad []string
-	for b, s := range buckets {
+	for b, s := range f.Stock {
 		left[b] = s.Available
 		total += s.Available
 		if s.Available <= 0 {
@@ -730,14 +753,57 @@ func checkI9(a *lua.Activity, ops []Op, buckets []lua.Stock, faults bool, skew t
 			bad = append(bad, fmt.Sprintf("bucket %d: %d users asked for %d units, %d left unsold", b, len(demand[b]), s.Initial, s.Available))
 		}
 	}
-	ev := map[string]any{"left_per_bucket": left, "left_total": total, "violations": bad}
-	if faults {
-		return Check{ID: "I9", Name: "liveness", Status: StatusSkip,
-			Detail: fmt.Sprintf("faults were injected; %d units left unsold", total), Evidence: ev}
-	}
 	detail := fmt.Sprintf("%d units left unsold; no bucket refused while holding stock", total)
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("undersell: %v", bad)
 	}
-	return verdict("I9", "liveness", len(bad) > 0, detail, ev)
+	return Verdict{len(bad) > 0, detail, map[string]any{"left_per_bucket": left, "left_total": total, "violations": bad}}
+}
+
+// demandByBucket is, per bucket, the users answered ACCEPTED or SOLD_OUT:
+// those who asked while the sale was on.
+func demandByBucket(f *Facts) []map[uint32]struct{} {
+	demand := make([]map[uint32]struct{}, f.Buckets())
+	for b := range demand {
+		demand[b] = map[uint32]struct{}{}
+	}
+	for i := range f.Ops {
+		o := &f.Ops[i]
+		if !o.Kind.IsReserve() || o.Outcome < 0 || int(o.Bucket) >= len(demand) {
+			continue
+		}
+		switch lua.ReserveCode(o.Outcome) {
+		case lua.Accepted, lua.SoldOut:
+			demand[o.Bucket][o.User] = struct{}{}
+		}
+	}
+	return demand
+}
+
+// appliesI9: liveness is only promised without faults; a fault may
+// legitimately leave stock unsold.
+func appliesI9(f *Facts, v Verdict) string {
+	if !f.FaultsInjected {
+		return ""
+	}
+	return fmt.Sprintf("faults were injected; %d units left unsold", v.Evidence["left_total"])
+}
+
+// vacuousI9: no bucket was tested for undersell — none sold out, none
+// answered SOLD_OUT, and in each the demand stayed below the stock.
+func vacuousI9(f *Facts, _ Verdict) string {
+	for i := range f.Ops {
+		if f.Ops[i].Kind.IsReserve() && f.Ops[i].Outcome == Outcome(lua.SoldOut) {
+			return ""
+		}
+	}
+	demand := demandByBucket(f)
+	var users int
+	for b, s := range f.Stock {
+		if s.Initial > 0 && (s.Available <= 0 || int64(len(demand[b])) >= s.Initial) {
+			return ""
+		}
+		users += len(demand[b])
+	}
+	return fmt.Sprintf("no bucket sold out or answered SOLD_OUT, and demand (%d users answered) stayed below the stock in every bucket: undersell not tested", users)
 }

@@ -10,7 +10,7 @@ import (
 	"seckill-harness/runner/pipeline"
 )
 
-// The end-to-end checks (E1–E5) judge the whole path down to PostgreSQL,
+// The end-to-end checks judge the whole path down to PostgreSQL,
 // the final defence, as pure functions over facts collected first
 // (CollectEndToEnd: the load's history, the pipeline's evidence, one
 // consistent snapshot of the order database, the Redis records):
@@ -29,13 +29,9 @@ import (
 //	                             the order stage received without recording a decision. Never dispatched, dropped,
 //	                             lost, or not terminal is a failure with its ids; so is a sale whose order service
 //	                             decided none of the ACCEPTED not cancelled by their users (skip when no drain ran)
-var endToEndContracts = []struct{ ID, Name string }{
-	{"E1", "orders_within_stock"},
-	{"E2", "one_valid_order_per_user"},
-	{"E3", "one_order_per_resv_msg"},
-	{"E4", "divergences_explained"},
-	{"E5", "end_to_end_liveness"},
-}
+//
+// Their ids, names and one-line contracts are in the table (invariants.go,
+// EndToEnd: true); the judges below are wrapped by e2eJudge / e2eApplies.
 
 // EndToEndFacts are the facts the E-checks judge.
 type EndToEndFacts struct {
@@ -90,18 +86,48 @@ func CollectEndToEnd(ctx context.Context, tgt Target, h *History, ev *pipeline.E
 	return f, nil
 }
 
-// EndToEndChecks runs E1–E5 on the facts (pure).
+// EndToEndChecks judges the table's end-to-end checks on the facts
+// (pure), in table order.
 func EndToEndChecks(f *EndToEndFacts) []Check {
-	return []Check{checkE1(f), checkE2(f), checkE3(f), checkE4(f), checkE5(f)}
-}
-
-func e2eName(id string) string {
-	for _, c := range endToEndContracts {
-		if c.ID == id {
-			return c.Name
+	facts := &Facts{EndToEnd: f}
+	var out []Check
+	for i := range invariants {
+		if inv := &invariants[i]; inv.EndToEnd {
+			out = append(out, inv.judge(facts))
 		}
 	}
-	return id
+	return out
+}
+
+// e2eJudge adapts an end-to-end judge to the table's Judge.
+func e2eJudge(check func(*EndToEndFacts) Check) func(*Facts) Verdict {
+	return func(f *Facts) Verdict {
+		c := check(f.EndToEnd)
+		return Verdict{c.Status == StatusFail, c.Detail, c.Evidence}
+	}
+}
+
+// e2eApplies adapts an end-to-end judge that skips by itself (its facts
+// say it does not apply, e.g. no drain ran) to the table's Applies.
+func e2eApplies(check func(*EndToEndFacts) Check) func(*Facts, Verdict) string {
+	return func(f *Facts, _ Verdict) string {
+		if c := check(f.EndToEnd); c.Status == StatusSkip {
+			return c.Detail
+		}
+		return ""
+	}
+}
+
+// e2eUnnamed is the name the judges below give their checks: the table
+// (invariants.go) names them when it judges them (Invariant.judge).
+const e2eUnnamed = ""
+
+func verdict(id, name string, failed bool, detail string, ev map[string]any) Check {
+	c := Check{ID: id, Name: name, Status: StatusPass, Detail: detail, Evidence: ev}
+	if failed {
+		c.Status = StatusFail
+	}
+	return c
 }
 
 func checkE1(f *EndToEndFacts) Check {
@@ -122,7 +148,7 @@ func checkE1(f *EndToEndFacts) Check {
 	if len(bad) > 0 {
 		detail = "PostgreSQL oversold: " + bad[0]
 	}
-	return verdict("E1", e2eName("E1"), len(bad) > 0, detail, ev)
+	return verdict("E1", e2eUnnamed, len(bad) > 0, detail, ev)
 }
 
 func checkE2(f *EndToEndFacts) Check {
@@ -143,7 +169,7 @@ func checkE2(f *EndToEndFacts) Check {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d users hold two or more valid orders, e.g. %s", len(bad), listed(bad)[0])
 	}
-	return verdict("E2", e2eName("E2"), len(bad) > 0, detail, ev)
+	return verdict("E2", e2eUnnamed, len(bad) > 0, detail, ev)
 }
 
 func checkE3(f *EndToEndFacts) Check {
@@ -168,13 +194,13 @@ func checkE3(f *EndToEndFacts) Check {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d duplicates, e.g. %s", len(bad), listed(bad)[0])
 	}
-	return verdict("E3", e2eName("E3"), len(bad) > 0, detail, ev)
+	return verdict("E3", e2eUnnamed, len(bad) > 0, detail, ev)
 }
 
 func checkE4(f *EndToEndFacts) Check {
 	fin := f.Recon.Final
 	if fin == nil {
-		return Check{ID: "E4", Name: e2eName("E4"), Status: StatusSkip,
+		return Check{ID: "E4", Name: e2eUnnamed, Status: StatusSkip,
 			Detail: "reconciliation did not run its final pass (Pipeline.Reconcile after the drain)", Evidence: map[string]any{"error": f.Recon.Err}}
 	}
 	explained := map[string]int{}
@@ -197,7 +223,7 @@ func checkE4(f *EndToEndFacts) Check {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d unexplained divergences, e.g. %s", len(bad), listed(bad)[0])
 	}
-	return verdict("E4", e2eName("E4"), len(bad) > 0, detail, ev)
+	return verdict("E4", e2eUnnamed, len(bad) > 0, detail, ev)
 }
 
 func checkE5(f *EndToEndFacts) Check {
@@ -264,7 +290,7 @@ func checkE5(f *EndToEndFacts) Check {
 	ev := map[string]any{"accepted": len(f.Accepted), "ends": ends, "failed": len(bad), "failed_ids": listed(append([]string(nil), bad...)),
 		"order_service_decisions": decisions}
 	if !f.Drained {
-		return Check{ID: "E5", Name: e2eName("E5"), Status: StatusSkip,
+		return Check{ID: "E5", Name: e2eUnnamed, Status: StatusSkip,
 			Detail: fmt.Sprintf("no drain phase ran; %d of %d ACCEPTED not ended yet", len(bad), len(f.Accepted)), Evidence: ev}
 	}
 	detail := fmt.Sprintf("all %d ACCEPTED ended: %v", len(f.Accepted), ends)
@@ -277,5 +303,5 @@ func checkE5(f *EndToEndFacts) Check {
 		// of them (no order, no rejection) is never green.
 		detail = fmt.Sprintf("the sale accepted %d reservations and the order service decided none of them: %v", len(f.Accepted), ends)
 	}
-	return verdict("E5", e2eName("E5"), len(bad) > 0 || noDecision, detail, ev)
+	return verdict("E5", e2eUnnamed, len(bad) > 0 || noDecision, detail, ev)
 }

@@ -12,35 +12,17 @@ import (
 	"seckill-harness/runner/pipeline"
 )
 
-// The pipeline checks (P1–P5) judge the asynchronous half of the path —
+// The pipeline checks judge the asynchronous half of the path —
 // dispatcher, MQ, order service, release stage, expiry checker — from the
 // pipeline's event log (every script call with its answer, every MQ send
 // and delivery, every order row), the load's history and the final records
-// read back from Redis (no SCAN: ids from the history, the log and the two
-// zsets of each bucket).
-//
-//	P1 resale_no_oversell     released stock may be reserved again (ACCEPTED may exceed initial) but per
-//	                          bucket: distinct ACCEPTED − RELEASED ≤ initial; orders ≤ initial; every order's
-//	                          reservation is ORDER_CREATED in Redis (an order on a RELEASED reservation is a
-//	                          unit sold twice)
-//	P2 drained_terminal       after the drain phase every ACCEPTED reservation (and every one the pipeline
-//	                          touched) is ORDER_CREATED or RELEASED and both zsets are empty; the stuck are
-//	                          listed with their status (skip when no drain ran)
-//	P3 legal_transitions      every UPDATED answer's previous→target pair is in the machine (RESERVED→
-//	                          SEND_UNKNOWN|ENQUEUED|RELEASE_PENDING, SEND_UNKNOWN→ENQUEUED|RELEASE_PENDING,
-//	                          ENQUEUED→ORDER_CREATED|REJECTED|RELEASE_PENDING, REJECTED→RELEASE_PENDING), and no
-//	                          reservation was seen leaving ORDER_CREATED or RELEASED
-//	P4 one_order_per_resv     duplicate deliveries of one message_id are counted and allowed; two orders for one
-//	                          reservation, two rows for one message_id (the unique index) or a send/order under
-//	                          another message_id than reserve-order:<rid>:v1 are not
-//	P5 no_unsafe_release      no RESERVED / SEND_UNKNOWN / ENQUEUED reservation is released (or even sent to
-//	                          compensate) without passing RELEASE_PENDING (or REJECTED); every RELEASED record has
-//	                          a fenced release on record; no reservation was released while its message was
-//	                          still in the MQ (the first consumption of a message never finds it released)
+// read back from Redis (CollectFacts: ids from the history, the log and the
+// two zsets of each bucket). Their contracts are in the table
+// (invariants.go); their judges are here.
 //
 // I3 needs no change for resale: it counts distinct ACCEPTED ids less those
 // RELEASED in Redis, which is what P1 restates per bucket. I4, I8 and I9
-// must see the pipeline's releases: run Verify on WithPipelineReleases(h, …).
+// must see the pipeline's releases: give Verify WithPipelineReleases(h, …).
 
 // PipelineEvidence is what the background pipeline recorded (pipeline.Evidence).
 type PipelineEvidence = pipeline.Evidence
@@ -88,12 +70,39 @@ func WithPipelineReleases(h *History, ev *PipelineEvidence, began time.Time) *Hi
 	return out
 }
 
-// allowedTransitions is the contract's machine (DESIGN.md §1).
+// allowedTransitions is the contract's state machine of a reservation:
+// RESERVED→{SEND_UNKNOWN, ENQUEUED, RELEASE_PENDING}, SEND_UNKNOWN→{ENQUEUED,
+// RELEASE_PENDING}, ENQUEUED→{ORDER_CREATED, REJECTED, RELEASE_PENDING},
+// REJECTED→{RELEASE_PENDING}; RELEASE_PENDING only becomes RELEASED (by
+// compensate), ORDER_CREATED and RELEASED are terminal.
 var allowedTransitions = map[lua.Status]map[lua.Status]bool{
 	lua.StatusReserved:    {lua.StatusSendUnknown: true, lua.StatusEnqueued: true, lua.StatusReleasePending: true},
 	lua.StatusSendUnknown: {lua.StatusEnqueued: true, lua.StatusReleasePending: true},
 	lua.StatusEnqueued:    {lua.StatusOrderCreated: true, lua.StatusRejected: true, lua.StatusReleasePending: true},
 	lua.StatusRejected:    {lua.StatusReleasePending: true},
+}
+
+// VerifyPipeline judges only the pipeline checks on the load's history h
+// (with or without the pipeline's releases: they are told apart by
+// FlagPipelineRelease), the pipeline's evidence (after Stop) and the final
+// state of tgt's activity. Verify with CheckInput.Pipeline set judges them
+// together with the core checks from one read of Redis: prefer it. A Go
+// error means Redis could not be read.
+func VerifyPipeline(ctx context.Context, tgt Target, h *History, ev *PipelineEvidence) ([]Check, error) {
+	if ev == nil {
+		return nil, fmt.Errorf("pipeline checker: no pipeline evidence")
+	}
+	f, err := CollectFacts(ctx, tgt, CheckInput{History: h, Pipeline: ev})
+	if err != nil {
+		return nil, fmt.Errorf("pipeline checker: %w", err)
+	}
+	var out []Check
+	for i := range invariants {
+		if inv := &invariants[i]; inv.Pipeline && !inv.EndToEnd {
+			out = append(out, inv.judge(f))
+		}
+	}
+	return out, nil
 }
 
 // observation is a status the answer of one call reveals, at its end.
@@ -102,98 +111,18 @@ type observation struct {
 	start, end time.Time
 }
 
-// pipelineFacts is what the P-checks share.
-type pipelineFacts struct {
-	a        *lua.Activity
-	ops      []Op // the load's operations (pipeline releases excluded)
-	ev       *PipelineEvidence
-	recs     map[string]record
-	acked    []map[string]struct{} // per bucket
-	histRel  map[string][]Outcome  // history release ops per rid
-	obs      map[string][]observation
-	pendLeft []int64
-	expLeft  []int64
-}
-
-// VerifyPipeline runs P1–P5 on the load's history h (as RunPhases returned
-// it), the pipeline's evidence (after Stop) and the final state of tgt's
-// activity. A Go error means Redis could not be read.
-func VerifyPipeline(ctx context.Context, tgt Target, h *History, ev *PipelineEvidence) ([]Check, error) {
-	if ev == nil {
-		return nil, fmt.Errorf("pipeline checker: no pipeline evidence")
-	}
-	a := tgt.Activity
-	rdb := tgt.Store.Client()
-	f := &pipelineFacts{a: a, ev: ev, histRel: map[string][]Outcome{}, obs: map[string][]observation{},
-		acked: make([]map[string]struct{}, a.Buckets), pendLeft: make([]int64, a.Buckets), expLeft: make([]int64, a.Buckets)}
-	for b := range f.acked {
-		f.acked[b] = map[string]struct{}{}
-	}
-	cand := map[string]uint32{}
-	for i := range h.Ops {
-		o := &h.Ops[i]
-		if o.Flags&FlagPipelineRelease != 0 {
-			continue
-		}
-		f.ops = append(f.ops, *o)
-		if o.RID != "" {
-			cand[o.RID] = uint32(o.Bucket)
-		}
-		if o.Kind.IsReserve() && (o.Outcome == OutcomeUnknown || o.HadUnknown()) {
-			cand[tgt.Store.ReservationIDFor(a, o.UserID(), o.RequestID())] = uint32(o.Bucket)
-		}
-		if o.Accepted() && o.RID != "" {
-			f.acked[o.Bucket][o.RID] = struct{}{}
-		}
-		if o.Kind == KindRelease && o.RID != "" {
-			f.histRel[o.RID] = append(f.histRel[o.RID], o.Outcome)
-		}
-	}
+// observe collects, per reservation, the statuses the pipeline's answers
+// revealed, in the order they came back.
+func observe(ev *PipelineEvidence) map[string][]observation {
+	obs := map[string][]observation{}
 	for i := range ev.Events {
-		cand[ev.Events[i].RID] = ev.Events[i].Bucket
-	}
-	for i := range ev.Sends {
-		cand[ev.Sends[i].RID] = ev.Sends[i].Bucket
-	}
-	for i := range ev.Orders {
-		cand[ev.Orders[i].RID] = ev.Orders[i].Bucket
-	}
-	for b := uint32(0); b < a.Buckets; b++ {
-		sc := a.Scope(b)
-		for zi, z := range []string{sc.SendPendingKey(), sc.ExpiryKey()} {
-			ms, err := rdb.ZRange(ctx, z, 0, -1).Result()
-			if err != nil {
-				return nil, fmt.Errorf("pipeline checker: read %s: %w", z, err)
-			}
-			for _, m := range ms {
-				cand[m] = b
-			}
-			if zi == 0 {
-				f.pendLeft[b] = int64(len(ms))
-			} else {
-				f.expLeft[b] = int64(len(ms))
-			}
-		}
-	}
-	recs, err := readRecords(ctx, rdb, a, cand)
-	if err != nil {
-		return nil, fmt.Errorf("pipeline checker: %w", err)
-	}
-	f.recs = recs
-	f.observe()
-	return []Check{f.checkP1(), f.checkP2(), f.checkP3(), f.checkP4(), f.checkP5()}, nil
-}
-
-// observe collects, per reservation, the statuses the answers revealed.
-func (f *pipelineFacts) observe() {
-	for i := range f.ev.Events {
-		e := &f.ev.Events[i]
+		e := &ev.Events[i]
 		if e.Failed() {
 			continue
 		}
 		add := func(s lua.Status) {
 			if s != "" {
-				f.obs[e.RID] = append(f.obs[e.RID], observation{s, e.Start, e.End})
+				obs[e.RID] = append(obs[e.RID], observation{s, e.Start, e.End})
 			}
 		}
 		if e.Op == pipeline.OpTransition {
@@ -212,19 +141,20 @@ func (f *pipelineFacts) observe() {
 			add(e.Status)
 		}
 	}
-	for rid := range f.obs {
-		o := f.obs[rid]
+	for rid := range obs {
+		o := obs[rid]
 		sort.Slice(o, func(i, j int) bool { return o[i].end.Before(o[j].end) })
 	}
+	return obs
 }
 
 // fencedBefore reports whether some answer that came back before t showed
 // rid REJECTED or RELEASE_PENDING (the only statuses compensate may take:
 // once there, a reservation can only become RELEASED), and otherwise the
 // last status seen before t.
-func (f *pipelineFacts) fencedBefore(rid string, t time.Time) (bool, lua.Status) {
+func fencedBefore(obs map[string][]observation, rid string, t time.Time) (bool, lua.Status) {
 	var last lua.Status
-	for _, o := range f.obs[rid] {
+	for _, o := range obs[rid] {
 		if !o.end.Before(t) {
 			break
 		}
@@ -238,26 +168,35 @@ func (f *pipelineFacts) fencedBefore(rid string, t time.Time) (bool, lua.Status)
 	return false, last
 }
 
-func (f *pipelineFacts) status(rid string) (lua.Status, bool) {
-	r, ok := f.recs[rid]
-	return r.status, ok
+// loadReleases is, per reservation id, the outcomes of the load's own
+// release operations (not the pipeline's).
+func loadReleases(f *Facts) map[string][]Outcome {
+	out := map[string][]Outcome{}
+	for i := range f.Ops {
+		o := &f.Ops[i]
+		if o.Kind == KindRelease && o.RID != "" && o.Flags&FlagPipelineRelease == 0 {
+			out[o.RID] = append(out[o.RID], o.Outcome)
+		}
+	}
+	return out
 }
 
-// P1: resale without oversell.
-func (f *pipelineFacts) checkP1() Check {
-	n := int(f.a.Buckets)
+// judgeP1: resale without oversell.
+func judgeP1(f *Facts) Verdict {
+	n := f.Buckets()
+	acked := f.derive().ackedByBucket
 	accepted, released, held, resold, orders := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 	var bad, soldTwice []string
 	var tot struct{ acc, rel, held, ord, initial int64 }
 	for b := 0; b < n; b++ {
-		for rid := range f.acked[b] {
+		for rid := range acked[b] {
 			accepted[b]++
-			if s, ok := f.status(rid); ok && s == lua.StatusReleased {
+			if s, ok := status(f, rid); ok && s == lua.StatusReleased {
 				released[b]++
 			}
 		}
 		held[b] = accepted[b] - released[b]
-		initial := f.a.BucketStock(uint32(b))
+		initial := f.Planned[b]
 		resold[b] = max(0, accepted[b]-initial)
 		tot.acc += accepted[b]
 		tot.rel += released[b]
@@ -269,7 +208,7 @@ func (f *pipelineFacts) checkP1() Check {
 	}
 	ordered := map[string]bool{}
 	missing := 0
-	for _, r := range f.ev.Orders {
+	for _, r := range f.Pipeline.Orders {
 		if r.Result != pipeline.OrderCreated || ordered[r.RID] {
 			continue
 		}
@@ -278,7 +217,7 @@ func (f *pipelineFacts) checkP1() Check {
 			orders[r.Bucket]++
 		}
 		tot.ord++
-		s, ok := f.status(r.RID)
+		s, ok := status(f, r.RID)
 		switch {
 		case !ok:
 			missing++
@@ -289,7 +228,7 @@ func (f *pipelineFacts) checkP1() Check {
 		}
 	}
 	for b := 0; b < n; b++ {
-		if initial := f.a.BucketStock(uint32(b)); orders[b] > initial {
+		if initial := f.Planned[b]; orders[b] > initial {
 			bad = append(bad, fmt.Sprintf("bucket %d: %d orders > initial %d", b, orders[b], initial))
 		}
 	}
@@ -309,70 +248,101 @@ func (f *pipelineFacts) checkP1() Check {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("oversold with resale: %d violations, e.g. %s", len(bad), bad[0])
 	}
-	return verdict("P1", "resale_no_oversell", len(bad) > 0, detail, ev)
+	return Verdict{len(bad) > 0, detail, ev}
 }
 
-// P2: after the drain, every reservation is terminal.
-func (f *pipelineFacts) checkP2() Check {
-	var sp, ex int64
-	for b := range f.pendLeft {
-		sp += f.pendLeft[b]
-		ex += f.expLeft[b]
+func vacuousP1(_ *Facts, v Verdict) string {
+	if v.Evidence["accepted_total"] != int64(0) || v.Evidence["orders_total"] != int64(0) {
+		return ""
 	}
-	byStatus := map[string]int{}
-	var stuck []string
-	var lost int
+	return "no operation was answered ACCEPTED and no order was created: nothing could be sold twice"
+}
+
+// terminality is P2's census: every reservation acknowledged or read back,
+// by status, and those not terminal.
+type terminality struct {
+	byStatus map[string]int
+	stuck    []string
+	missing  int
+	seen     int
+}
+
+func census(f *Facts) terminality {
+	t := terminality{byStatus: map[string]int{}}
 	seen := map[string]bool{}
 	consider := func(rid string) {
 		if seen[rid] {
 			return
 		}
 		seen[rid] = true
-		s, ok := f.status(rid)
+		s, ok := status(f, rid)
 		if !ok {
-			lost++
+			t.missing++
 			return
 		}
-		byStatus[string(s)]++
+		t.byStatus[string(s)]++
 		if s != lua.StatusOrderCreated && s != lua.StatusReleased {
-			stuck = append(stuck, rid+":"+string(s))
+			t.stuck = append(t.stuck, rid+":"+string(s))
 		}
 	}
-	for b := range f.acked {
-		for rid := range f.acked[b] {
+	for _, acked := range f.derive().ackedByBucket {
+		for rid := range acked {
 			consider(rid)
 		}
 	}
-	for rid := range f.recs {
+	for rid := range f.Records {
 		consider(rid)
 	}
-	ev := map[string]any{"by_status": byStatus, "stuck": len(stuck), "stuck_ids": listed(append([]string(nil), stuck...)),
-		"send_pending_left": sp, "reservation_expiry_left": ex, "missing_records": lost, "drain_error": f.ev.DrainErr,
-		"drain_ms": f.ev.Stats.DrainMs}
-	if !f.ev.Drained {
-		return Check{ID: "P2", Name: "drained_terminal", Status: StatusSkip,
-			Detail: fmt.Sprintf("no drain phase ran; %d reservations not terminal at the end", len(stuck)), Evidence: ev}
+	t.seen = len(seen)
+	return t
+}
+
+// judgeP2: after the drain, every reservation is terminal.
+func judgeP2(f *Facts) Verdict {
+	var sp, ex int64
+	for b := range f.SendPendingLeft {
+		sp += f.SendPendingLeft[b]
+		ex += f.ExpiryLeft[b]
 	}
-	failed := len(stuck) > 0 || sp > 0 || ex > 0
+	t := census(f)
+	ev := map[string]any{"by_status": t.byStatus, "stuck": len(t.stuck), "stuck_ids": listed(append([]string(nil), t.stuck...)),
+		"send_pending_left": sp, "reservation_expiry_left": ex, "missing_records": t.missing, "drain_error": f.Pipeline.DrainErr,
+		"drain_ms": f.Pipeline.Stats.DrainMs}
+	failed := len(t.stuck) > 0 || sp > 0 || ex > 0
 	detail := fmt.Sprintf("after the drain all %d reservations are terminal (%d ORDER_CREATED, %d RELEASED); send_pending and reservation_expiry empty",
-		len(seen)-lost, byStatus[string(lua.StatusOrderCreated)], byStatus[string(lua.StatusReleased)])
-	if lost > 0 {
-		detail += fmt.Sprintf("; %d records missing (see I6)", lost)
+		t.seen-t.missing, t.byStatus[string(lua.StatusOrderCreated)], t.byStatus[string(lua.StatusReleased)])
+	if t.missing > 0 {
+		detail += fmt.Sprintf("; %d records missing (see I6)", t.missing)
 	}
 	if failed {
 		detail = fmt.Sprintf("%d reservations not terminal after the drain (send_pending %d, reservation_expiry %d left): %v",
-			len(stuck), sp, ex, listed(append([]string(nil), stuck...)))
+			len(t.stuck), sp, ex, listed(append([]string(nil), t.stuck...)))
 	}
-	return verdict("P2", "drained_terminal", failed, detail, ev)
+	return Verdict{failed, detail, ev}
 }
 
-// P3: only the machine's transitions were ever accepted.
-func (f *pipelineFacts) checkP3() Check {
+// appliesP2: terminality is promised after a drain only.
+func appliesP2(f *Facts, v Verdict) string {
+	if f.Pipeline.Drained {
+		return ""
+	}
+	return fmt.Sprintf("no drain phase ran; %d reservations not terminal at the end", v.Evidence["stuck"])
+}
+
+func vacuousP2(f *Facts, _ Verdict) string {
+	if f.derive().acked > 0 || len(f.Records) > 0 {
+		return ""
+	}
+	return "no reservation reached the pipeline: nothing to drain"
+}
+
+// judgeP3: only the machine's transitions were ever accepted.
+func judgeP3(f *Facts) Verdict {
 	pairs := map[string]int{}
 	var bad []string
 	illegalRefused := 0
-	for i := range f.ev.Events {
-		e := &f.ev.Events[i]
+	for i := range f.Pipeline.Events {
+		e := &f.Pipeline.Events[i]
 		if e.Op != pipeline.OpTransition || e.Failed() {
 			continue
 		}
@@ -389,7 +359,7 @@ func (f *pipelineFacts) checkP3() Check {
 	}
 	// Terminal statuses stay terminal: after an answer showed ORDER_CREATED
 	// or RELEASED, a later call must not find anything else.
-	for rid, obs := range f.obs {
+	for rid, obs := range f.derive().obs {
 		for i, o := range obs {
 			if o.status != lua.StatusOrderCreated && o.status != lua.StatusReleased {
 				continue
@@ -409,15 +379,22 @@ func (f *pipelineFacts) checkP3() Check {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d status changes outside the machine were accepted, e.g. %s", len(bad), bad[0])
 	}
-	return verdict("P3", "legal_transitions", len(bad) > 0, detail, ev)
+	return Verdict{len(bad) > 0, detail, ev}
 }
 
-// P4: duplicates allowed, one order per reservation.
-func (f *pipelineFacts) checkP4() Check {
+func vacuousP3(f *Facts, _ Verdict) string {
+	if len(f.derive().obs) > 0 {
+		return ""
+	}
+	return "the pipeline's calls revealed no status (no transition or compensation answered): no status change to judge"
+}
+
+// judgeP4: duplicates allowed, one order per reservation.
+func judgeP4(f *Facts) Verdict {
 	var bad []string
 	created := map[string]int{}
 	rows := map[string]int{}
-	for _, r := range f.ev.Orders {
+	for _, r := range f.Pipeline.Orders {
 		rows[r.MessageID]++
 		if r.Result == pipeline.OrderCreated {
 			created[r.RID]++
@@ -437,7 +414,7 @@ func (f *pipelineFacts) checkP4() Check {
 		}
 	}
 	wrongID := 0
-	for _, s := range f.ev.Sends {
+	for _, s := range f.Pipeline.Sends {
 		if s.MessageID != lua.MessageID(s.RID) {
 			wrongID++
 			if wrongID <= maxListed {
@@ -446,7 +423,7 @@ func (f *pipelineFacts) checkP4() Check {
 		}
 	}
 	copies := map[string]map[uint64]bool{}
-	for _, d := range f.ev.Deliveries {
+	for _, d := range f.Pipeline.Deliveries {
 		if copies[d.MessageID] == nil {
 			copies[d.MessageID] = map[uint64]bool{}
 		}
@@ -459,31 +436,43 @@ func (f *pipelineFacts) checkP4() Check {
 		}
 		maxCopies = max(maxCopies, len(c))
 	}
-	st := f.ev.Stats
+	st := f.Pipeline.Stats
 	ev := map[string]any{"sends": st.Sends, "resends": st.Resends, "duplicate_deliveries": st.DuplicateDeliveries,
 		"messages_delivered_more_than_once": dupMsgs, "max_copies_of_one_message": maxCopies,
-		"duplicates_skipped_by_dedupe": st.DuplicatesSkipped, "orders": len(created), "order_rows": len(f.ev.Orders),
+		"duplicates_skipped_by_dedupe": st.DuplicatesSkipped, "orders": len(created), "order_rows": len(f.Pipeline.Orders),
 		"wrong_message_ids": wrongID, "violations": listed(append([]string(nil), bad...)), "violation_count": len(bad)}
 	detail := fmt.Sprintf("%d orders, none twice; %d duplicate deliveries of %d message ids (allowed, deduped on message_id)",
 		len(created), st.DuplicateDeliveries, dupMsgs)
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d violations of one order per reservation, e.g. %s", len(bad), bad[0])
 	}
-	return verdict("P4", "one_order_per_reservation", len(bad) > 0, detail, ev)
+	return Verdict{len(bad) > 0, detail, ev}
 }
 
-// P5: releases only through RELEASE_PENDING, never under an undelivered message.
-func (f *pipelineFacts) checkP5() Check {
+func vacuousP4(f *Facts, _ Verdict) string {
+	ev := f.Pipeline
+	if len(ev.Sends) > 0 || len(ev.Orders) > 0 || len(ev.Deliveries) > 0 {
+		return ""
+	}
+	return "the pipeline sent no message and wrote no order row: no order to judge"
+}
+
+// judgeP5: releases only through RELEASE_PENDING, never under an
+// undelivered message.
+func judgeP5(f *Facts) Verdict {
 	var bad []string
+	evs := f.Pipeline.Events
+	obs := f.derive().obs
+	histRel := loadReleases(f)
 	live := map[lua.Status]bool{lua.StatusReserved: true, lua.StatusSendUnknown: true, lua.StatusEnqueued: true}
 	explained := map[string]bool{}
 	unfenced, attempts := 0, 0
-	for i := range f.ev.Events {
-		e := &f.ev.Events[i]
+	for i := range evs {
+		e := &evs[i]
 		if e.Op != pipeline.OpCompensate {
 			continue
 		}
-		fenced, last := f.fencedBefore(e.RID, e.Start)
+		fenced, last := fencedBefore(obs, e.RID, e.Start)
 		if fenced && (e.Failed() || lua.CompensateCode(e.Code) == lua.CompensateReleased) {
 			explained[e.RID] = true
 		}
@@ -502,7 +491,7 @@ func (f *pipelineFacts) checkP5() Check {
 	}
 	// The load's own release operations (the path's Release: fence, then
 	// compensate) explain a RELEASED record when they may have released it.
-	for rid, outs := range f.histRel {
+	for rid, outs := range histRel {
 		for _, o := range outs {
 			switch o {
 			case Outcome(lua.CompensateReleased), Outcome(lua.CompensateAlreadyReleased), OutcomeUnknown, OutcomeError:
@@ -511,8 +500,8 @@ func (f *pipelineFacts) checkP5() Check {
 		}
 	}
 	unexplained := 0
-	for rid, r := range f.recs {
-		if r.status == lua.StatusReleased && !explained[rid] {
+	for rid, r := range f.Records {
+		if r.Status == lua.StatusReleased && !explained[rid] {
 			unexplained++
 			bad = append(bad, fmt.Sprintf("%s: RELEASED in Redis with no fenced release on record", rid))
 		}
@@ -524,8 +513,8 @@ func (f *pipelineFacts) checkP5() Check {
 		hit      string
 	}
 	firsts := map[string]*first{}
-	for i := range f.ev.Events {
-		e := &f.ev.Events[i]
+	for i := range evs {
+		e := &evs[i]
 		if e.Stage != pipeline.StageOrder || e.Op != pipeline.OpTransition || e.Failed() {
 			continue
 		}
@@ -541,15 +530,15 @@ func (f *pipelineFacts) checkP5() Check {
 	}
 	late := 0
 	for rid, fr := range firsts {
-		if fr.hit == "" || len(f.histRel[rid]) > 0 {
+		if fr.hit == "" || len(histRel[rid]) > 0 {
 			continue // a release operation of the load (a user's cancel) may fence anything
 		}
 		late++
 		bad = append(bad, fmt.Sprintf("%s: its message was first consumed when the reservation was already %s (released while the message was in the MQ)", rid, fr.hit))
 	}
 	byStage := map[string]int{}
-	for i := range f.ev.Events {
-		e := &f.ev.Events[i]
+	for i := range evs {
+		e := &evs[i]
 		if e.Op == pipeline.OpCompensate && !e.Failed() && lua.CompensateCode(e.Code) == lua.CompensateReleased {
 			byStage[string(e.Stage)]++
 		}
@@ -561,7 +550,22 @@ func (f *pipelineFacts) checkP5() Check {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d unsafe releases, e.g. %s", len(bad), bad[0])
 	}
-	return verdict("P5", "no_unsafe_release", len(bad) > 0, detail, ev)
+	return Verdict{len(bad) > 0, detail, ev}
+}
+
+func vacuousP5(f *Facts, _ Verdict) string {
+	for i := range f.Pipeline.Events {
+		e := &f.Pipeline.Events[i]
+		if e.Op == pipeline.OpCompensate || (e.Stage == pipeline.StageOrder && e.Op == pipeline.OpTransition) {
+			return ""
+		}
+	}
+	for _, r := range f.Records {
+		if r.Status == lua.StatusReleased {
+			return ""
+		}
+	}
+	return "nothing was released or sent to compensate and no message was consumed: no release to judge"
 }
 
 func sumInts(m map[string]int) int {

@@ -167,8 +167,8 @@ func TestSamplerRecordsTransientViolation(t *testing.T) {
 	time.Sleep(120 * time.Millisecond)
 	cancel()
 	samples := <-done
-	c := checkI1([]lua.Stock{{Initial: 10, Available: 10}}, samples)
-	if c.Status != StatusFail {
+	c := judgeI1(&Facts{Stock: []lua.Stock{{Initial: 10, Available: 10}}, Samples: samples})
+	if !c.Failed {
 		t.Fatalf("a transient violation went unseen: %s (%d samples)", c.Detail, len(samples))
 	}
 	t.Logf("%s %v", c.Detail, c.Evidence["transient_violations"])

@@ -1,8 +1,10 @@
 // Package runner is the load engine: it paces operations open-loop with a
 // vegeta Pacer (or runs closed-loop workers), executes the flash-sale workload
 // against the reserve path, records every operation in a compact history, and
-// checks the invariants I1–I9 of DESIGN.md §2 against the state read back
-// from Redis.
+// checks the invariants against the state read back from Redis. Each
+// invariant is declared once, in the table of invariants.go (id, name,
+// one-line contract, a pure judge); CollectFacts reads what they need from
+// Redis once and JudgeFacts judges them without Redis.
 //
 // Latency is coordinated-omission free: every operation has an intended
 // start time fixed by the schedule, and latency is measured from it (as wrk2

@@ -113,10 +113,10 @@
 // Required invariants: "all" (the default) requires every invariant in the
 // report not to fail (skip is fine: nothing to judge). An explicit list
 // requires those and waives the others (reported, not required): see
-// Scenario.Waived. The ids are I1..I9 (runner.Verify) and, with the
-// pipeline on, P1..P5 (runner.VerifyPipeline) and E1..E5 (runner.EndToEndChecks): "all" then also requires
-// P1..P5 and E1..E5 to be in the report, and listing a P or E id without a pipeline: section
-// is an error.
+// Scenario.Waived. The ids are those of the checker's table
+// (runner.Invariants, listed in the README): with the pipeline on, "all"
+// also requires the pipeline checks to be in the report, and listing a
+// pipeline check without a pipeline: section is an error.
 //
 // # Limits
 //

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"seckill-harness/faults"
+	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
 )
 
@@ -18,10 +19,20 @@ import (
 // pipeline.drain is not written (the run command's --drain default).
 const DefaultDrain = 10 * time.Second
 
-// PipelineInvariantIDs are the pipeline checks (runner.VerifyPipeline) and
-// the end-to-end checks down to PostgreSQL (runner.EndToEndChecks):
-// in the report only when the run has a pipeline.
-var PipelineInvariantIDs = []string{"P1", "P2", "P3", "P4", "P5", "E1", "E2", "E3", "E4", "E5"}
+// PipelineInvariantIDs are the ids of the checker's pipeline checks
+// (runner.Invariant.Pipeline): in the report only when the run has a
+// pipeline.
+var PipelineInvariantIDs = pipelineInvariantIDs()
+
+func pipelineInvariantIDs() []string {
+	var ids []string
+	for _, inv := range runner.Invariants() {
+		if inv.Pipeline {
+			ids = append(ids, inv.ID)
+		}
+	}
+	return ids
+}
 
 // HasPipeline reports whether the scenario runs the pipeline.
 func (s *Scenario) HasPipeline() bool { return s.Pipeline != nil }

@@ -139,10 +139,10 @@ type FaultSpec struct {
 // Assertions are what a scenario requires of a finished run, besides the
 // report's invariants. See Evaluate for how each one is judged.
 type Assertions struct {
-	// Invariants lists the invariant ids (I1..I9, and P1..P5 when the
-	// pipeline is on) required to pass. nil: every invariant that ran
-	// (status not skip) must pass, and a scenario with a pipeline also
-	// needs P1..P5 in the report. An explicit list waives the others: they
+	// Invariants lists the invariant ids (runner.InvariantIDs; the
+	// pipeline checks only when the pipeline is on) required to pass. nil:
+	// every invariant that ran (status not skip) must pass, and a scenario
+	// with a pipeline also needs the pipeline checks in the report. An explicit list waives the others: they
 	// are reported, not required (see Waived).
 	Invariants []string
 	// SLO bounds latency percentiles and throughput, overall or per phase.

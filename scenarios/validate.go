@@ -15,11 +15,11 @@ import (
 	"seckill-harness/runner"
 )
 
-// InvariantIDs are the invariants a scenario may require (DESIGN.md §2):
-// I1..I9 from runner.Verify, P1..P5 from runner.VerifyPipeline and E1..E5
-// from runner.EndToEndChecks (P and E only when the scenario has a
-// pipeline).
-var InvariantIDs = append([]string{"I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9"}, PipelineInvariantIDs...)
+// InvariantIDs are the invariants a scenario may require: every id of the
+// checker's table (runner.Invariants), in report order; the pipeline
+// checks among them (PipelineInvariantIDs) only when the scenario has a
+// pipeline.
+var InvariantIDs = runner.InvariantIDs()
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_#-]*$`)
 
@@ -538,7 +538,7 @@ func (v *validator) assertions() {
 		case !slices.Contains(InvariantIDs, strings.ToUpper(id)):
 			v.bad(path, "%q: unknown invariant; valid: all, %s", id, strings.Join(InvariantIDs, ", "))
 		case s.Pipeline == nil && slices.Contains(PipelineInvariantIDs, strings.ToUpper(id)):
-			v.bad(path, "%q is a pipeline check (P1-P5), in the report only when the pipeline runs, but this scenario has no pipeline: section: add one or remove %s", id, id)
+			v.bad(path, "%q is a pipeline check (%s), in the report only when the pipeline runs, but this scenario has no pipeline: section: add one or remove %s", id, runner.IDRange(true), id)
 		}
 	}
 	phases := s.sloPhases()

@@ -27,7 +27,7 @@ func LoadNames() []string {
 // and buckets, the fault injected while it runs ("" for none) and, when
 // Pipeline is set, the asynchronous stages (dispatcher, MQ, orders,
 // releases, expiry) running beside the load, drained for up to Drain
-// after it and checked with P1–P5 as well.
+// after it and checked with the pipeline checks as well.
 type Load struct {
 	Name        string           `json:"name"`
 	Description string           `json:"description"`
@@ -137,8 +137,8 @@ func describe(l Load) string {
 		s += ", fault " + l.Fault
 	}
 	if p := l.Pipeline; p != nil {
-		s += fmt.Sprintf("; pipeline on: mq ack %g / error %g / timeout %g (%g of timeouts delivered anyway, after %s), consumer lag %s, order reject %g, drain ≤ %s, P1–P5 checked",
-			p.MQ.Ack, p.MQ.Error, p.MQ.Timeout, p.MQ.TimeoutDelivered, p.MQ.TimeoutAfter, p.Order.Delay, p.Order.Reject, l.Drain)
+		s += fmt.Sprintf("; pipeline on: mq ack %g / error %g / timeout %g (%g of timeouts delivered anyway, after %s), consumer lag %s, order reject %g, drain ≤ %s, %s checked",
+			p.MQ.Ack, p.MQ.Error, p.MQ.Timeout, p.MQ.TimeoutDelivered, p.MQ.TimeoutAfter, p.Order.Delay, p.Order.Reject, l.Drain, runner.IDRange(true))
 	}
 	return s
 }

@@ -246,9 +246,10 @@ func logRun(w io.Writer, path, load string, runs int, res RunResult, good bool, 
 // runOne runs one path (nil: the reference) under load l on a fresh activity
 // through the run lifecycle, on the matrix's stand, writing no files. When l
 // runs the pipeline, it runs beside the load with defects on (none: the
-// correct pipeline), is drained after it, and P1–P5 are checked with I1–I9
-// (which then count the pipeline's releases). A fault that did not happen
-// or did not heal is an error: the self-test itself could not run.
+// correct pipeline), is drained after it, and the pipeline checks are
+// judged with the core ones (which then count the pipeline's releases). A
+// fault that did not happen or did not heal is an error: the self-test
+// itself could not run.
 func runOne(ctx context.Context, env Env, newPath func(*lua.Store) runner.Path, defects pipeline.Defects, l Load, seed int64, run int) (RunResult, error) {
 	t0 := time.Now()
 	cfg := l.Config

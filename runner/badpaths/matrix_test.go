@@ -59,7 +59,7 @@ func TestMatrixCatchesEveryBadPath(t *testing.T) {
 	}
 	// release-on-send-timeout (a pipeline defect) is caught by P5's check
 	// that no message is first consumed after its reservation was released;
-	// the reference ran the pipeline under the same load and passed P1–P5.
+	// the reference ran the pipeline under the same load and passed the pipeline checks.
 	for _, r := range m.Rows {
 		if r.Load != LoadMQTimeout {
 			continue

@@ -170,6 +170,17 @@ func Validate() error {
 		if r.validate != nil {
 			errs = append(errs, r.validate())
 		}
+		for _, id := range r.Expect {
+			inv, ok := runner.LookupInvariant(id)
+			switch {
+			case !ok:
+				errs = append(errs, fmt.Errorf("badpaths: %s expects %q, not a check of the table: valid %v", r.Name, id, runner.InvariantIDs()))
+			case inv.Pipeline && r.PipelineDefect == "":
+				if l, ok := GetLoad(r.Load, false); !ok || l.Pipeline == nil {
+					errs = append(errs, fmt.Errorf("badpaths: %s expects the pipeline check %s, but its load %q runs no pipeline", r.Name, id, r.Load))
+				}
+			}
+		}
 		if r.PipelineDefect != "" {
 			_, err := r.defects()
 			errs = append(errs, err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"seckill-harness/lua"
+	"seckill-harness/runner"
 )
 
 func TestRegistry(t *testing.T) {
@@ -15,8 +16,10 @@ func TestRegistry(t *testing.T) {
 	if len(names) != 7 {
 		t.Fatalf("names %v", names)
 	}
-	valid := map[string]bool{"I1": true, "I2": true, "I3": true, "I4": true, "I5": true, "I6": true, "I7": true, "I8": true, "I9": true,
-		"P1": true, "P2": true, "P3": true, "P4": true, "P5": true}
+	valid := map[string]bool{}
+	for _, id := range runner.InvariantIDs() {
+		valid[id] = true
+	}
 	for _, n := range names {
 		info, ok := Get(n)
 		if !ok || info.Description == "" || info.Why == "" || len(info.Expect) == 0 {

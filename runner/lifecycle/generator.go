@@ -28,8 +28,8 @@ import (
 // back from the activity's meta so all agree, and claim their index (a
 // second process with the same I is refused: it would replay the first
 // one's ids). Each marks its index done once its report is written.
-// Nobody tears the activity down: 'seckill-harness verify' judges I1–I9 over
-// every generator's history against it (and removes it with --teardown);
+// Nobody tears the activity down: 'seckill-harness verify' judges the
+// invariants over every generator's history against it (and removes it with --teardown);
 // otherwise its keys expire at retention_until_ms.
 
 // GenInfoFile is the sidecar a run on a named activity writes into --out:

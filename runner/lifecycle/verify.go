@@ -244,7 +244,7 @@ func checkRegistry(ctx context.Context, st *Stand, act *lua.Activity, runs []gen
 
 // applyVerification puts the merged checks into the merged report: the
 // invariants judged over the union replace the per-generator ones (checks
-// only a run has, e.g. P1–P5, stay as merged by MergeRuns), a check a
+// only a run has, e.g. the pipeline's, stay as merged by MergeRuns), a check a
 // generator failed during its run fails the merge too, and stock, unknowns
 // and lost acks are the union's.
 func applyVerification(rep *reports.Report, chk *runner.CheckReport, runs []*reports.Run) {

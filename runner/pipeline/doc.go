@@ -46,6 +46,6 @@
 // Config.Orders, Start (with the load), optionally StopDispatcher /
 // StartDispatcher (the dispatcher-crash fault), Drain after the load (until
 // every reservation is ORDER_CREATED or RELEASED, or a timeout), Reconcile,
-// Stop, then Evidence for the checks (and Orders.Facts for E1–E5). The pipeline reads Redis only through keys it can
+// Stop, then Evidence for the checks (and Orders.Facts for the end-to-end checks). The pipeline reads Redis only through keys it can
 // name: the two zsets of each bucket and the records they list.
 package pipeline

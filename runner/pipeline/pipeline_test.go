@@ -16,7 +16,7 @@ import (
 // pipeline behind it with 10% send timeouts (half of them stored by the
 // broker: duplicates), 1% of messages lost by the broker, 10% rejected
 // orders, 200 ms of consumer lag, a 2 s reservation TTL, and the
-// dispatcher crashed from 0.15 s to 1.15 s, in the middle of the sell-out. After a drain every reservation is terminal and I1–I9, P1–P5 pass.
+// dispatcher crashed from 0.15 s to 1.15 s, in the middle of the sell-out. After a drain every reservation is terminal and every check passes.
 func TestFullPathWithCrashAndFlakyMQ(t *testing.T) {
 	load := loadConfig(1000, 3*time.Second)
 	load.TTL = 2 * time.Second

@@ -1,0 +1,234 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Invariant declares one check: who it is, what it promises, and the pure
+// function that judges it over Facts. The table (Invariants) is the only
+// place a check is declared: the valid ids of scenario and bad-path
+// fields, the order of report.json's invariants, the README's table and
+// the JUnit test cases all come from it.
+type Invariant struct {
+	ID       string // report.json invariants[].id, e.g. "I3"
+	Name     string // report.json invariants[].name, e.g. "no_oversell"
+	Contract string // one line: what a pass guarantees
+
+	// Judge is the verdict over the facts. It never reads Redis.
+	Judge func(f *Facts) Verdict
+
+	// Pipeline marks a check of the asynchronous pipeline: it is judged
+	// (and in the report) only when the run had a pipeline.
+	Pipeline bool
+	// EndToEnd marks a pipeline check down to the order database: judged
+	// only when its facts were collected (Facts.EndToEnd, CollectEndToEnd).
+	EndToEnd bool
+	// WholeLoad marks a check of the activity's global counters against
+	// the history: a generator of a split load holds only part of the
+	// history, so it reports skip, "judged on the merge".
+	WholeLoad bool
+	// Applies, when set, says why the check does not apply to this run
+	// ("" when it does): the check then reports skip with that reason
+	// (its evidence kept), whatever its verdict. SkipWhen documents it.
+	// Both Applies and Vacuous see the verdict, whose evidence may hold
+	// the counts they need.
+	Applies  func(f *Facts, v Verdict) string
+	SkipWhen string // when Applies or Vacuous skips, in a few words (for the README)
+	// Vacuous, when set, says why the facts give the check nothing to
+	// judge ("" when they do): a passing verdict then becomes skip with
+	// that reason. A failing verdict stays a failure.
+	Vacuous func(f *Facts, v Verdict) string
+}
+
+// Verdict is what a Judge decides: fail or not, why, and the evidence.
+type Verdict struct {
+	Failed   bool
+	Detail   string
+	Evidence map[string]any
+}
+
+// invariants is the table, in report order.
+var invariants = []Invariant{
+	{ID: "I1", Name: "stock_conservation",
+		Contract: "per bucket `available + reserved == initial`, both ≥ 0, at the end and at every sample taken during the run",
+		Judge:    judgeI1, Vacuous: stockUntouched, SkipWhen: "the stock never moved"},
+	{ID: "I2", Name: "reservation_accounting",
+		Contract: "per bucket `reserved` == live reservation records, `released_total` == RELEASED records",
+		Judge:    judgeI2, WholeLoad: true, Vacuous: vacuousI2, SkipWhen: "no record and untouched counters"},
+	{ID: "I3", Name: "no_oversell",
+		Contract: "distinct reservation ids acknowledged ACCEPTED, less those released, ≤ initial stock (per bucket and in total)",
+		Judge:    judgeI3, Vacuous: noAcknowledgement, SkipWhen: "no ACCEPTED answer"},
+	{ID: "I4", Name: "one_per_user",
+		Contract: "no user holds two live reservations, nor was told ACCEPTED for a second before the first was released",
+		Judge:    judgeI4, Vacuous: vacuousI4, SkipWhen: "no ACCEPTED answer and no reservation record"},
+	{ID: "I5", Name: "idempotency",
+		Contract: "every answer to one request_id agrees (and with Redis' cached result); another user reusing it gets REQUEST_ID_CONFLICT and no reservation id",
+		Judge:    judgeI5, Vacuous: vacuousI5, SkipWhen: "no request id answered twice, re-sent or refused USER_ALREADY_RESERVED"},
+	{ID: "I6", Name: "no_lost_acks",
+		Contract: "every reservation acknowledged ACCEPTED still exists in Redis",
+		Judge:    judgeI6, Vacuous: noAcknowledgement, SkipWhen: "no ACCEPTED answer"},
+	{ID: "I7", Name: "unknowns_resolved",
+		Contract: "every UNKNOWN outcome is resolved, executed or not, by reading its request result",
+		Judge:    judgeI7, Vacuous: vacuousI7, SkipWhen: "no operation ended UNKNOWN"},
+	{ID: "I8", Name: "release_at_most_once",
+		Contract: "no reservation is released twice; a repeated compensation answers ALREADY_RELEASED",
+		Judge:    judgeI8, Vacuous: vacuousI8, SkipWhen: "no compensation released anything"},
+	{ID: "I9", Name: "liveness",
+		Contract: "without faults and with demand ≥ stock, no bucket refuses SOLD_OUT while it holds stock (no undersell); reports the stock left",
+		Judge:    judgeI9, WholeLoad: true, Applies: appliesI9, Vacuous: vacuousI9,
+		SkipWhen: "faults were injected; demand below stock and no SOLD_OUT"},
+	{ID: "P1", Name: "resale_no_oversell", Pipeline: true,
+		Contract: "per bucket distinct ACCEPTED − RELEASED ≤ initial (released stock may sell again), orders ≤ initial, every order's reservation ORDER_CREATED",
+		Judge:    judgeP1, Vacuous: vacuousP1, SkipWhen: "no ACCEPTED answer and no order"},
+	{ID: "P2", Name: "drained_terminal", Pipeline: true,
+		Contract: "after the drain every reservation is ORDER_CREATED or RELEASED and both zsets are empty",
+		Judge:    judgeP2, Applies: appliesP2, Vacuous: vacuousP2, SkipWhen: "no drain ran; no reservation to drain"},
+	{ID: "P3", Name: "legal_transitions", Pipeline: true,
+		Contract: "every accepted status change is in the state machine, and ORDER_CREATED / RELEASED are never left",
+		Judge:    judgeP3, Vacuous: vacuousP3, SkipWhen: "no transition or compensation answered"},
+	{ID: "P4", Name: "one_order_per_reservation", Pipeline: true,
+		Contract: "duplicate deliveries allowed; one order per reservation, one row per message_id, message_id = `reserve-order:<rid>:v1`",
+		Judge:    judgeP4, Vacuous: vacuousP4, SkipWhen: "no message sent and no order row"},
+	{ID: "P5", Name: "no_unsafe_release", Pipeline: true,
+		Contract: "no reservation released (or sent to compensate) without RELEASE_PENDING or REJECTED first, nor while its message was still in the MQ",
+		Judge:    judgeP5, Vacuous: vacuousP5, SkipWhen: "no release, compensation or consumed message"},
+	{ID: "E1", Name: "orders_within_stock", Pipeline: true, EndToEnd: true,
+		Contract: "PostgreSQL never oversells, whatever Redis did: CREATED orders ≤ stock.total and stock.sold ≤ stock.total",
+		Judge:    e2eJudge(checkE1)},
+	{ID: "E2", Name: "one_valid_order_per_user", Pipeline: true, EndToEnd: true,
+		Contract: "no user holds two CREATED orders of the activity",
+		Judge:    e2eJudge(checkE2)},
+	{ID: "E3", Name: "one_order_per_resv_msg", Pipeline: true, EndToEnd: true,
+		Contract: "no reservation_id and no message_id has two orders",
+		Judge:    e2eJudge(checkE3)},
+	{ID: "E4", Name: "divergences_explained", Pipeline: true, EndToEnd: true,
+		Contract: "every divergence the final reconciliation found is explained (an order whose reservation Redis lost, or a status it repaired)",
+		Judge:    e2eJudge(checkE4), Applies: e2eApplies(checkE4), SkipWhen: "the reconciliation's final pass did not run"},
+	{ID: "E5", Name: "end_to_end_liveness", Pipeline: true, EndToEnd: true,
+		Contract: "after the drain every ACCEPTED reservation ended as an order, a recorded rejection or a release with a supported reason",
+		Judge:    e2eJudge(checkE5), Applies: e2eApplies(checkE5), SkipWhen: "no drain ran"},
+}
+
+// Invariants returns the table of checks, in report order.
+func Invariants() []Invariant { return slices.Clone(invariants) }
+
+// InvariantIDs lists the ids of every check, in report order: the ids a
+// scenario may require and a bad path may expect.
+func InvariantIDs() []string {
+	ids := make([]string, len(invariants))
+	for i, inv := range invariants {
+		ids[i] = inv.ID
+	}
+	return ids
+}
+
+// LookupInvariant returns the check of id (case-insensitive).
+func LookupInvariant(id string) (Invariant, bool) {
+	for _, inv := range invariants {
+		if strings.EqualFold(inv.ID, id) {
+			return inv, true
+		}
+	}
+	return Invariant{}, false
+}
+
+// IDRange spells the ids for messages, from the table, one range per
+// letter: "I1-I9" for the core checks (pipeline false), "P1-P5 and E1-E5"
+// for the pipeline's.
+func IDRange(pipeline bool) string {
+	var ranges []string
+	var first, last string
+	for _, inv := range invariants {
+		if inv.Pipeline != pipeline {
+			continue
+		}
+		if first != "" && inv.ID[0] != first[0] {
+			ranges = append(ranges, first+"-"+last)
+			first = ""
+		}
+		if first == "" {
+			first = inv.ID
+		}
+		last = inv.ID
+	}
+	if first != "" {
+		ranges = append(ranges, first+"-"+last)
+	}
+	return strings.Join(ranges, " and ")
+}
+
+// judge runs one check over f.
+func (inv *Invariant) judge(f *Facts) Check {
+	if inv.WholeLoad && f.Generator.Split() {
+		return judgedOnMerge(inv, f.Generator)
+	}
+	v := inv.Judge(f)
+	c := Check{ID: inv.ID, Name: inv.Name, Status: StatusPass, Detail: v.Detail, Evidence: v.Evidence}
+	if v.Failed {
+		c.Status = StatusFail
+	}
+	if inv.Applies != nil {
+		if why := inv.Applies(f, v); why != "" {
+			c.Status, c.Detail = StatusSkip, why
+			return c
+		}
+	}
+	if c.Status == StatusPass && inv.Vacuous != nil {
+		if why := inv.Vacuous(f, v); why != "" {
+			c.Status, c.Detail = StatusSkip, why
+		}
+	}
+	return c
+}
+
+// judgedOnMerge is the skip of a WholeLoad check on a generator's share:
+// another generator's reservations and releases count in the counters but
+// not in this history, so its verdict would be neither a fail nor a pass
+// worth reading.
+func judgedOnMerge(inv *Invariant, g Generator) Check {
+	return Check{ID: inv.ID, Name: inv.Name, Status: StatusSkip,
+		Detail:   fmt.Sprintf("generator %s of a split load: judged on the merge (seckill-harness verify over every generator's run)", g),
+		Evidence: map[string]any{"generator": g.String(), "judged_on": "merge"}}
+}
+
+// JudgeFacts judges every check of the table that applies to f (the
+// pipeline checks only when f.Pipeline is set, the end-to-end ones only
+// when f.EndToEnd is), in table order. It is pure: it reads nothing but f.
+func JudgeFacts(f *Facts) *CheckReport {
+	rep := &CheckReport{Buckets: f.Stock, Unknown: unknownSummary(f), LostAcks: lostAcks(f)}
+	for i := range invariants {
+		inv := &invariants[i]
+		if (inv.Pipeline && !inv.EndToEnd && f.Pipeline == nil) || (inv.EndToEnd && f.EndToEnd == nil) {
+			continue
+		}
+		rep.Checks = append(rep.Checks, inv.judge(f))
+	}
+	return rep
+}
+
+// InvariantsMarkdown is the README's table of checks, generated from the
+// table (a test keeps the README equal to it).
+func InvariantsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| id | name | contract | judged | skip when |\n|----|------|----------|--------|-----------|\n")
+	for _, inv := range invariants {
+		judged := "every run"
+		switch {
+		case inv.EndToEnd:
+			judged = "runs with a pipeline (orders in PostgreSQL)"
+		case inv.Pipeline:
+			judged = "runs with a pipeline"
+		}
+		skip := inv.SkipWhen
+		if inv.WholeLoad {
+			skip = strings.TrimPrefix(skip+"; a generator of a split load (judged on the merge)", "; ")
+		}
+		if skip == "" {
+			skip = "never"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", inv.ID, inv.Name, inv.Contract, judged, skip)
+	}
+	return b.String()
+}
