@@ -26,7 +26,7 @@ func newRaceCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "race",
 		Short: "Race distinct users at a small stock (closed loop, all at once) and check exactly min(stock, users) win",
-		Long: `race is the seed's first concurrency scene as one command: --users distinct
+		Long: `race is the specification's first concurrency scene as one command: --users distinct
 users, one request each, sent from --concurrency workers at once (closed loop)
 against --stock units on a fresh local cluster. It passes (exit 0) when
 exactly min(stock, users) reservations were ACCEPTED, every other answer was

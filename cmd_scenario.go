@@ -281,7 +281,7 @@ func newCompareCmd() *cobra.Command {
 		Long: `compare runs a scenario once per bucket count — same seed, same load, a fresh
 cluster each — and prints throughput, p50/p99/p99.9, when the first and the
 last bucket sold out, the stock still unsold in other buckets when the first
-bucket sold out (the seed's partial sell-out), SOLD_OUT answers given while
+bucket sold out (the specification's partial sell-out), SOLD_OUT answers given while
 stock was left elsewhere, and the final unsold stock. Reports go to
 <out>/buckets-N/, the table to <out>/compare.json.`,
 		Example: "  seckill-harness compare sold-out-90 --buckets 1,4,16",

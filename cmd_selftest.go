@@ -35,7 +35,7 @@ func newSelftestCmd() *cobra.Command {
 		Short: "Prove the checker can fail: run known-bad reserve paths and the reference, print what caught what",
 		Long: `selftest starts ONE local Redis Cluster (with an embedded toxiproxy in front of
 every node) and runs the negative controls of runner/badpaths: each known-bad
-version of the reserve path (the anti-patterns of seeds 000/002/003) runs
+version of the reserve path (the anti-patterns of docs/SPECIFICATION.md) runs
 --runs short loaded runs, each on a fresh activity, under the load or fault
 that exposes it:
 

@@ -11,7 +11,7 @@ import (
 // dispatcher-crash: the send_pending dispatcher of the background pipeline
 // (env.Pipeline) dies at inject — sends caught between the MQ and their Redis
 // transition are abandoned, so a message may sit in the MQ while its
-// reservation is still RESERVED (seed 000 §7.5, §15.4 "预占后杀死 Go 进程 →
+// reservation is still RESERVED (spec §7.5, §15.4 "预占后杀死 Go 进程 →
 // 扫描器最终补发") — and a new one starts at heal. It finds its work in
 // send_pending and re-sends with the same message_id: send_pending must
 // drain afterwards and duplicates must not make second orders.

@@ -99,7 +99,7 @@ func (a *Activity) BucketStock(b uint32) int64 {
 }
 
 // ErrActivityExists is returned by Setup when a bucket's meta already exists:
-// an activity's stock is never reset in place (seed 000 §8.1) — set up a new
+// an activity's stock is never reset in place (spec §8.1) — set up a new
 // version or tear the old one down.
 var ErrActivityExists = errors.New("activity already set up")
 

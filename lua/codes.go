@@ -6,7 +6,7 @@ import "strconv"
 // timeouts, OOM, CROSSSLOT and NOSCRIPT are never ReserveCodes.
 type ReserveCode int64
 
-// Reserve codes (DESIGN.md §1).
+// Reserve codes (docs/ARCHITECTURE.md, "The path under test").
 const (
 	Accepted              ReserveCode = 0
 	UserAlreadyReserved   ReserveCode = 10
@@ -58,7 +58,7 @@ func ReserveCodes() []ReserveCode {
 // Status is a reservation's state.
 type Status string
 
-// Reservation statuses (seed 000 §8.4).
+// Reservation statuses (spec §8.4).
 const (
 	StatusReserved       Status = "RESERVED"
 	StatusSendUnknown    Status = "SEND_UNKNOWN"

@@ -3,7 +3,7 @@
 // their typed Go bindings — hash tags and key builders, request shards, bucket
 // routing, derived ids, result decoding, activity set-up and teardown.
 //
-// The contract is DESIGN.md §1. Two properties matter most to the harness:
+// The contract is in docs/ARCHITECTURE.md ("The path under test"). Two properties matter most to the harness:
 //
 //   - A call whose reply is lost (EOF, reset, i/o timeout) returns an error
 //     for which errors.Is(err, ErrOutcomeUnknown) holds: the script may have

@@ -79,7 +79,7 @@ func Embedded() *Scripts {
 
 // LoadDir reads reserve.lua, transition.lua and compensate.lua from dir, so a
 // team can test its own production scripts against the same contract
-// (DESIGN.md §1: same KEYS, ARGV and return tuples). The error names the
+// (the contract in docs/ARCHITECTURE.md: same KEYS, ARGV and return tuples). The error names the
 // missing or empty file.
 func LoadDir(dir string) (*Scripts, error) {
 	st, err := os.Stat(dir)

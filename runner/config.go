@@ -27,7 +27,7 @@ type Shape struct {
 	Amplitude float64       `json:"amplitude,omitempty"`
 	Period    time.Duration `json:"period,omitempty"`
 	// spike: from Rate, ramp to Peak over RampUp, hold for Hold, fall back
-	// to Rate over RampDown, starting at SpikeAt (seed 002 §6.1's wave).
+	// to Rate over RampDown, starting at SpikeAt (anti-pattern §6.1's wave).
 	Peak     float64       `json:"peak,omitempty"`
 	SpikeAt  time.Duration `json:"spike_at,omitempty"`
 	RampUp   time.Duration `json:"ramp_up,omitempty"`
@@ -61,7 +61,7 @@ type Config struct {
 	TTL         time.Duration // reservation TTL passed to reserve.lua
 	CallTimeout time.Duration // per send; a send that times out is UNKNOWN
 	// RetrySends is how many times an UNKNOWN (or TRYAGAIN/CLUSTERDOWN) answer is
-	// re-sent with the same ids: never a new request_id (seed 000 §7.4).
+	// re-sent with the same ids: never a new request_id (spec §7.4).
 	RetrySends   int
 	RetryBackoff time.Duration
 	// LateThreshold: an operation that starts later than this after its intended time is a late start.

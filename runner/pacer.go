@@ -32,7 +32,7 @@ func constantPacer(rate float64) vegeta.ConstantPacer {
 	return vegeta.ConstantPacer{Freq: int(math.Round(rate * 1000)), Per: 1000 * time.Second}
 }
 
-// SpikePacer is the flash-sale wave (seed 002 §6.1): Base ops/s until At,
+// SpikePacer is the flash-sale wave (anti-pattern §6.1): Base ops/s until At,
 // a linear ramp to Peak over RampUp, Peak for Hold, a linear fall back to Base
 // over RampDown, then Base again.
 type SpikePacer struct {

@@ -19,7 +19,7 @@ type Path interface {
 	Reserve(ctx context.Context, call lua.ReserveCall) (lua.ReserveResult, error)
 	// Resend is the call the client sends after send number `send` (0-based)
 	// failed with a retryable error. The reference re-sends call unchanged:
-	// same request_id, reservation_id and message_id (seed 000 §7.4).
+	// same request_id, reservation_id and message_id (spec §7.4).
 	Resend(call lua.ReserveCall, send int) lua.ReserveCall
 	// Release fences reservation rid of userID (-> RELEASE_PENDING) and
 	// compensates it.

@@ -17,7 +17,7 @@ type ReportMeta struct {
 }
 
 // BuildReport turns a run, its checks and meta into report.json's shape
-// (DESIGN.md §6). It also returns the recorder whose histograms the report's
+// (docs/ARCHITECTURE.md, "report.json"). It also returns the recorder whose histograms the report's
 // percentiles come from (for latency.hgrm). passed is every invariant not
 // failed and every assertion not failed.
 func BuildReport(res *Result, chk *CheckReport, meta ReportMeta) (*reports.Report, *reports.Recorder) {

@@ -7,7 +7,7 @@ import (
 	"seckill-harness/lua"
 )
 
-// SellOut is how the stock ran out, per bucket: the seed's "partial
+// SellOut is how the stock ran out, per bucket: the specification's "partial
 // sell-out" of bucketed stock, where one bucket is empty while others still
 // hold units and users routed to the empty one are told SOLD_OUT.
 type SellOut struct {

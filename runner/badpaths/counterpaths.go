@@ -19,19 +19,19 @@ import (
 // contract (stock hash, user marker, reservation record, both zsets, the
 // request-result shard, soldout), answering the contract's reply tuple.
 //
-//   - get-then-decr (seed 000 §4, seed 002 §2.1 "先GET stock，判断大于 0，
+//   - get-then-decr (spec §4, anti-pattern §2.1 "先GET stock，判断大于 0，
 //     然后DECR stock"): HGET available → compare → HINCRBY available -1 →
 //     HINCRBY reserved +1 → SET user marker NX (taken: give the unit back,
 //     answer USER_ALREADY_RESERVED) → write the record, both zsets and the
 //     request result. Two clients that both read 1 both take it: oversell.
-//   - decr-then-incr (seed 000 §4.1 "DECR stock，如果结果 < 0，再 INCR 补回";
-//     seed 002 §2.1): HINCRBY available -1 first; negative → HINCRBY +1
+//   - decr-then-incr (spec §4.1 "DECR stock，如果结果 < 0，再 INCR 补回";
+//     anti-pattern §2.1): HINCRBY available -1 first; negative → HINCRBY +1
 //     back and SOLD_OUT; otherwise as above. The counter never oversells,
 //     but between the DECR and the INCR (a round trip) the negative stock
 //     is visible to every reader, and during the reserved +1 round trip
 //     available + reserved != initial.
 //
-// Neither looks at the request-result cache (the seed's baseline has none);
+// Neither looks at the request-result cache (the specification's baseline has none);
 // both write it, so UNKNOWN outcomes can still be resolved by the checker.
 // Release is the reference fence + compensate.
 type counterPath struct {
@@ -145,7 +145,7 @@ func (p *counterPath) reserve(t *trip, call lua.ReserveCall) (lua.ReserveResult,
 	t.mutating("SET user marker NX")
 	_, err = rdb.Do(ctx, "SET", sc.UserKey(call.UserID), call.ReservationID, "NX", "PXAT", retention).Result()
 	if errors.Is(err, redis.Nil) {
-		// Taken: give the unit back (seed 000 §4: INCR stock, ErrDuplicateUser).
+		// Taken: give the unit back (spec §4: INCR stock, ErrDuplicateUser).
 		t.mutating("HINCRBY available +1 (duplicate user)")
 		if err := rdb.HIncrBy(ctx, stock, "available", 1).Err(); err != nil {
 			return lua.ReserveResult{}, err

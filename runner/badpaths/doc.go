@@ -1,11 +1,11 @@
 // Package badpaths holds known-bad versions of the reserve path: the
-// anti-patterns teams ship (seed 000 §4, §7.4, §13.1, §17; seed 002 §2.1;
-// seed 003 ch. 1), each a faithful runner.Path speaking the same contract as
+// anti-patterns teams ship (spec §4, §7.4, §13.1, §17; anti-pattern §2.1;
+// anti-pattern lock-then-queue), each a faithful runner.Path speaking the same contract as
 // the reference (same keys under the same hash tag, same reply tuples and
 // codes), so the same workload and the same checker run against it.
 //
 // They are negative controls: a checker that passes them is worthless
-// (DESIGN.md §2). RunMatrix runs each one under the load or fault that
+// (docs/ARCHITECTURE.md, "Invariants and evidence"). RunMatrix runs each one under the load or fault that
 // exposes it, plus the reference path under all of those loads, and says
 // whether every bad path was caught by the invariant(s) expected to catch it
 // and the reference passed.

@@ -57,7 +57,7 @@ func fenceAndCompensate(ctx context.Context, st *lua.Store, sc lua.Scope, userID
 // newRequestIDPath is the reference script driven by a client that, after
 // a send whose outcome it does not know, re-sends under a FRESH request_id
 // (and so a newly derived reservation_id and message_id): the behaviour
-// seed 000 §7.4 and §13.1 forbid ("禁止立即生成新 request_id").
+// spec §7.4 and §13.1 forbid ("禁止立即生成新 request_id").
 type newRequestIDPath struct {
 	st *lua.Store
 }

@@ -62,7 +62,7 @@ var registry = []Info{
 	{
 		Name:        GetThenDecr,
 		Description: "HGET available, compare, then HINCRBY available -1 / reserved +1, SET NX marker, write record/zsets/result: separate round trips, no Lua",
-		Source:      "seed 000 §4, §4.1, §17 错误一; seed 002 §2.1",
+		Source:      "spec §4, §4.1, §17 错误一; anti-pattern §2.1",
 		Expect:      []string{"I3", "I1"},
 		Why:         "concurrent clients all read available > 0 and all decrement: more ACCEPTED than stock (I3), available ends negative (I1)",
 		Load:        LoadContention,
@@ -71,7 +71,7 @@ var registry = []Info{
 	{
 		Name:        DecrThenIncr,
 		Description: "HINCRBY available -1 first; if negative HINCRBY +1 back and SOLD_OUT; then reserved +1, marker, record: separate round trips",
-		Source:      "seed 000 §4.1; seed 002 §2.1 (负库存会短暂暴露给其他读请求)",
+		Source:      "spec §4.1; anti-pattern §2.1 (负库存会短暂暴露给其他读请求)",
 		Expect:      []string{"I1"},
 		Why:         "no oversell, but every refused request leaves available negative for a round trip, and each accepted one leaves available + reserved != initial for a round trip: the I1 sampler reads it during the run",
 		Load:        LoadContention,
@@ -80,7 +80,7 @@ var registry = []Info{
 	{
 		Name:        LuaNoRequestIdempotency,
 		Description: "reserve.lua without the request-id idempotency (no cached-result lookup, no rebuild from the record): a replay is re-evaluated",
-		Source:      "seed 000 §7.2, §18 Q6; seed 002 §2.2 (script keyed by user only)",
+		Source:      "spec §7.2, §18 Q6; anti-pattern §2.2 (script keyed by user only)",
 		Expect:      []string{"I5"},
 		Why:         "a replay of an ACCEPTED request answers USER_ALREADY_RESERVED, and a request_id reused by another user gets a real answer instead of REQUEST_ID_CONFLICT",
 		Load:        LoadReplay,
@@ -90,7 +90,7 @@ var registry = []Info{
 	{
 		Name:        LuaNoUserMarker,
 		Description: "reserve.lua without the one-per-user check: the marker is written but never read",
-		Source:      "seed 000 §7.3, §18 Q6",
+		Source:      "spec §7.3, §18 Q6",
 		Expect:      []string{"I4"},
 		Why:         "a user's second request_id is ACCEPTED while the first reservation is live: two live reservations and two acknowledgements for one user",
 		Load:        LoadSameUser,
@@ -100,7 +100,7 @@ var registry = []Info{
 	{
 		Name:        CompensateWithoutStatusCheck,
 		Description: "compensate.lua that releases whatever the status, and again when repeated",
-		Source:      "seed 000 §9.3, §18 Q18",
+		Source:      "spec §9.3, §18 Q18",
 		Expect:      []string{"I8", "I2"},
 		Why:         "a duplicate compensation answers RELEASED again (I8) and gives the unit back twice: released_total exceeds the RELEASED records and reserved falls below the live ones (I2)",
 		Load:        LoadReleaseDup,
@@ -110,7 +110,7 @@ var registry = []Info{
 	{
 		Name:        NewRequestIDOnTimeout,
 		Description: "after an UNKNOWN the client re-sends under a fresh request_id (new reservation_id and message_id)",
-		Source:      "seed 000 §7.4 (禁止立即生成新 request_id), §13.1, §18 Q7–Q8",
+		Source:      "spec §7.4 (禁止立即生成新 request_id), §13.1, §18 Q7–Q8",
 		Expect:      []string{"I5"},
 		Why:         "the lost send ran: its request_id holds ACCEPTED r1 in Redis while the client's answer for that request comes from another request (USER_ALREADY_RESERVED r1, or ACCEPTED with a reservation not derived from it)",
 		Load:        LoadDisconnect,
@@ -119,7 +119,7 @@ var registry = []Info{
 	{
 		Name:           ReleaseOnSendTimeout,
 		Description:    "the dispatcher releases a reservation as soon as its MQ send times out (SEND_UNKNOWN -> RELEASE_PENDING -> compensate at once, no MQ/order check) although the message may have been stored",
-		Source:         "seed 000 §8.4, §13.1, §17 错误五, §18 Q9",
+		Source:         "spec §8.4, §13.1, §17 错误五, §18 Q9",
 		Expect:         []string{"P5"},
 		Why:            "every move is legal, but most timed-out messages were stored anyway: each is consumed after its reservation was RELEASED and its unit resold (P5: a first consumption finds the reservation released while its message was in the MQ; the order stage's fence refuses the late order, so P1 holds)",
 		Load:           LoadMQTimeout,

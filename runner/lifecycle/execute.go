@@ -394,17 +394,13 @@ func (x *execution) judge(ctx context.Context) error {
 	if x.ev != nil {
 		history = runner.WithPipelineReleases(x.res.History, x.ev, x.res.Began)
 	}
+	// One read of the state: the invariants and, with a pipeline, its checks.
 	chk, err := runner.Verify(ctx, x.tgt, runner.CheckInput{History: history, Samples: x.res.Samples,
-		FaultsInjected: len(x.plan.Faults) > 0, Generator: x.plan.Generator})
+		FaultsInjected: len(x.plan.Faults) > 0, Generator: x.plan.Generator, Pipeline: x.ev})
 	if err != nil {
 		return fmt.Errorf("reading the final state back: %w", err)
 	}
 	if x.ev != nil {
-		pchecks, err := runner.VerifyPipeline(ctx, x.tgt, x.res.History, x.ev)
-		if err != nil {
-			return fmt.Errorf("checking the pipeline: %w", err)
-		}
-		chk.Checks = append(chk.Checks, pchecks...)
 		facts, err := runner.CollectEndToEnd(ctx, x.tgt, x.res.History, x.ev, x.orders)
 		if err != nil {
 			return fmt.Errorf("end-to-end checks: %w", err)

@@ -128,7 +128,7 @@ type Defects struct {
 	// send and releases the reservation right away: it records SEND_UNKNOWN,
 	// fences it (SEND_UNKNOWN -> RELEASE_PENDING, which the machine allows)
 	// and compensates at once, without waiting for the MQ / order DB check
-	// ("SEND_UNKNOWN released directly", seed 000 §8.4, §13.1, §18 Q9). A
+	// ("SEND_UNKNOWN released directly", spec §8.4, §13.1, §18 Q9). A
 	// timed-out message the broker did store (MQConfig.TimeoutDelivered) is
 	// still delivered: its order meets a released (and resold) unit.
 	ReleaseOnSendTimeout bool

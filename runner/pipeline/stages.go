@@ -346,7 +346,7 @@ func (p *Pipeline) expiryLoop(ctx context.Context, b uint32) {
 // released. Expiry never releases directly: a reservation that may still
 // become an order (RESERVED, SEND_UNKNOWN, ENQUEUED) is released only when
 // the order DB has no order for its message_id and the MQ holds no copy of
-// it, and only through RELEASE_PENDING (seed 000 §8.3, §8.4, §9.3).
+// it, and only through RELEASE_PENDING (spec §8.3, §8.4, §9.3).
 func (p *Pipeline) expireOne(ctx context.Context, sc lua.Scope, rid string) bool {
 	l := p.lock(rid)
 	l.Lock()
