@@ -275,6 +275,8 @@ func verdict(passed bool, err error) error {
 func newCompareCmd() *cobra.Command {
 	var f scenarioCmdFlags
 	var buckets string
+	var capacity bool
+	var co lifecycle.CapacityOptions
 	cmd := &cobra.Command{
 		Use:   "compare <name|file> --buckets 1,4,16",
 		Short: "Run the same load once per bucket count and print them side by side (throughput, latency, partial sell-out)",
@@ -291,15 +293,30 @@ stock was left elsewhere, and the final unsold stock. Reports go to
 			if err != nil {
 				return err
 			}
+			if !capacity {
+				for _, name := range capacityFlags {
+					if cmd.Flags().Changed(name) {
+						return fmt.Errorf("--%s applies to compare --capacity: add --capacity, or drop --%s", name, name)
+					}
+				}
+			}
 			p, err := f.plan(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			return verdict(lifecycle.Compare(cmd.Context(), cmd.OutOrStdout(), p, counts, f.output(cmd)))
+			if !capacity {
+				return verdict(lifecycle.Compare(cmd.Context(), cmd.OutOrStdout(), p, counts, f.output(cmd)))
+			}
+			if !cmd.Flags().Changed("start") {
+				co.Start = p.Phases[0].Config.Shape.Rate
+			}
+			return verdict(lifecycle.CompareCapacity(cmd.Context(), cmd.OutOrStdout(), p, counts, co, f.output(cmd)))
 		},
 	}
 	f.register(cmd.Flags(), "out/compare")
 	cmd.Flags().StringVar(&buckets, "buckets", "1,4,16", "bucket counts to compare")
+	cmd.Flags().BoolVar(&capacity, "capacity", false, "find each bucket count's capacity (capacity's search and SLO flags) instead of running one fixed load")
+	addCapacityFlags(cmd.Flags(), &co, "scenario, accept, sold-out or both")
 	return cmd
 }
 
@@ -330,12 +347,22 @@ to <out>/capacity.json.`,
 		},
 	}
 	f.register(cmd.Flags(), "out/capacity")
-	fs := cmd.Flags()
+	addCapacityFlags(cmd.Flags(), &co, "scenario, accept or sold-out")
+	return cmd
+}
+
+// capacityFlags are the flags of capacity's search, shared with compare --capacity.
+var capacityFlags = []string{"start", "factor", "max-steps", "step-duration", "slo-p99", "max-error-ratio", "precision", "confirm", "path-mix"}
+
+func addCapacityFlags(fs *pflag.FlagSet, co *lifecycle.CapacityOptions, paths string) {
 	fs.Float64Var(&co.Start, "start", 0, "first rate in ops/s (default: the scenario's first phase rate)")
-	fs.Float64Var(&co.Factor, "factor", 1.5, "rate multiplier per step")
-	fs.IntVar(&co.MaxSteps, "max-steps", 8, "most steps to try")
+	fs.Float64Var(&co.Factor, "factor", 1.5, "rate multiplier per ramp step")
+	fs.IntVar(&co.MaxSteps, "max-steps", 8, "most ramp steps to try (bisection and confirmation steps come on top)")
 	fs.DurationVar(&co.StepDuration, "step-duration", 5*time.Second, "load time per step")
 	fs.DurationVar(&co.SloP99, "slo-p99", 20*time.Millisecond, "latency p99 (from the intended send) a step must stay under")
 	fs.Float64Var(&co.MaxErrorRatio, "max-error-ratio", 0.001, "largest share of ERROR+UNKNOWN outcomes a step may have")
-	return cmd
+	fs.Float64Var(&co.Precision, "precision", 0.05, "bisect until the rate that held and the rate that broke are this close (0.05: ±5%)")
+	fs.IntVar(&co.Confirm, "confirm", 1, "run the final rate this many more times and report how many held")
+	fs.StringVar(&co.PathMix, "path-mix", lifecycle.PathScenario, "reserve path to load: "+paths+
+		" (accept: stock twice the step's demand; sold-out: stock a tenth of it; scenario: its own stock)")
 }
