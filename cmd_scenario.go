@@ -285,8 +285,22 @@ cluster each — and prints throughput, p50/p99/p99.9, when the first and the
 last bucket sold out, the stock still unsold in other buckets when the first
 bucket sold out (the seed's partial sell-out), SOLD_OUT answers given while
 stock was left elsewhere, and the final unsold stock. Reports go to
-<out>/buckets-N/, the table to <out>/compare.json.`,
-		Example: "  seckill-harness compare sold-out-90 --buckets 1,4,16",
+<out>/buckets-N/, the table to <out>/compare.json.
+
+With --capacity it runs capacity's search (see 'seckill-harness capacity
+--help'; the same flags) once per bucket count and --path-mix, each on a
+fresh cluster, and prints one table: the highest rate that held the SLO
+(bisected to --precision) with the confirmations that held, p99, errors and
+the SOLD_OUT share at that rate, each master's CPU there (INFO cpu deltas
+over the load), the buckets per master (the owner of each bucket's slot) and
+the ceiling that placement implies (1 / the busiest master's share), and
+the measured speed-up against the first bucket count; then, apart and
+labelled, a projection with each master on its own core (measured server
+CPU per op, placement, client CPU per op). Steps go to
+<out>/<path>/buckets-N/step-NN-RATE/, the rows to <out>/compare.json
+(capacity_rows) and <out>/report.html.`,
+		Example: "  seckill-harness compare sold-out-90 --buckets 1,4,16\n" +
+			"  seckill-harness compare sold-out-90 --buckets 1,4,16 --capacity --slo-p99 20ms --path-mix both",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			counts, err := lifecycle.ParseBuckets(buckets)
@@ -327,12 +341,18 @@ func newCapacityCmd() *cobra.Command {
 		Use:   "capacity <name|file>",
 		Short: "Step the rate up until the SLO breaks; report the highest rate that held, with the curve",
 		Long: `capacity runs the scenario's first phase open-loop at a constant rate for
---step-duration, multiplying the rate by --factor each step, until a step
-breaks the SLO: latency p99 (from the intended send) above --slo-p99, a
-failed invariant, a dropped operation, throughput under 95% of the rate, or
-more than --max-error-ratio errors and unknowns. It prints the curve and the
-highest rate that held; reports per step go to <out>/step-NN-RATE/, the curve
-to <out>/capacity.json.`,
+--step-duration, multiplying the rate by --factor each step (dividing when
+--start already breaks), until a step breaks the SLO: latency p99 (from the
+intended send) above --slo-p99, a failed invariant, a dropped operation,
+throughput under 95% of the rate, or more than --max-error-ratio errors and
+unknowns. It then bisects between the highest rate that held and the lowest
+that broke until they are within --precision, and runs the final rate
+--confirm more times, saying how many held (a noisy machine can break a rate
+that held once). Every step is a fresh activity on one cluster, its buckets
+on the same slots each time. It prints the curve and the highest rate that
+held; reports per step go to <out>/step-NN-RATE/, the curve to
+<out>/capacity.json. --path-mix accept or sold-out sizes each step's stock
+from its demand (twice it, or a tenth of it) instead of the scenario's.`,
 		Example: "  seckill-harness capacity sold-out-90 --start 2000 --factor 1.5 --slo-p99 20ms",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -35,7 +35,11 @@ type CapacityOptions struct {
 
 // The --path-mix values.
 const (
-	// PathScenario keeps the scenario's stock and users at every rate.
+	// PathScenario keeps the scenario's proportions at every rate: each
+	// step's stock and users are the scenario's scaled by the step's demand
+	// (rate × step duration) over the scenario's (its phases' rate ×
+	// duration), so a scenario that sells out after a tenth of its traffic
+	// does so in every step. A closed-loop scenario keeps its figures.
 	PathScenario = "scenario"
 	// PathAccept sizes each step's stock at twice its demand (rate ×
 	// step duration) and its users above the demand: nearly every
@@ -158,7 +162,7 @@ func searchCapacity(ctx context.Context, log io.Writer, p *Plan, co CapacityOpti
 		q := *p
 		cfg := p.Phases[0].Config
 		cfg.Mode, cfg.Shape, cfg.Duration, cfg.MaxOps = runner.ModeOpen, runner.Shape{Kind: "constant", Rate: rate}, co.StepDuration, 0
-		q.Stock, cfg.Users = pathSizing(path, p.Stock, p.Buckets, cfg.Users, rate, co.StepDuration)
+		q.Stock, cfg.Users = pathSizing(path, p.Stock, p.Buckets, cfg.Users, scenarioDemand(p), rate*co.StepDuration.Seconds())
 		q.Phases = []runner.Phase{{Name: fmt.Sprintf("%.0f ops/s", rate), Config: cfg}}
 		q.Faults, q.FaultNames, q.Evaluate, q.Stand, q.ActivityID = nil, nil, nil, stand, id
 		q.Name = fmt.Sprintf("%s capacity step %d (%s, %.0f ops/s)", p.Name, n, ph, rate)
@@ -200,16 +204,34 @@ func searchCapacity(ctx context.Context, log io.Writer, p *Plan, co CapacityOpti
 	return f, err
 }
 
-// pathSizing is the stock and users of a step at rate for the path.
-func pathSizing(path string, stock int64, buckets uint32, users int, rate float64, d time.Duration) (int64, int) {
-	demand := rate * d.Seconds()
+// pathSizing is the stock and users of a step whose demand (operations
+// offered) is demand, for the path; the scenario's are stock and users for
+// its own demand scenario (0: unknown).
+func pathSizing(path string, stock int64, buckets uint32, users int, scenario, demand float64) (int64, int) {
 	switch path {
 	case PathAccept:
 		return max(int64(math.Ceil(2*demand)), stock, int64(buckets)), max(users, int(math.Ceil(1.2*demand)))
 	case PathSoldOut:
 		return max(int64(math.Ceil(demand/10)), int64(buckets)), max(users, int(math.Ceil(1.2*demand)))
 	}
-	return stock, users
+	if scenario <= 0 {
+		return stock, users
+	}
+	scale := demand / scenario
+	return max(int64(math.Round(float64(stock)*scale)), int64(buckets)), max(int(math.Round(float64(users)*scale)), 1)
+}
+
+// scenarioDemand is the operations the plan's load offers: rate × duration
+// over its open-loop phases (0 when a phase is closed-loop: unknown).
+func scenarioDemand(p *Plan) float64 {
+	var d float64
+	for _, ph := range p.Phases {
+		if ph.Config.Mode != runner.ModeOpen {
+			return 0
+		}
+		d += ph.Config.Shape.Rate * ph.Config.Duration.Seconds()
+	}
+	return d
 }
 
 // clearActivity removes a step's keys from a cluster the harness owns

@@ -144,15 +144,20 @@ func TestPathMixes(t *testing.T) {
 	if _, err := PathMixes("sold_out", true); err == nil {
 		t.Fatal("a misspelt path accepted")
 	}
-	stock, users := pathSizing(PathAccept, 100, 4, 2000, 1000, 2*time.Second)
+	stock, users := pathSizing(PathAccept, 100, 4, 2000, 0, 2000)
 	if stock != 4000 || users != 2400 {
-		t.Errorf("accept at 1000 ops/s for 2s: stock %d users %d", stock, users)
+		t.Errorf("accept at a demand of 2000: stock %d users %d", stock, users)
 	}
-	stock, users = pathSizing(PathSoldOut, 100, 4, 2000, 1000, 2*time.Second)
+	stock, users = pathSizing(PathSoldOut, 100, 4, 2000, 0, 2000)
 	if stock != 200 || users != 2400 {
-		t.Errorf("sold-out at 1000 ops/s for 2s: stock %d users %d", stock, users)
+		t.Errorf("sold-out at a demand of 2000: stock %d users %d", stock, users)
 	}
-	if stock, users = pathSizing(PathScenario, 100, 4, 2000, 1000, 2*time.Second); stock != 100 || users != 2000 {
-		t.Errorf("scenario: stock %d users %d", stock, users)
+	// sold-out-90: stock 2000 and 20000 users for 20000 operations; a step
+	// offering 1500 keeps the tenth.
+	if stock, users = pathSizing(PathScenario, 2000, 4, 20000, 20000, 1500); stock != 150 || users != 1500 {
+		t.Errorf("scenario scaled: stock %d users %d", stock, users)
+	}
+	if stock, users = pathSizing(PathScenario, 100, 4, 2000, 0, 1500); stock != 100 || users != 2000 {
+		t.Errorf("closed-loop scenario: stock %d users %d", stock, users)
 	}
 }
