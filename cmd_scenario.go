@@ -301,7 +301,7 @@ CPU per op, placement, client CPU per op). Steps go to
 (capacity_rows) and <out>/report.html.`,
 		Example: "  seckill-harness compare sold-out-90 --buckets 1,4,16\n" +
 			"  seckill-harness compare sold-out-90 --buckets 1,4,16 --capacity --slo-p99 20ms --path-mix both",
-		Args:    cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			counts, err := lifecycle.ParseBuckets(buckets)
 			if err != nil {
