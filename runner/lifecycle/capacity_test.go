@@ -15,10 +15,11 @@ import (
 )
 
 // A real, small compare --capacity: both paths, 1 and 3 buckets on two
-// masters, two short steps each (a ramp step and its confirmation). It
-// checks what the table is made of: the placement agrees with the slot
-// hash computed here, the masters' CPU was read, the path measured is the
-// one asked for, every step kept its report, and the projection is there.
+// masters, two short steps each (a ramp step and its confirmation, more
+// when the shared machine stalls a step). It checks what the table is made
+// of: the placement agrees with the slot hash computed here, the masters'
+// CPU was read, the path measured is the one asked for, every step kept
+// its report, and the projection is there.
 func TestCompareCapacityOnARealCluster(t *testing.T) {
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 300, time.Second, 2000, 16
@@ -50,9 +51,13 @@ func TestCompareCapacityOnARealCluster(t *testing.T) {
 	if len(doc.Rows) != 4 {
 		t.Fatalf("%d rows, want 4 (2 paths x 2 bucket counts)", len(doc.Rows))
 	}
+	steps := 0
 	for _, r := range doc.Rows {
 		name := r.Path + "/" + string(rune('0'+r.Buckets))
-		if r.CapacityOpsPerS != 300 || r.Confirmations != 1 || r.Steps != 2 {
+		// 300 ops/s holds a 2 s p99 unless the shared machine stalls the
+		// step: then the search steps down, and the figures must still add up.
+		steps += r.Steps
+		if r.CapacityOpsPerS <= 0 || r.CapacityOpsPerS > 300 || r.Confirmations != 1 || r.Steps < 2 {
 			t.Errorf("%s: capacity %.0f, confirmations %d, steps %d", name, r.CapacityOpsPerS, r.Confirmations, r.Steps)
 		}
 		switch r.Path {
@@ -96,9 +101,9 @@ func TestCompareCapacityOnARealCluster(t *testing.T) {
 			t.Errorf("%s: report dir %q: %v", name, r.ReportDir, err)
 		}
 	}
-	steps, _ := filepath.Glob(filepath.Join(dir, "*", "buckets-*", "step-*", "report.json"))
-	if len(steps) != 8 {
-		t.Errorf("%d step reports kept, want 8", len(steps))
+	kept, _ := filepath.Glob(filepath.Join(dir, "*", "buckets-*", "step-*", "report.json"))
+	if len(kept) != steps {
+		t.Errorf("%d step reports kept, want one per step (%d)", len(kept), steps)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
 		t.Error(err)
