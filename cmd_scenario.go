@@ -275,6 +275,8 @@ func verdict(passed bool, err error) error {
 func newCompareCmd() *cobra.Command {
 	var f scenarioCmdFlags
 	var buckets string
+	var capacity bool
+	var co lifecycle.CapacityOptions
 	cmd := &cobra.Command{
 		Use:   "compare <name|file> --buckets 1,4,16",
 		Short: "Run the same load once per bucket count and print them side by side (throughput, latency, partial sell-out)",
@@ -283,23 +285,52 @@ cluster each — and prints throughput, p50/p99/p99.9, when the first and the
 last bucket sold out, the stock still unsold in other buckets when the first
 bucket sold out (the specification's partial sell-out), SOLD_OUT answers given while
 stock was left elsewhere, and the final unsold stock. Reports go to
-<out>/buckets-N/, the table to <out>/compare.json.`,
-		Example: "  seckill-harness compare sold-out-90 --buckets 1,4,16",
-		Args:    cobra.ExactArgs(1),
+<out>/buckets-N/, the table to <out>/compare.json.
+
+With --capacity it runs capacity's search (see 'seckill-harness capacity
+--help'; the same flags) once per bucket count and --path-mix, each on a
+fresh cluster, and prints one table: the highest rate that held the SLO
+(bisected to --precision) with the confirmations that held, p99, errors and
+the SOLD_OUT share at that rate, each master's CPU there (INFO cpu deltas
+over the load), the buckets per master (the owner of each bucket's slot) and
+the ceiling that placement implies (1 / the busiest master's share), and
+the measured speed-up against the first bucket count; then, apart and
+labelled, a projection with each master on its own core (measured server
+CPU per op, placement, client CPU per op). Steps go to
+<out>/<path>/buckets-N/step-NN-RATE/, the rows to <out>/compare.json
+(capacity_rows) and <out>/report.html.`,
+		Example: "  seckill-harness compare sold-out-90 --buckets 1,4,16\n" +
+			"  seckill-harness compare sold-out-90 --buckets 1,4,16 --capacity --slo-p99 20ms --path-mix both",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			counts, err := lifecycle.ParseBuckets(buckets)
 			if err != nil {
 				return err
 			}
+			if !capacity {
+				for _, name := range capacityFlags {
+					if cmd.Flags().Changed(name) {
+						return fmt.Errorf("--%s applies to compare --capacity: add --capacity, or drop --%s", name, name)
+					}
+				}
+			}
 			p, err := f.plan(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			return verdict(lifecycle.Compare(cmd.Context(), cmd.OutOrStdout(), p, counts, f.output(cmd)))
+			if !capacity {
+				return verdict(lifecycle.Compare(cmd.Context(), cmd.OutOrStdout(), p, counts, f.output(cmd)))
+			}
+			if !cmd.Flags().Changed("start") {
+				co.Start = p.Phases[0].Config.Shape.Rate
+			}
+			return verdict(lifecycle.CompareCapacity(cmd.Context(), cmd.OutOrStdout(), p, counts, co, f.output(cmd)))
 		},
 	}
 	f.register(cmd.Flags(), "out/compare")
 	cmd.Flags().StringVar(&buckets, "buckets", "1,4,16", "bucket counts to compare")
+	cmd.Flags().BoolVar(&capacity, "capacity", false, "find each bucket count's capacity (capacity's search and SLO flags) instead of running one fixed load")
+	addCapacityFlags(cmd.Flags(), &co, "scenario, accept, sold-out or both")
 	return cmd
 }
 
@@ -310,12 +341,18 @@ func newCapacityCmd() *cobra.Command {
 		Use:   "capacity <name|file>",
 		Short: "Step the rate up until the SLO breaks; report the highest rate that held, with the curve",
 		Long: `capacity runs the scenario's first phase open-loop at a constant rate for
---step-duration, multiplying the rate by --factor each step, until a step
-breaks the SLO: latency p99 (from the intended send) above --slo-p99, a
-failed invariant, a dropped operation, throughput under 95% of the rate, or
-more than --max-error-ratio errors and unknowns. It prints the curve and the
-highest rate that held; reports per step go to <out>/step-NN-RATE/, the curve
-to <out>/capacity.json.`,
+--step-duration, multiplying the rate by --factor each step (dividing when
+--start already breaks), until a step breaks the SLO: latency p99 (from the
+intended send) above --slo-p99, a failed invariant, a dropped operation,
+throughput under 95% of the rate, or more than --max-error-ratio errors and
+unknowns. It then bisects between the highest rate that held and the lowest
+that broke until they are within --precision, and runs the final rate
+--confirm more times, saying how many held (a noisy machine can break a rate
+that held once). Every step is a fresh activity on one cluster, its buckets
+on the same slots each time. It prints the curve and the highest rate that
+held; reports per step go to <out>/step-NN-RATE/, the curve to
+<out>/capacity.json. --path-mix accept or sold-out sizes each step's stock
+from its demand (twice it, or a tenth of it) instead of the scenario's.`,
 		Example: "  seckill-harness capacity sold-out-90 --start 2000 --factor 1.5 --slo-p99 20ms",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -330,12 +367,22 @@ to <out>/capacity.json.`,
 		},
 	}
 	f.register(cmd.Flags(), "out/capacity")
-	fs := cmd.Flags()
+	addCapacityFlags(cmd.Flags(), &co, "scenario, accept or sold-out")
+	return cmd
+}
+
+// capacityFlags are the flags of capacity's search, shared with compare --capacity.
+var capacityFlags = []string{"start", "factor", "max-steps", "step-duration", "slo-p99", "max-error-ratio", "precision", "confirm", "path-mix"}
+
+func addCapacityFlags(fs *pflag.FlagSet, co *lifecycle.CapacityOptions, paths string) {
 	fs.Float64Var(&co.Start, "start", 0, "first rate in ops/s (default: the scenario's first phase rate)")
-	fs.Float64Var(&co.Factor, "factor", 1.5, "rate multiplier per step")
-	fs.IntVar(&co.MaxSteps, "max-steps", 8, "most steps to try")
+	fs.Float64Var(&co.Factor, "factor", 1.5, "rate multiplier per ramp step")
+	fs.IntVar(&co.MaxSteps, "max-steps", 8, "most ramp steps to try (bisection and confirmation steps come on top)")
 	fs.DurationVar(&co.StepDuration, "step-duration", 5*time.Second, "load time per step")
 	fs.DurationVar(&co.SloP99, "slo-p99", 20*time.Millisecond, "latency p99 (from the intended send) a step must stay under")
 	fs.Float64Var(&co.MaxErrorRatio, "max-error-ratio", 0.001, "largest share of ERROR+UNKNOWN outcomes a step may have")
-	return cmd
+	fs.Float64Var(&co.Precision, "precision", 0.05, "bisect until the rate that held and the rate that broke are this close (0.05: ±5%)")
+	fs.IntVar(&co.Confirm, "confirm", 1, "run the final rate this many more times and report how many held")
+	fs.StringVar(&co.PathMix, "path-mix", lifecycle.PathScenario, "reserve path to load: "+paths+
+		" (accept: stock twice the step's demand; sold-out: stock a tenth of it; scenario: its own stock)")
 }

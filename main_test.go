@@ -171,6 +171,10 @@ func TestScenarioUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"compare", "smoke", "--buckets", "1,x"}, "--buckets"},
 		{[]string{"capacity", "smoke", "--factor", "1"}, "--factor"},
 		{[]string{"capacity", "nightly"}, "suite"},
+		{[]string{"capacity", "smoke", "--precision", "0"}, "--precision"},
+		{[]string{"capacity", "smoke", "--path-mix", "both"}, "--path-mix"},
+		{[]string{"compare", "smoke", "--slo-p99", "5ms"}, "--capacity"},
+		{[]string{"compare", "smoke", "--capacity", "--path-mix", "sold_out"}, "--path-mix"},
 	}
 	for _, c := range cases {
 		code, out := cli(t, c.args...)

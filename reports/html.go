@@ -42,6 +42,7 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 	"ms":     fmtMs,
 	"pct":    func(p float64) string { return fmt.Sprintf("%.2f%%", p) },
 	"f1":     func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"share":  func(ratio float64, digits int) string { return fmt.Sprintf("%.*f%%", digits, 100*ratio) },
 	"counts": countsText,
 	"status": func(s Status) string {
 		if s == "" {

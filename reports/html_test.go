@@ -249,3 +249,37 @@ func TestWriteTextOptionalSectionsAndFiles(t *testing.T) {
 		}
 	}
 }
+
+// A compare --capacity shows, per variant, the measured capacity with its
+// placement, and the projection in a table of its own, labelled as
+// computed; a fixed-load compare shows neither.
+func TestHTMLCompareCapacityKeepsProjectionApart(t *testing.T) {
+	rep, _ := syntheticFailoverRun()
+	withCompareAndCapacity(rep)
+	fixed := withoutScripts(renderHTML(t, rep, nil))
+	if strings.Contains(fixed, "Capacity per variant") || strings.Contains(fixed, "Projection (computed") {
+		t.Fatal("capacity tables on a fixed-load compare")
+	}
+	rep.Compare.SloP99Ms, rep.Compare.Note = 20, "2 CPUs shared"
+	for i := range rep.Compare.Variants {
+		v := &rep.Compare.Variants[i]
+		v.Path = "sold-out"
+		v.Capacity = &VariantCapacity{OpsPerS: 1000 * float64(i+7), BrokeOpsPerS: 1000*float64(i+7) + 300, Confirmations: 1,
+			ConfirmationsHeld: 1, SoldOutShare: 0.9, Spread: []string{"1/0/0", "2/1/1", "6/5/5"}[i],
+			MasterCores: map[string]float64{"127.0.0.1:7000": 0.93}, Ceiling: []float64{1, 2, 16.0 / 6}[i],
+			Speedup: float64(i+7) / 7, Projection: &CapacityProjection{OpsPerS: 54321 + float64(i), Speedup: 1}}
+	}
+	page := withoutScripts(renderHTML(t, rep, nil))
+	measured, projected, ok := strings.Cut(page[strings.Index(page, "Capacity per variant"):], "Projection (computed, not measured)")
+	if !ok {
+		t.Fatal("no projection table")
+	}
+	for _, want := range []string{"7000", "7300", "2/1/1", "2.00×", "90%", "127.0.0.1:7000: 0.93", "sold-out", "2 CPUs shared"} {
+		if !strings.Contains(measured+projected, want) {
+			t.Errorf("capacity tables lack %q", want)
+		}
+	}
+	if strings.Contains(measured, "54321") || !strings.Contains(projected, "54321") {
+		t.Error("the projected rate must be in the projection table only")
+	}
+}

@@ -323,7 +323,14 @@ func (x *execution) driveLoad(ctx context.Context) error {
 	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }); pp != nil {
 		opts = append(opts, pp)
 	}
+	var ended func()
+	if x.plan.OnLoad != nil {
+		ended = x.plan.OnLoad(ctx)
+	}
 	res, runErr := runner.RunPhases(ctx, x.plan.Phases, x.tgt, opts...)
+	if ended != nil {
+		ended()
+	}
 	if lag != nil {
 		stop()
 		x.lag = <-lag

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -57,6 +58,12 @@ type Plan struct {
 	Evaluate func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none
 	Waived   func(id string) bool                      // invariants reported but not required
 	Resolved map[string]any                            // the fully resolved scenario, for report.json
+
+	// OnLoad, when set, is called just before the load starts; the function
+	// it returns is called as soon as the load ends, before the heal and the
+	// checks, so a caller measures the load window alone (capacity reads
+	// the masters' CPU with it).
+	OnLoad func(ctx context.Context) (ended func())
 }
 
 // Duration is the length of the load (every phase).
