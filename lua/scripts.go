@@ -45,6 +45,7 @@ func newScript(name, src string) *Script {
 // Run never re-sends after any other error.
 func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, args ...any) (reply any, fellBack bool, err error) {
 	if len(args) > 0 {
+		// A caller may place the probe itself (Store.Reserve does, to save a copy of args).
 		if first, ok := args[0].(string); ok {
 			// Lets the no-re-send hook tell a call that never reached a
 			// socket (its connection's handshake failed) from a lost reply.
