@@ -203,8 +203,8 @@ func TestBucketForIsFNV64a(t *testing.T) {
 	}
 }
 
-// The store's cached KEYS and ARGV of a reserve call are exactly the
-// contract's (ReserveCall.Keys and Args), the write probe standing for
+// The store's one-slice EVALSHA command of a reserve call holds exactly
+// the contract's (ReserveCall.Keys and Args), the write probe standing for
 // ARGV[1].
 func TestReserveKeysArgsAreTheContracts(t *testing.T) {
 	st := NewStore(nil, Embedded(), []byte("k"))
@@ -215,7 +215,11 @@ func TestReserveKeysArgsAreTheContracts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keys, args := st.reserveKeysArgs(call)
+			argv := st.reserveArgv(call)
+			if argv[2] != 8 {
+				t.Fatalf("numkeys %v, want 8", argv[2])
+			}
+			keys, args := argv[3:11], argv[11:]
 			if fmt.Sprint(keys) != fmt.Sprint(call.Keys()) {
 				t.Fatalf("keys %v, want %v", keys, call.Keys())
 			}

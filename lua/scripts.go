@@ -60,6 +60,29 @@ func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, arg
 	return reply, false, err
 }
 
+// runArgv is Run for a caller that built the whole command in one slice:
+// argv is [_, _, numkeys, keys…, args…] (slots 0 and 1 are filled here with
+// EVALSHA and the SHA1) with the write probe already first among the args.
+// Built this way a call allocates one argument slice instead of three and
+// boxes no key twice. Semantics are Run's: EVAL with the same keys and args
+// on NOSCRIPT only.
+func (s *Script) runArgv(ctx context.Context, rdb redis.UniversalClient, argv []any) (reply any, fellBack bool, err error) {
+	argv[0], argv[1] = "evalsha", s.SHA1
+	cmd := redis.NewCmd(ctx, argv...)
+	cmd.SetFirstKeyPos(3)
+	_ = rdb.Process(ctx, cmd)
+	reply, err = cmd.Result()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		ev := append([]any{"eval", s.Source}, argv[2:]...)
+		cmd = redis.NewCmd(ctx, ev...)
+		cmd.SetFirstKeyPos(3)
+		_ = rdb.Process(ctx, cmd)
+		reply, err = cmd.Result()
+		return reply, true, err
+	}
+	return reply, false, err
+}
+
 // Scripts is the set of three scripts a run uses.
 type Scripts struct {
 	Reserve    *Script

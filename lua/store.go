@@ -35,9 +35,9 @@ func (s *Store) SetWatchdog(w *Watchdog) { s.watch.Store(w) }
 
 // run runs script under the watchdog, if any.
 func (s *Store) run(ctx context.Context, script *Script, keys []string, args ...any) (any, bool, error) {
-	done := s.watch.Load().watch(script.Name)
+	watched := s.watch.Load().watch(script.Name)
 	reply, fellBack, err := script.Run(ctx, s.rdb, keys, args...)
-	done(err)
+	watched.done(err)
 	return reply, fellBack, err
 }
 
@@ -94,7 +94,7 @@ func (c ReserveCall) Args() []any {
 // other call of its scope (and schema version), built and boxed once: a
 // call then builds only its three own keys.
 type scopeConsts struct {
-	meta, stock, sendPending, expiry, soldout string
+	meta, stock, sendPending, expiry, soldout any
 	activityID, sku, version, schema, bucket  any
 }
 
@@ -124,17 +124,18 @@ func (s *Store) constsOf(sc Scope, schema string) *scopeConsts {
 	return c
 }
 
-// reserveKeysArgs is call.Keys() and call.Args() with the shared parts
-// from the scope's cache and the write probe already in ARGV[1] (see
-// Script.Run): the same values, with a third of the allocations.
-func (s *Store) reserveKeysArgs(call ReserveCall) ([]string, []any) {
+// reserveArgv is the whole EVALSHA command of call for Script.runArgv:
+// [_, _, 8, call.Keys()…, call.Args()…], the shared parts from the scope's
+// cache and the write probe standing for ARGV[1] (see Script.Run): the same
+// values, in one slice, with a fraction of the allocations.
+func (s *Store) reserveArgv(call ReserveCall) []any {
 	sc := call.Scope
 	c := s.constsOf(sc, call.SchemaVersion)
-	keys := []string{c.meta, c.stock, sc.ReqShardKey(call.RequestID), sc.UserKey(call.UserID),
-		sc.ResvKey(call.ReservationID), c.sendPending, c.expiry, c.soldout}
-	args := []any{&writeProbe{s: call.RequestID}, call.ReservationID, c.activityID, c.sku, call.UserID,
+	return []any{nil, nil, 8,
+		c.meta, c.stock, sc.ReqShardKey(call.RequestID), sc.UserKey(call.UserID),
+		sc.ResvKey(call.ReservationID), c.sendPending, c.expiry, c.soldout,
+		&writeProbe{s: call.RequestID}, call.ReservationID, c.activityID, c.sku, call.UserID,
 		c.version, call.TTLMs, c.schema, c.bucket, call.MessageID, call.NowMs}
-	return keys, args
 }
 
 // NewReserveCall validates the ids and derives bucket, reservation_id and
@@ -194,8 +195,9 @@ type ReserveResult struct {
 func (s *Store) Reserve(ctx context.Context, call ReserveCall) (ReserveResult, error) {
 	ws, ctx := ensureWireStats(ctx)
 	before := ws.Attempts.Load()
-	keys, args := s.reserveKeysArgs(call)
-	raw, fellBack, err := s.run(ctx, s.scripts.Reserve, keys, args...)
+	watched := s.watch.Load().watch(s.scripts.Reserve.Name)
+	raw, fellBack, err := s.scripts.Reserve.runArgv(ctx, s.rdb, s.reserveArgv(call))
+	watched.done(err)
 	res := ReserveResult{Attempts: int(ws.Attempts.Load() - before), EvalFallback: fellBack}
 	if err != nil {
 		return res, err
