@@ -6,7 +6,6 @@ import (
 	"encoding/base32"
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"strconv"
 )
 
@@ -33,7 +32,15 @@ func (s Scope) HashTag() string {
 }
 
 // Key returns seckill:{<hash tag>}:<suffix>.
-func (s Scope) Key(suffix string) string { return "seckill:{" + s.HashTag() + "}:" + suffix }
+func (s Scope) Key(suffix string) string { return s.key(suffix, "") }
+
+// key is seckill:{<hash tag>}:<suffix><id>, built with one allocation (a
+// version and a bucket below 100 format without allocating): it is on
+// every call's path.
+func (s Scope) key(suffix, id string) string {
+	return "seckill:{a:" + s.ActivityID + ":s:" + s.SKUID + ":v:" + strconv.FormatInt(s.Version, 10) +
+		":b:" + strconv.FormatUint(uint64(s.Bucket), 10) + "}:" + suffix + id
+}
 
 // MetaKey is the bucket's activity metadata hash.
 func (s Scope) MetaKey() string { return s.Key("meta") }
@@ -43,17 +50,30 @@ func (s Scope) StockKey() string { return s.Key("stock") }
 
 // ReqShardKey is the request-result hash that holds requestID's answer.
 func (s Scope) ReqShardKey(requestID string) string {
-	return s.Key(fmt.Sprintf("req:%03d", RequestShard(requestID)))
+	return s.key(reqShardSuffixes[RequestShard(requestID)], "")
 }
 
 // ReqShardKeyN is request-result hash number n (0..RequestShards-1).
-func (s Scope) ReqShardKeyN(n int) string { return s.Key(fmt.Sprintf("req:%03d", n)) }
+func (s Scope) ReqShardKeyN(n int) string {
+	if n >= 0 && n < RequestShards {
+		return s.key(reqShardSuffixes[n], "")
+	}
+	return s.Key(fmt.Sprintf("req:%03d", n))
+}
+
+// reqShardSuffixes are "req:000" … "req:255".
+var reqShardSuffixes = func() (out [RequestShards]string) {
+	for i := range out {
+		out[i] = fmt.Sprintf("req:%03d", i)
+	}
+	return out
+}()
 
 // UserKey is the one-per-user marker of userID.
-func (s Scope) UserKey(userID string) string { return s.Key("user:" + userID) }
+func (s Scope) UserKey(userID string) string { return s.key("user:", userID) }
 
 // ResvKey is the reservation record of reservationID.
-func (s Scope) ResvKey(reservationID string) string { return s.Key("resv:" + reservationID) }
+func (s Scope) ResvKey(reservationID string) string { return s.key("resv:", reservationID) }
 
 // SendPendingKey is the zset of reservations waiting to be sent, by next retry time.
 func (s Scope) SendPendingKey() string { return s.Key("send_pending") }
@@ -66,9 +86,13 @@ func (s Scope) SoldoutKey() string { return s.Key("soldout") }
 
 // RequestShard is fnv32a(requestID) % 256.
 func RequestShard(requestID string) uint32 {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(requestID))
-	return h.Sum32() % RequestShards
+	// fnv32a inline: hash/fnv's state and the []byte copy would allocate.
+	h := uint32(2166136261)
+	for i := 0; i < len(requestID); i++ {
+		h ^= uint32(requestID[i])
+		h *= 16777619
+	}
+	return h % RequestShards
 }
 
 // BucketFor routes a user to a bucket: fnv64a(activity\0sku\0user) % buckets.
@@ -77,13 +101,20 @@ func BucketFor(activityID, skuID, userID string, buckets uint32) uint32 {
 	if buckets <= 1 {
 		return 0
 	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(activityID))
-	_, _ = h.Write([]byte{0})
-	_, _ = h.Write([]byte(skuID))
-	_, _ = h.Write([]byte{0})
-	_, _ = h.Write([]byte(userID))
-	return uint32(h.Sum64() % uint64(buckets))
+	// fnv64a inline, without hash/fnv's allocations.
+	h := uint64(14695981039346656037)
+	add := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h ^= uint64(s[i])
+			h *= 1099511628211
+		}
+	}
+	add(activityID)
+	h *= 1099511628211 // the 0 separator: h ^= 0, then the multiply
+	add(skuID)
+	h *= 1099511628211
+	add(userID)
+	return uint32(h % uint64(buckets))
 }
 
 // ReservationID derives the reservation id of one request: the first 26

@@ -187,3 +187,49 @@ func TestReservationIDMatchesTheSpecification(t *testing.T) {
 		}
 	}
 }
+
+// BucketFor is fnv64a(activity\0sku\0user) % buckets exactly as hash/fnv
+// computes it (the routing every generator and the checker share).
+func TestBucketForIsFNV64a(t *testing.T) {
+	for i := 0; i < 5000; i++ {
+		a, s, u := fmt.Sprintf("act%d", i%7), fmt.Sprintf("sku%d", i%3), fmt.Sprintf("u%d", i)
+		h := fnv.New64a()
+		h.Write([]byte(a + "\x00" + s + "\x00" + u))
+		for _, n := range []uint32{2, 3, 16, 1000} {
+			if got, want := BucketFor(a, s, u, n), uint32(h.Sum64()%uint64(n)); got != want {
+				t.Fatalf("BucketFor(%s,%s,%s,%d) = %d, want %d", a, s, u, n, got, want)
+			}
+		}
+	}
+}
+
+// The store's one-slice EVALSHA command of a reserve call holds exactly
+// the contract's (ReserveCall.Keys and Args), the write probe standing for
+// ARGV[1].
+func TestReserveKeysArgsAreTheContracts(t *testing.T) {
+	st := NewStore(nil, Embedded(), []byte("k"))
+	for _, b := range []uint32{1, 3} {
+		a := NewActivity("keys", "sku1", 10, b, 0)
+		for i := 0; i < 20; i++ {
+			call, err := st.NewReserveCall(a, fmt.Sprintf("u%d", i), fmt.Sprintf("r%d", i), 90_000_000_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			argv := st.reserveArgv(call)
+			if argv[2] != 8 {
+				t.Fatalf("numkeys %v, want 8", argv[2])
+			}
+			keys, args := argv[3:11], argv[11:]
+			if fmt.Sprint(keys) != fmt.Sprint(call.Keys()) {
+				t.Fatalf("keys %v, want %v", keys, call.Keys())
+			}
+			want := call.Args()
+			if p, ok := args[0].(*writeProbe); !ok || p.s != want[0] {
+				t.Fatalf("ARGV[1] = %#v, want a probe of %q", args[0], want[0])
+			}
+			if fmt.Sprintf("%#v", args[1:]) != fmt.Sprintf("%#v", want[1:]) {
+				t.Fatalf("args %#v, want %#v", args[1:], want[1:])
+			}
+		}
+	}
+}

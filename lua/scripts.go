@@ -45,6 +45,7 @@ func newScript(name, src string) *Script {
 // Run never re-sends after any other error.
 func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, args ...any) (reply any, fellBack bool, err error) {
 	if len(args) > 0 {
+		// A caller may place the probe itself (Store.Reserve does, to save a copy of args).
 		if first, ok := args[0].(string); ok {
 			// Lets the no-re-send hook tell a call that never reached a
 			// socket (its connection's handshake failed) from a lost reply.
@@ -54,6 +55,29 @@ func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, arg
 	reply, err = rdb.EvalSha(ctx, s.SHA1, keys, args...).Result()
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		reply, err = rdb.Eval(ctx, s.Source, keys, args...).Result()
+		return reply, true, err
+	}
+	return reply, false, err
+}
+
+// runArgv is Run for a caller that built the whole command in one slice:
+// argv is [_, _, numkeys, keys…, args…] (slots 0 and 1 are filled here with
+// EVALSHA and the SHA1) with the write probe already first among the args.
+// Built this way a call allocates one argument slice instead of three and
+// boxes no key twice. Semantics are Run's: EVAL with the same keys and args
+// on NOSCRIPT only.
+func (s *Script) runArgv(ctx context.Context, rdb redis.UniversalClient, argv []any) (reply any, fellBack bool, err error) {
+	argv[0], argv[1] = "evalsha", s.SHA1
+	cmd := redis.NewCmd(ctx, argv...)
+	cmd.SetFirstKeyPos(3)
+	_ = rdb.Process(ctx, cmd)
+	reply, err = cmd.Result()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		ev := append([]any{"eval", s.Source}, argv[2:]...)
+		cmd = redis.NewCmd(ctx, ev...)
+		cmd.SetFirstKeyPos(3)
+		_ = rdb.Process(ctx, cmd)
+		reply, err = cmd.Result()
 		return reply, true, err
 	}
 	return reply, false, err

@@ -61,6 +61,7 @@ type Watchdog struct {
 
 	sweeping atomic.Bool
 	sweeps   sync.WaitGroup
+	slow     sync.Map // script name -> its calls' timer function
 
 	mu    sync.Mutex
 	kills []ScriptKill
@@ -81,19 +82,41 @@ func (w *Watchdog) Limit() time.Duration { return w.limit }
 
 // watch starts watching one script call; call the returned function with
 // the call's error when it returns. A nil Watchdog watches nothing.
-func (w *Watchdog) watch(script string) func(error) {
+func (w *Watchdog) watch(script string) watchedCall {
 	if w == nil {
-		return func(error) {}
+		return watchedCall{}
 	}
-	t := time.AfterFunc(w.limit, func() {
+	return watchedCall{w: w, script: script, t: time.AfterFunc(w.limit, w.onSlow(script))}
+}
+
+// watchedCall is one call under the watchdog (a value: no allocation
+// besides its timer).
+type watchedCall struct {
+	w      *Watchdog
+	script string
+	t      *time.Timer
+}
+
+// done ends the watch of a call that answered err.
+func (c watchedCall) done(err error) {
+	if c.w == nil {
+		return
+	}
+	c.t.Stop()
+	if IsBusy(err) {
+		c.w.Trigger(fmt.Sprintf("a %s call was answered BUSY", c.script))
+	}
+}
+
+// onSlow is the timer function of script's calls, made once per script.
+func (w *Watchdog) onSlow(script string) func() {
+	if f, ok := w.slow.Load(script); ok {
+		return f.(func())
+	}
+	f, _ := w.slow.LoadOrStore(script, func() {
 		w.Trigger(fmt.Sprintf("a %s call ran longer than %s", script, w.limit))
 	})
-	return func(err error) {
-		t.Stop()
-		if IsBusy(err) {
-			w.Trigger(fmt.Sprintf("a %s call was answered BUSY", script))
-		}
-	}
+	return f.(func())
 }
 
 // IsBusy reports a BUSY answer: the node is running a script (its own or

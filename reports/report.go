@@ -108,6 +108,45 @@ type Report struct {
 	// Capacity is the rate/latency curve of a capacity run (additive;
 	// absent for other runs).
 	Capacity *CapacityResult `json:"capacity,omitempty"`
+	// WarmUp is what the run readied before its t=0 and how long that took
+	// (additive; absent when the run had no warm-up step).
+	WarmUp *WarmUp `json:"warm_up,omitempty"`
+}
+
+// WarmUp is the step before t=0 that keeps the harness's own start-up out
+// of the first second: every connection the load will use dialled through
+// the load's client (and its proxies), the scripts loaded on every master,
+// the workers started, and the cluster settled (no fork, replicas online).
+// Its time is not part of duration_s, of any latency or of any timeseries
+// second; Excluded says what, if anything, was left out of the statistics.
+type WarmUp struct {
+	DurationS float64 `json:"duration_s"` // wall time of the whole warm-up, before t=0
+	// SettleWaitS is how long the cluster took to settle (part of duration_s).
+	SettleWaitS float64 `json:"settle_wait_s"`
+	Settled     bool    `json:"settled"`
+	// Unsettled names what was still moving when the settle wait gave up.
+	Unsettled []string `json:"unsettled,omitempty"`
+	// ConnsPerMaster is the number of connections dialled per master: the
+	// most workers any phase runs (capped at the client's pool size).
+	ConnsPerMaster int `json:"conns_per_master"`
+	// Masters is each master as the load's client saw it at the end of
+	// the warm-up: connections open in its pool, scripts cached.
+	Masters []WarmMaster `json:"masters"`
+	// WorkersBeforeT0 is true when the first phase's workers were running
+	// before t=0.
+	WorkersBeforeT0 bool `json:"workers_before_t0"`
+	// Excluded states what the warm-up keeps out of the run's figures.
+	Excluded string `json:"excluded"`
+	// Problems lists what the warm-up could not ready (the load runs anyway
+	// and meets it on its own clock).
+	Problems []string `json:"problems,omitempty"`
+}
+
+// WarmMaster is one master after the warm-up.
+type WarmMaster struct {
+	Addr    string `json:"addr"`
+	Conns   int    `json:"conns"`
+	Scripts int    `json:"scripts"` // scripts of the path under test cached there
 }
 
 // Versions of the parts the run used.

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,8 +126,17 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 		return nil, fmt.Errorf("activity %s has %d buckets: at most %d (the history stores a bucket index in 16 bits)", a.ID, a.Buckets, lua.MaxBuckets)
 	}
 	e := &engine{tgt: tgt, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) }, first.Generator)}
-	e.began = time.Now()
 	e.ctx = ctx
+	// The first phase's workers are running (parked on their gate) before
+	// offset 0: no goroutine is spawned on the load's clock.
+	e.cfg = phases[0].Config
+	firstLoop := e.startPhase(ctx, pacers[0])
+	// The history's first chunk is allocated, and the heap collected, before
+	// offset 0: the first operations neither zero megabytes nor meet a
+	// collection started by the run's own set-up garbage.
+	e.store.grow(0)
+	runtime.GC()
+	e.began = time.Now()
 
 	sampleCtx, stopSampler := context.WithCancel(context.Background())
 	samplerDone := make(chan []StockSample, 1)
@@ -155,20 +165,25 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 		if ctx.Err() != nil {
 			break
 		}
-		e.cfg = ph.Config
+		if i > 0 {
+			e.cfg = ph.Config
+		}
 		e.phaseStart = e.since()
 		phaseName.Store(ph.Name)
 		if i > 0 {
 			e.wl.StartSegment(e.nextID, ph.Config.Mix)
 		}
 		pr := PhaseResult{Name: ph.Name, Config: ph.Config, Start: e.phaseStart, FirstOp: e.nextID}
-		if ph.Config.Mode == ModeOpen {
-			e.runOpen(ctx, pacers[i])
-		} else {
-			e.runClosed(ctx)
+		loop := firstLoop
+		if i > 0 {
+			loop = e.startPhase(ctx, pacers[i])
 		}
+		loop()
 		pr.End, pr.EndOp = e.since(), e.nextID
 		res.Phases = append(res.Phases, pr)
+	}
+	if len(res.Phases) == 0 {
+		firstLoop() // cancelled before it began: it releases its workers and schedules nothing
 	}
 	res.Elapsed = time.Since(e.began)
 	stopProgress()
@@ -252,16 +267,36 @@ type scheduled struct {
 
 func (e *engine) since() time.Duration { return time.Since(e.began) }
 
-func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
+// startPhase starts the workers of the phase in e.cfg, parked until the
+// returned loop runs; the loop schedules the phase (from e.phaseStart and
+// e.nextID as they are then) and returns when its workers are done.
+func (e *engine) startPhase(ctx context.Context, p vegeta.Pacer) (loop func()) {
+	gate := make(chan struct{})
+	var run func()
+	if e.cfg.Mode == ModeOpen {
+		run = e.runOpen(ctx, p, gate)
+	} else {
+		run = e.runClosed(ctx, gate)
+	}
+	return func() {
+		close(gate)
+		run()
+	}
+}
+
+func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer, gate <-chan struct{}) func() {
 	queue := make(chan scheduled, e.cfg.MaxInFlight)
 	var inflight atomic.Int64
-	e.startWorkers(func(wctx context.Context, record func(uint64, Op)) {
+	e.startWorkers(gate, func(wctx context.Context, record func(uint64, Op)) {
 		for s := range queue {
 			record(s.slot, e.execute(wctx, s.id, s.intended))
 			inflight.Add(-1)
 		}
 	})
+	return func() { e.scheduleOpen(ctx, p, queue, &inflight) }
+}
 
+func (e *engine) scheduleOpen(ctx context.Context, p vegeta.Pacer, queue chan<- scheduled, inflight *atomic.Int64) {
 	var n uint64
 	base := e.nextID
 	last := e.phaseStart
@@ -317,11 +352,10 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer) {
 	e.wait()
 }
 
-func (e *engine) runClosed(ctx context.Context) {
+func (e *engine) runClosed(ctx context.Context, gate <-chan struct{}) func() {
 	var next atomic.Uint64
-	base := e.nextID
-	sentBase := e.sent
-	e.startWorkers(func(wctx context.Context, record func(uint64, Op)) {
+	var base, sentBase uint64 // set when the gate opens
+	e.startWorkers(gate, func(wctx context.Context, record func(uint64, Op)) {
 		for ctx.Err() == nil {
 			n := next.Add(1) - 1
 			if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) || base+n >= MaxOpsPerRun {
@@ -337,20 +371,25 @@ func (e *engine) runClosed(ctx context.Context) {
 			record(sentBase+n, e.execute(wctx, uint32(base+n), now))
 		}
 	})
-	e.wait()
-	// Ids claimed by workers that then stopped are skipped, not reused.
-	e.nextID = base + next.Load()
-	e.sent += next.Load()
+	base, sentBase = e.nextID, e.sent // before the gate opens: the workers see them
+	return func() {
+		e.wait()
+		// Ids claimed by workers that then stopped are skipped, not reused.
+		e.nextID = base + next.Load()
+		e.sent += next.Load()
+	}
 }
 
-// startWorkers starts cfg.Concurrency workers; each gets a context carrying
-// its own lua.WireStats (so per-operation wire counts are deltas of it).
-func (e *engine) startWorkers(loop func(wctx context.Context, record func(slot uint64, o Op))) {
+// startWorkers starts cfg.Concurrency workers, each parked until gate is
+// closed; each gets a context carrying its own lua.WireStats (so
+// per-operation wire counts are deltas of it).
+func (e *engine) startWorkers(gate <-chan struct{}, loop func(wctx context.Context, record func(slot uint64, o Op))) {
 	e.wg = &sync.WaitGroup{}
 	for w := 0; w < e.cfg.Concurrency; w++ {
 		e.wg.Add(1)
 		go func() {
 			defer e.wg.Done()
+			<-gate
 			loop(lua.WithWireStats(e.ctx, &lua.WireStats{}), func(slot uint64, o Op) {
 				e.live.record(&o)
 				e.store.put(slot, o)

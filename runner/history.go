@@ -110,8 +110,16 @@ type opStore struct {
 const opChunk = 1 << 16
 
 func (s *opStore) put(slot uint64, o Op) {
+	c := s.grow(slot)
+	o.Flags |= flagRecorded
+	c[slot%opChunk] = o
+}
+
+// grow returns the chunk that holds slot, allocating it when needed.
+func (s *opStore) grow(slot uint64) []Op {
 	ci := int(slot / opChunk)
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	for len(s.chunks) <= ci {
 		s.chunks = append(s.chunks, nil)
 	}
@@ -120,9 +128,7 @@ func (s *opStore) put(slot uint64, o Op) {
 		c = make([]Op, opChunk)
 		s.chunks[ci] = c
 	}
-	s.mu.Unlock()
-	o.Flags |= flagRecorded
-	c[slot%opChunk] = o
+	return c
 }
 
 // flatten returns the recorded operations in ID order and frees the chunks.

@@ -10,6 +10,9 @@
 //	guard         refuse faults the cluster must not get
 //	setUp         create the activity (or join a named one)
 //	startFaults   arm the fault timeline and the async pipeline
+//	warmUp        before t=0: dial every connection the load uses, load the
+//	              scripts on every master, wait for a settled cluster
+//	              (report.json's warm_up says what and how long)
 //	driveLoad     run the load phases on one clock
 //	heal          heal every fault (also on error and Ctrl-C), wait for a healthy cluster
 //	drain         let the pipeline finish its reservations

@@ -45,6 +45,7 @@ type execution struct {
 	healthErr   error
 	ev          *pipeline.Evidence
 	chk         *runner.CheckReport
+	warm        *reports.WarmUp // what warmUp readied before t=0
 }
 
 // Execute runs a plan from start to finish (see the package doc for the
@@ -65,6 +66,7 @@ func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
 		{"guard", x.guard},
 		{"set up the activity", x.setUp},
 		{"start the faults and the pipeline", x.startFaults},
+		{"warm up", x.warmUp},
 		{"drive the load", x.driveLoad},
 	}
 	for _, s := range steps {
@@ -451,6 +453,7 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	}
 	rep.ErrorTexts = res.ErrorTexts
 	rep.ReplicationLag = replicationReport(x.lag)
+	rep.WarmUp = x.warm
 	for _, k := range x.watchdog.Kills() {
 		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
 	}

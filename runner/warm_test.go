@@ -1,0 +1,110 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/lua"
+)
+
+// A warm start, checked at the run's offset 0 (WithOnStart runs before the
+// first operation is scheduled, so before its intended time): every
+// master has the workers' connections open in the load's pool and every
+// script cached (lua.CheckWarm: PoolStats.TotalConns, SCRIPT EXISTS), the
+// workers are already running, and the load then neither dials (no pool
+// miss) nor meets NOSCRIPT. A cold client fails the same check: it is
+// what catches a run without the warm-up.
+func TestWarmStartIsReadyBeforeTheFirstOperation(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tag := fmt.Sprintf("\n-- %s %d\n", t.Name(), time.Now().UnixNano())
+	for _, f := range []struct {
+		name string
+		src  *lua.Script
+	}{{lua.ReserveFile, lua.Embedded().Reserve}, {lua.TransitionFile, lua.Embedded().Transition}, {lua.CompensateFile, lua.Embedded().Compensate}} {
+		if err := os.WriteFile(filepath.Join(dir, f.name), []byte(f.src.Source+tag), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scripts, err := lua.LoadDir(dir) // new SHA1s: cached nowhere yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 16
+	rdb := lua.NewClusterClient(&redis.ClusterOptions{Addrs: testCluster.Addrs(), PoolSize: workers + 4, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	if err := lua.CheckWarm(ctx, rdb, scripts, workers); err == nil {
+		t.Fatal("a cold client passed CheckWarm")
+	}
+
+	if _, err := lua.DialConns(ctx, rdb, scripts, workers); err != nil {
+		t.Fatal(err)
+	}
+	misses := masterPoolMisses(t, rdb)
+	tgt := newTarget(t, 1_000_000, 3)
+	tgt.Store = lua.NewStore(rdb, scripts, []byte("warm"))
+	cfg := DefaultConfig()
+	cfg.Shape.Rate, cfg.Duration, cfg.Concurrency, cfg.SampleEvery = 400, time.Second, workers, 0
+	goroutines := runtime.NumGoroutine()
+	var atStart error
+	var workersAtStart int
+	res, err := Run(ctx, cfg, tgt, WithOnStart(func(time.Time) {
+		workersAtStart = runtime.NumGoroutine() - goroutines
+		atStart = lua.CheckWarm(ctx, rdb, scripts, workers)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if atStart != nil {
+		t.Fatalf("at offset 0: %v", atStart)
+	}
+	if workersAtStart < workers {
+		t.Fatalf("at offset 0: %d new goroutines, want the %d workers running", workersAtStart, workers)
+	}
+	// A connection to a master is dialled during the load only to replace one that an
+	// operation lost (a timed-out or cut call closes its connection).
+	lost := uint32(0)
+	for _, o := range res.History.Ops {
+		if o.Outcome == OutcomeUnknown || o.Outcome == OutcomeError {
+			lost += uint32(o.Sends)
+		}
+	}
+	if m := masterPoolMisses(t, rdb); m-misses > lost {
+		t.Errorf("the load dialled %d connections (pool misses %d -> %d) with %d sends failed", m-misses, misses, m, lost)
+	}
+	if len(res.History.Ops) < 100 {
+		t.Fatalf("only %d ops", len(res.History.Ops))
+	}
+	for _, o := range res.History.Ops {
+		if o.Flags&FlagEvalFallback != 0 {
+			t.Fatalf("op %d met NOSCRIPT: the scripts were not loaded before t=0", o.ID)
+		}
+	}
+}
+
+// masterPoolMisses sums the pool misses (connections dialled because none
+// was idle) of rdb's master clients: the connections the load uses. Slot
+// map reloads may dial a replica; those are not the load's.
+func masterPoolMisses(t *testing.T, rdb *redis.ClusterClient) uint32 {
+	t.Helper()
+	var mu sync.Mutex
+	var n uint32
+	err := rdb.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+		mu.Lock()
+		n += c.PoolStats().Misses
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
