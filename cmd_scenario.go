@@ -63,6 +63,12 @@ func planFromScenario(s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed f
 	if !changed("appendonly") {
 		c.AppendOnly = t.AppendOnly
 	}
+	if !changed("pool-size") {
+		c.PoolSize = t.PoolSize
+	}
+	if !changed("pool-timeout") {
+		c.PoolTimeout = t.PoolTimeout
+	}
 	planned, err := s.Plan()
 	if err != nil {
 		return nil, err
