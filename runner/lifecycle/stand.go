@@ -30,10 +30,10 @@ type ClusterSpec struct {
 	PoolSize int
 	// PoolTimeout is how long a worker waits for a free connection; 0:
 	// go-redis's default (read timeout + 1s).
-	PoolTimeout time.Duration
-	RedisServer       string // path of redis-server for a local cluster ("" = PATH)
-	AllowDestructive  bool   // destructive faults on a cluster the harness did not create
-	Toxiproxy         string // "" embedded, else a toxiproxy server's API URL
+	PoolTimeout      time.Duration
+	RedisServer      string // path of redis-server for a local cluster ("" = PATH)
+	AllowDestructive bool   // destructive faults on a cluster the harness did not create
+	Toxiproxy        string // "" embedded, else a toxiproxy server's API URL
 	// ReplicationProxies routes every replica's replication stream through
 	// a proxy of its own (local clusters), so replica-lag and
 	// replica-partition can act on it while client traffic is untouched.
