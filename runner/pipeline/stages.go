@@ -273,7 +273,7 @@ func (p *Pipeline) requeueRelease(it releaseItem, front bool) {
 }
 
 func (p *Pipeline) nextRelease(ctx context.Context) (releaseItem, bool) {
-	for {
+	for ctx.Err() == nil {
 		p.relMu.Lock()
 		if len(p.relQueue) > 0 {
 			it := p.relQueue[0]
@@ -295,6 +295,7 @@ func (p *Pipeline) nextRelease(ctx context.Context) (releaseItem, bool) {
 		case <-p.relWake:
 		}
 	}
+	return releaseItem{}, false
 }
 
 // releaseWorker is one compensation worker. An item it did not finish — a
@@ -311,8 +312,8 @@ func (p *Pipeline) releaseWorker(ctx context.Context) {
 		if !done {
 			it.redelivered = true
 			p.requeueRelease(it, true)
-			if crashed {
-				return
+			if crashed || ctx.Err() != nil {
+				return // a crash, or the workers are stopped
 			}
 			continue
 		}
