@@ -63,6 +63,12 @@ func planFromScenario(s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed f
 	if !changed("appendonly") {
 		c.AppendOnly = t.AppendOnly
 	}
+	if !changed("pool-size") {
+		c.PoolSize = t.PoolSize
+	}
+	if !changed("pool-timeout") {
+		c.PoolTimeout = t.PoolTimeout
+	}
 	planned, err := s.Plan()
 	if err != nil {
 		return nil, err
@@ -278,7 +284,7 @@ func newCompareCmd() *cobra.Command {
 	var capacity bool
 	var co lifecycle.CapacityOptions
 	cmd := &cobra.Command{
-		Use:   "compare <name|file> --buckets 1,4,16",
+		Use:   "compare <name|file> --buckets " + lifecycle.DefaultCompareBuckets,
 		Short: "Run the same load once per bucket count and print them side by side (throughput, latency, partial sell-out)",
 		Long: `compare runs a scenario once per bucket count — same seed, same load, a fresh
 cluster each — and prints throughput, p50/p99/p99.9, when the first and the
@@ -299,8 +305,8 @@ labelled, a projection with each master on its own core (measured server
 CPU per op, placement, client CPU per op). Steps go to
 <out>/<path>/buckets-N/step-NN-RATE/, the rows to <out>/compare.json
 (capacity_rows) and <out>/report.html.`,
-		Example: "  seckill-harness compare sold-out-90 --buckets 1,4,16\n" +
-			"  seckill-harness compare sold-out-90 --buckets 1,4,16 --capacity --slo-p99 20ms --path-mix both",
+		Example: "  seckill-harness compare sold-out-90 --buckets " + lifecycle.DefaultCompareBuckets + "\n" +
+			"  seckill-harness compare sold-out-90 --buckets 1,16,32 --capacity --slo-p99 20ms --path-mix both",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			counts, err := lifecycle.ParseBuckets(buckets)
@@ -328,7 +334,7 @@ CPU per op, placement, client CPU per op). Steps go to
 		},
 	}
 	f.register(cmd.Flags(), "out/compare")
-	cmd.Flags().StringVar(&buckets, "buckets", "1,4,16", "bucket counts to compare")
+	cmd.Flags().StringVar(&buckets, "buckets", lifecycle.DefaultCompareBuckets, "bucket counts to compare")
 	cmd.Flags().BoolVar(&capacity, "capacity", false, "find each bucket count's capacity (capacity's search and SLO flags) instead of running one fixed load")
 	addCapacityFlags(cmd.Flags(), &co, "scenario, accept, sold-out or both")
 	return cmd

@@ -99,6 +99,10 @@ type Report struct {
 	// path under test answered: why operations ended in ERROR (additive).
 	ErrorTexts map[string][]string `json:"error_texts,omitempty"`
 
+	// Pool is the load client's connection pool during the load: size,
+	// waits, wait time and pool timeouts per second (additive).
+	Pool *Pool `json:"pool,omitempty"`
+
 	// Sources lists the runs a merged report was made from (additive;
 	// empty for a single run). See MergeRuns.
 	Sources []Source `json:"sources,omitempty"`

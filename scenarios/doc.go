@@ -22,6 +22,10 @@
 //	  replicas: 1                 # per master
 //	  node_timeout: 2s            # cluster-node-timeout
 //	  appendonly: false
+//	  pool_size: 0                # load client connections per node; 0:
+//	                              # concurrency + 16 (never exhausted)
+//	  pool_timeout: 0             # wait for a free connection before a
+//	                              # pool timeout; 0: go-redis's default
 //	activity:
 //	  stock: 1000                 # total, split over the buckets
 //	  buckets: 2                  # 1..stock (any when stock is 0)

@@ -59,6 +59,7 @@ func (s *Scenario) Resolved() map[string]any {
 	m["topology"] = map[string]any{
 		"masters": s.Topology.Masters, "replicas": s.Topology.Replicas,
 		"node_timeout": s.Topology.NodeTimeout.String(), "appendonly": s.Topology.AppendOnly,
+		"pool_size": s.Topology.PoolSize, "pool_timeout": s.Topology.PoolTimeout.String(),
 	}
 	m["activity"] = map[string]any{
 		"stock": s.Activity.Stock, "buckets": s.Activity.Buckets, "users": s.Activity.Users,

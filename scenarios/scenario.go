@@ -96,6 +96,14 @@ type Topology struct {
 	Replicas    int // per master
 	NodeTimeout time.Duration
 	AppendOnly  bool
+	// PoolSize is the load client's connection pool per node; 0: one per
+	// worker plus 16 spare (no worker ever waits for a connection). Set it
+	// below the concurrency to exhaust the pool.
+	PoolSize int
+	// PoolTimeout is how long a worker waits for a free connection before
+	// the call fails with a pool timeout (never sent); 0: go-redis's
+	// default (the read timeout plus a second).
+	PoolTimeout time.Duration
 }
 
 // Activity is the flash-sale activity under test.
@@ -353,6 +361,8 @@ func (d *dec) scenario(root *node) {
 		Replicas:    int(d.int(t, "replicas", "topology.replicas", defaultReplicas)),
 		NodeTimeout: d.dur(t, "node_timeout", "topology.node_timeout", defaultNodeTimeout),
 		AppendOnly:  d.bool(t, "appendonly", "topology.appendonly", false),
+		PoolSize:    int(d.int(t, "pool_size", "topology.pool_size", 0)),
+		PoolTimeout: d.dur(t, "pool_timeout", "topology.pool_timeout", 0),
 	}
 	a := d.section(root, "activity", "activity")
 	s.Activity = Activity{

@@ -40,7 +40,7 @@ func TestEveryBuiltinValidates(t *testing.T) {
 	want := []string{"smoke", "stock-one", "replay-storm", "same-user", "release-storm", "failover-graceful",
 		"failover-kill", "master-pause", "slot-migration", "disconnect-before-reply", "slow-aof", "latency-spike",
 		"partition-master", "flash-sale", "nightly", "nightly-ci", "sold-out-90", "duplicates-50", "read-only-replays",
-		"full-path", "mq-flaky", "dispatcher-crash", "full-path-failover", "full-path-disconnect"}
+		"full-path", "mq-flaky", "dispatcher-crash", "full-path-failover", "full-path-disconnect", "pool-exhaustion", "compensator-crash"}
 	var names []string
 	for _, in := range infos {
 		names = append(names, in.Name)
@@ -125,12 +125,12 @@ func TestNightlySizes(t *testing.T) {
 			kinds[f.Kind+":"+f.Params["mode"]] = true
 		}
 	}
-	for _, k := range []string{"failover:graceful", "failover:kill", "failover:pause", "slot-migration:", "disconnect-before-reply:", "slow-aof:", "latency:", "partition:", "dispatcher-crash:"} {
+	for _, k := range []string{"failover:graceful", "failover:kill", "failover:pause", "slot-migration:", "disconnect-before-reply:", "slow-aof:", "latency:", "partition:", "dispatcher-crash:", "compensator-crash:"} {
 		if !kinds[k] {
 			t.Errorf("nightly does not cover %s", k)
 		}
 	}
-	for _, p := range []string{"full-path", "mq-flaky", "dispatcher-crash", "full-path-failover", "full-path-disconnect"} {
+	for _, p := range []string{"full-path", "mq-flaky", "dispatcher-crash", "full-path-failover", "full-path-disconnect", "compensator-crash"} {
 		if !pipelined[p] {
 			t.Errorf("nightly lacks the pipeline member %s", p)
 		}
@@ -806,5 +806,21 @@ func TestErrorsNameSetOrigin(t *testing.T) {
 	d := mustParse(t, "defaults:\n  concurrency: 0\nphases:\n  - name: a\n")
 	if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "test.yaml:2: defaults.concurrency: 0: must be positive") {
 		t.Errorf("%v", err)
+	}
+}
+
+// pool_size and pool_timeout reach the topology; a negative one is refused
+// naming the field.
+func TestPoolSizeInTopology(t *testing.T) {
+	s := mustBuiltin(t, "pool-exhaustion")
+	if s.Topology.PoolSize <= 0 || s.Topology.PoolTimeout <= 0 {
+		t.Fatalf("pool-exhaustion topology %+v: want a pool size and timeout", s.Topology)
+	}
+	bad, err := Parse("bad.yaml", []byte("name: bad\ntopology: {pool_size: -1}\nphases:\n  - {duration: 1s, rate: 10}\n"))
+	if err == nil {
+		err = bad.Validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), "topology.pool_size") {
+		t.Fatalf("pool_size -1: want an error naming topology.pool_size, got %v", err)
 	}
 }

@@ -104,7 +104,7 @@ var (
 	phaseSchema    = &schema{t: tMap, fields: append([]field{{"name", sString}}, loadFields...)}
 
 	topologySchema = &schema{t: tMap, fields: []field{
-		{"masters", sInt}, {"replicas", sInt}, {"node_timeout", sDuration}, {"appendonly", sBool},
+		{"masters", sInt}, {"replicas", sInt}, {"node_timeout", sDuration}, {"appendonly", sBool}, {"pool_size", sInt}, {"pool_timeout", sDuration},
 	}}
 	activitySchema = &schema{t: tMap, fields: []field{
 		{"stock", sInt}, {"buckets", sInt}, {"users", sInt}, {"scale_users", sBool},

@@ -124,6 +124,12 @@ func (v *validator) topology() {
 	if t.NodeTimeout <= 0 {
 		v.bad("topology.node_timeout", "%s: must be positive (cluster-node-timeout, e.g. 2s)", t.NodeTimeout)
 	}
+	if t.PoolTimeout < 0 {
+		v.bad("topology.pool_timeout", "%s: want 0 (go-redis's default) or a positive wait, e.g. 20ms", t.PoolTimeout)
+	}
+	if t.PoolSize < 0 {
+		v.bad("topology.pool_size", "%d: want 0 (one connection per worker) or a positive pool size per node", t.PoolSize)
+	}
 }
 
 func (v *validator) activity() {

@@ -35,13 +35,19 @@ type compareRow struct {
 	FailedChecks      []string  `json:"failed_checks,omitempty"`
 }
 
-// ParseBuckets reads "1,4,16".
+// DefaultCompareBuckets are the bucket counts compare runs when none are
+// given: one slot, the usual split, and 32 buckets (the widest split a
+// pre-sale test is asked to try) — enough to show how the partial sell-out
+// grows with the split.
+const DefaultCompareBuckets = "1,16,32"
+
+// ParseBuckets reads "1,16,32".
 func ParseBuckets(s string) ([]uint32, error) {
 	var out []uint32
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
 		if err != nil || n == 0 {
-			return nil, fmt.Errorf("--buckets %q: want positive counts separated by commas, e.g. 1,4,16", s)
+			return nil, fmt.Errorf("--buckets %q: want positive counts separated by commas, e.g. %s", s, DefaultCompareBuckets)
 		}
 		out = append(out, uint32(n))
 	}

@@ -28,6 +28,7 @@ type execution struct {
 	tgt     runner.Target
 	tl      *faults.Timeline
 	pl      *pipeline.Pipeline
+	pool    *PoolSampler
 	orders  *pipeline.Orders // the pipeline's PostgreSQL order store
 	cleanup []func()         // run in reverse order on the way out
 
@@ -44,6 +45,7 @@ type execution struct {
 	checkErr    error  // the final state could not be read back
 	healthErr   error
 	ev          *pipeline.Evidence
+	poolReport  *reports.Pool
 	chk         *runner.CheckReport
 	warm        *reports.WarmUp // what warmUp readied before t=0
 }
@@ -318,6 +320,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 	// Replication lag is sampled beside the load, on the load's clock.
 	var lag chan []compose.ReplicationSample
 	opts := []runner.Option{runner.WithOnStart(func(began time.Time) {
+		x.pool = StartPoolSampler(x.stand.Client, x.stand.PoolSize, began, time.Second)
 		x.tl.Start(tctx, began)
 		lag = make(chan []compose.ReplicationSample, 1)
 		go func() { lag <- compose.SampleReplicationLag(tctx, x.stand.Cluster, time.Second) }()
@@ -332,6 +335,13 @@ func (x *execution) driveLoad(ctx context.Context) error {
 	res, runErr := runner.RunPhases(ctx, x.plan.Phases, x.tgt, opts...)
 	if ended != nil {
 		ended()
+	}
+	if x.pool != nil {
+		x.poolReport = x.pool.Stop()
+		if pr := x.poolReport; x.plan.Cluster.PoolSize > 0 || pr.Waits > 0 || pr.Timeouts > 0 {
+			fmt.Fprintf(x.out.log(), "pool: %d connection(s) per node, %d wait(s) for a connection (%.0f ms in all), %d pool timeout(s), at most %d connections open\n",
+				pr.Size, pr.Waits, pr.WaitMs, pr.Timeouts, pr.MaxConns)
+		}
 	}
 	if lag != nil {
 		stop()
@@ -454,6 +464,7 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	rep.ErrorTexts = res.ErrorTexts
 	rep.ReplicationLag = replicationReport(x.lag)
 	rep.WarmUp = x.warm
+	rep.Pool = x.poolReport
 	for _, k := range x.watchdog.Kills() {
 		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
 	}

@@ -23,9 +23,17 @@ type ClusterSpec struct {
 	Masters, Replicas int    // of a local or docker cluster
 	NodeTimeout       time.Duration
 	AppendOnly        bool
-	RedisServer       string // path of redis-server for a local cluster ("" = PATH)
-	AllowDestructive  bool   // destructive faults on a cluster the harness did not create
-	Toxiproxy         string // "" embedded, else a toxiproxy server's API URL
+	// PoolSize is the load client's connection pool per node; 0: the
+	// workers plus 16 spare, so no worker waits for a connection. A pool
+	// smaller than the concurrency makes workers queue for connections
+	// (pool wait time, pool timeouts: see PoolSampler).
+	PoolSize int
+	// PoolTimeout is how long a worker waits for a free connection; 0:
+	// go-redis's default (read timeout + 1s).
+	PoolTimeout      time.Duration
+	RedisServer      string // path of redis-server for a local cluster ("" = PATH)
+	AllowDestructive bool   // destructive faults on a cluster the harness did not create
+	Toxiproxy        string // "" embedded, else a toxiproxy server's API URL
 	// ReplicationProxies routes every replica's replication stream through
 	// a proxy of its own (local clusters), so replica-lag and
 	// replica-partition can act on it while client traffic is untouched.
@@ -51,6 +59,8 @@ type Stand struct {
 	// pipeline starts a throwaway local PostgreSQL of its own. The stand
 	// does not close it.
 	Postgres *pgxpool.Pool
+	// PoolSize is the client's connection pool per node.
+	PoolSize int
 	spec     ClusterSpec
 }
 
@@ -79,6 +89,12 @@ func OpenStand(ctx context.Context, log io.Writer, cf ClusterSpec, workers int, 
 	if cf.Masters < 1 || cf.Replicas < 0 {
 		return nil, fmt.Errorf("--masters must be at least 1 and --replicas at least 0 (got %d and %d)", cf.Masters, cf.Replicas)
 	}
+	if cf.PoolSize < 0 {
+		return nil, fmt.Errorf("--pool-size %d: want 0 (one connection per worker plus spares) or a positive number of connections per node", cf.PoolSize)
+	}
+	if cf.PoolTimeout < 0 {
+		return nil, fmt.Errorf("--pool-timeout %s: want 0 (go-redis's default) or a positive wait", cf.PoolTimeout)
+	}
 	if cf.Spec == "" {
 		cf.Spec = "local"
 	}
@@ -99,6 +115,14 @@ func OpenStand(ctx context.Context, log io.Writer, cf ClusterSpec, workers int, 
 		fmt.Fprintf(log, "cluster: %d masters x %d replicas (%s) on 127.0.0.1, ready in %.2fs\n", cf.Masters, cf.Replicas, cl.Provider(), s.Started.Seconds())
 	}
 	opt.PoolSize = workers + 16
+	if cf.PoolSize > 0 {
+		opt.PoolSize = cf.PoolSize
+		fmt.Fprintf(log, "client: pool of %d connection(s) per node for %d worker(s)\n", cf.PoolSize, workers)
+	}
+	if cf.PoolTimeout > 0 {
+		opt.PoolTimeout = cf.PoolTimeout
+	}
+	s.PoolSize = opt.PoolSize
 	opt.ContextTimeoutEnabled = true
 	if d := compose.AnnouncedDialer(cl); d != nil {
 		opt.Dialer = d // nodes announce their replication proxies' ports: dial the real ones

@@ -49,6 +49,7 @@ type Pipeline struct {
 	dispStop context.CancelFunc
 	dispWG   *sync.WaitGroup
 	dispOn   bool
+	comp     compensator
 	drained  bool
 	drainErr string
 	stuck    []Stuck
@@ -115,9 +116,7 @@ func (p *Pipeline) Start(ctx context.Context) error {
 	for i := 0; i < p.cfg.Order.Workers; i++ {
 		p.goRun(func() { p.orderWorker(p.ctx) })
 	}
-	for i := 0; i < p.cfg.Release.Workers; i++ {
-		p.goRun(func() { p.releaseWorker(p.ctx) })
-	}
+	p.startCompensatorLocked()
 	p.goRun(func() { p.reconcileLoop(p.ctx) })
 	p.startDispatcherLocked()
 	return nil
@@ -225,6 +224,7 @@ func (p *Pipeline) Stop() {
 	p.stopped = true
 	p.mu.Unlock()
 	p.stopDispatcher(false)
+	p.stopCompensator()
 	p.cancel()
 	p.wg.Wait()
 }

@@ -240,12 +240,31 @@ type releaseItem struct {
 	rid    string
 	bucket uint32
 	user   string
+	// fenced is the compensator's journal entry: the fence
+	// (-> RELEASE_PENDING) succeeded, so a redelivery after a crash resumes
+	// at compensate, whose idempotency (ALREADY_RELEASED) makes the redo safe.
+	fenced bool
+	// redelivered: the item comes again after a crash or stop cut it short.
+	redelivered bool
 }
 
+// enqueueRelease puts it on the release queue. The queue outlives a crash
+// of the compensator (it stands for a durable queue): items wait there for
+// the restarted workers.
 func (p *Pipeline) enqueueRelease(it releaseItem) {
 	p.relBusy.Add(1)
+	p.requeueRelease(it, false)
+}
+
+// requeueRelease adds it to the queue (at the front: a redelivery) and
+// wakes a worker; relBusy is the caller's.
+func (p *Pipeline) requeueRelease(it releaseItem, front bool) {
 	p.relMu.Lock()
-	p.relQueue = append(p.relQueue, it)
+	if front {
+		p.relQueue = append([]releaseItem{it}, p.relQueue...)
+	} else {
+		p.relQueue = append(p.relQueue, it)
+	}
 	p.relMu.Unlock()
 	select {
 	case p.relWake <- struct{}{}:
@@ -254,7 +273,7 @@ func (p *Pipeline) enqueueRelease(it releaseItem) {
 }
 
 func (p *Pipeline) nextRelease(ctx context.Context) (releaseItem, bool) {
-	for {
+	for ctx.Err() == nil {
 		p.relMu.Lock()
 		if len(p.relQueue) > 0 {
 			it := p.relQueue[0]
@@ -276,39 +295,73 @@ func (p *Pipeline) nextRelease(ctx context.Context) (releaseItem, bool) {
 		case <-p.relWake:
 		}
 	}
+	return releaseItem{}, false
 }
 
+// releaseWorker is one compensation worker. An item it did not finish — a
+// crash (CrashCompensator) or a stop cut it short — goes back to the front
+// of the queue with its journal (fenced), to be redelivered to a worker of
+// the restarted compensator; a crashed worker ends.
 func (p *Pipeline) releaseWorker(ctx context.Context) {
 	for {
 		it, ok := p.nextRelease(ctx)
 		if !ok {
 			return
 		}
-		p.releaseRejected(ctx, it)
+		done, crashed := p.releaseRejected(ctx, &it)
+		if !done {
+			it.redelivered = true
+			p.requeueRelease(it, true)
+			if crashed || ctx.Err() != nil {
+				return // a crash, or the workers are stopped
+			}
+			continue
+		}
 		p.relBusy.Add(-1)
 	}
 }
 
 // releaseRejected: REJECTED -> RELEASE_PENDING -> compensate, retried on
-// Redis errors; leftovers are the expiry checker's.
-func (p *Pipeline) releaseRejected(ctx context.Context, it releaseItem) {
+// Redis errors; leftovers are the expiry checker's. A redelivered item
+// whose journal says fenced resumes at compensate. done is false when the
+// item was cut short (crashed: by an armed crash; otherwise the workers
+// were stopped) and must be redelivered.
+func (p *Pipeline) releaseRejected(ctx context.Context, it *releaseItem) (done, crashed bool) {
 	sc := p.a.Scope(it.bucket)
 	for attempt := 0; attempt < p.cfg.Release.Attempts && ctx.Err() == nil; attempt++ {
 		if attempt > 0 && !ctxsleep.For(ctx, p.cfg.Release.Retry) {
-			return
+			break
 		}
-		res, err := p.transition(ctx, StageRelease, sc, it.rid, it.user, lua.TransitionArgs{Target: lua.StatusReleasePending}, 0, "fence")
+		if !it.fenced {
+			res, err := p.transition(ctx, StageRelease, sc, it.rid, it.user, lua.TransitionArgs{Target: lua.StatusReleasePending}, 0, "fence")
+			if err != nil {
+				continue
+			}
+			if res.Code != lua.TransitionUpdated && res.Code != lua.TransitionIdempotent {
+				return true, false // already RELEASED, or not ours to release
+			}
+			it.fenced = true
+		}
+		if p.crashNow(crashAfterFence) {
+			return false, true
+		}
+		note := "after-fence"
+		if it.redelivered {
+			note = "redelivered-after-crash"
+		}
+		c, err := p.compensate(ctx, StageRelease, sc, it.rid, it.user, "order-rejected", note)
 		if err != nil {
 			continue
 		}
-		if res.Code != lua.TransitionUpdated && res.Code != lua.TransitionIdempotent {
-			return // already RELEASED, or not ours to release
+		if it.redelivered {
+			p.noteRedoneRelease(c.Code)
 		}
-		if _, err := p.compensate(ctx, StageRelease, sc, it.rid, it.user, "order-rejected", "after-fence"); err != nil {
-			continue
+		if p.crashNow(crashAfterCompensate) {
+			return false, true
 		}
-		return
+		return true, false
 	}
+	return ctx.Err() == nil, false
 }
 
 // ---- expiry checker ---------------------------------------------------------

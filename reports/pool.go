@@ -1,0 +1,35 @@
+package reports
+
+// Pool is the load client's connection pool during the load (report.json
+// "pool", additive): its size and, per second, how often and how long
+// workers waited for a free connection and how many gave up (a pool
+// timeout: the call fails before anything is sent). Figures are summed
+// over the cluster's nodes (go-redis ClusterClient.PoolStats).
+type Pool struct {
+	// Size is the pool's size per node.
+	Size int `json:"size"`
+	// Waits counts acquisitions that had to wait for a connection and got one.
+	Waits int64 `json:"waits"`
+	// WaitMs is the time those waits took, summed.
+	WaitMs float64 `json:"wait_ms"`
+	// Timeouts counts acquisitions that waited the whole pool timeout and
+	// failed (go-redis ErrPoolTimeout).
+	Timeouts int64 `json:"timeouts"`
+	// MaxConns is the most connections open at one reading.
+	MaxConns uint32 `json:"max_conns"`
+	// PerSecond holds one reading per second of the load.
+	PerSecond []PoolSecond `json:"per_second"`
+}
+
+// PoolSecond is one second of the pool: the waits, wait time and timeouts
+// that happened in it and the connections open at its end.
+type PoolSecond struct {
+	T          float64 `json:"t_s"` // offset of the second's end from the run's start
+	Waits      int64   `json:"waits"`
+	WaitMs     float64 `json:"wait_ms"`
+	MeanWaitMs float64 `json:"mean_wait_ms"` // WaitMs / Waits (0 when none waited)
+	Timeouts   int64   `json:"timeouts"`
+	TotalConns uint32  `json:"total_conns"`
+	IdleConns  uint32  `json:"idle_conns"`
+	Pending    uint32  `json:"pending"` // acquisitions in progress at the reading
+}
