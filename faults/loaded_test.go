@@ -31,6 +31,7 @@ func TestLoadedRunPerKind(t *testing.T) {
 		"failover:mode=pause,at=1s,for=1s",
 		"script-flush:every=500ms,at=1s,for=1500ms",
 		"oom:headroom=0,at=1s,for=1500ms",
+		"aof-rewrite:samples=5,at=1s,for=2s",
 	}
 	covered := map[string]bool{
 		// Acts on the order pipeline, not on the cluster or the proxies: its
