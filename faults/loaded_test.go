@@ -29,6 +29,9 @@ func TestLoadedRunPerKind(t *testing.T) {
 		"slot-migration:at=1s,batch=50",
 		"failover:mode=graceful,at=1s,for=1s",
 		"failover:mode=pause,at=1s,for=1s",
+		"script-flush:every=500ms,at=1s,for=1500ms",
+		"oom:headroom=0,at=1s,for=1500ms",
+		"aof-rewrite:samples=5,at=1s,for=2s",
 	}
 	covered := map[string]bool{
 		// Acts on the order pipeline, not on the cluster or the proxies: its
@@ -41,6 +44,9 @@ func TestLoadedRunPerKind(t *testing.T) {
 		// Likewise: its loaded runs (reference and a double-releasing
 		// compensate) are in runner/pipeline.
 		kindCompensatorCrash: true,
+		// Kills processes: its loaded run is TestSlotDownUnderLoad, on a
+		// cluster of its own.
+		"slot-down": true,
 	}
 	for _, spec := range kinds {
 		covered[strings.SplitN(spec, ":", 2)[0]] = true
@@ -104,7 +110,7 @@ func TestLoadedRunReplicationKinds(t *testing.T) {
 // loadedRun drives 3.5 s of load at 400/s through env.Client with p on the
 // timeline, heals, waits until env.Cluster is healthy and fails t when one
 // of the required invariants fails (read back through check).
-func loadedRun(t *testing.T, p *Planned, env *Env, a *lua.Activity, check *lua.Store, required ...string) {
+func loadedRun(t *testing.T, p *Planned, env *Env, a *lua.Activity, check *lua.Store, required ...string) *runner.Result {
 	t.Helper()
 	tl := &Timeline{Env: env, Items: []*Planned{p}}
 	tgt := runner.Target{Store: lua.NewStore(env.Client, lua.Embedded(), testSecret), Activity: a}
@@ -142,4 +148,5 @@ func loadedRun(t *testing.T, p *Planned, env *Env, a *lua.Activity, check *lua.S
 			t.Errorf("%s failed under %s: %s %v", c.ID, p.Spec, c.Detail, c.Evidence)
 		}
 	}
+	return res
 }

@@ -40,7 +40,8 @@ func TestEveryBuiltinValidates(t *testing.T) {
 	want := []string{"smoke", "stock-one", "replay-storm", "same-user", "release-storm", "failover-graceful",
 		"failover-kill", "master-pause", "slot-migration", "disconnect-before-reply", "slow-aof", "latency-spike",
 		"partition-master", "flash-sale", "nightly", "nightly-ci", "sold-out-90", "duplicates-50", "read-only-replays",
-		"full-path", "mq-flaky", "dispatcher-crash", "full-path-failover", "full-path-disconnect", "pool-exhaustion", "compensator-crash"}
+		"full-path", "mq-flaky", "dispatcher-crash", "full-path-failover", "full-path-disconnect", "pool-exhaustion", "compensator-crash",
+		"oom", "aof-rewrite", "script-flush", "slot-down"}
 	var names []string
 	for _, in := range infos {
 		names = append(names, in.Name)
@@ -125,12 +126,12 @@ func TestNightlySizes(t *testing.T) {
 			kinds[f.Kind+":"+f.Params["mode"]] = true
 		}
 	}
-	for _, k := range []string{"failover:graceful", "failover:kill", "failover:pause", "slot-migration:", "disconnect-before-reply:", "slow-aof:", "latency:", "partition:", "dispatcher-crash:", "compensator-crash:"} {
+	for _, k := range []string{"failover:graceful", "failover:kill", "failover:pause", "slot-migration:", "disconnect-before-reply:", "slow-aof:", "aof-rewrite:", "oom:", "script-flush:", "latency:", "partition:", "dispatcher-crash:"} {
 		if !kinds[k] {
 			t.Errorf("nightly does not cover %s", k)
 		}
 	}
-	for _, p := range []string{"full-path", "mq-flaky", "dispatcher-crash", "full-path-failover", "full-path-disconnect", "compensator-crash"} {
+	for _, p := range []string{"full-path", "mq-flaky", "dispatcher-crash", "full-path-failover", "full-path-disconnect"} {
 		if !pipelined[p] {
 			t.Errorf("nightly lacks the pipeline member %s", p)
 		}

@@ -1,0 +1,71 @@
+package faults
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/compose"
+	"seckill-harness/lua"
+	"seckill-harness/runner"
+)
+
+func TestSlotDownParams(t *testing.T) {
+	for _, bad := range []string{"slot-down:target=all-masters", "slot-down:wait=x", "slot-down:x=1"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+	if err := tpPlan(t, "slot-down").Fault.Heal(context.Background(), &Env{}); err != nil {
+		t.Fatalf("heal before inject: %v", err)
+	}
+	if !Destructive("slot-down", nil) || !IsExclusive("slot-down") {
+		t.Fatal("slot-down must be declared destructive and exclusive")
+	}
+}
+
+// TestSlotDownUnderLoad (own cluster: it kills processes): with the hot
+// master and its replica dead, no reserve of the hot bucket is ACCEPTED or
+// SOLD_OUT while they are down (they fail closed as ERROR), the other
+// bucket keeps being accepted, and after the restart the invariants hold.
+// "While down" is from the return of Inject to the start of heal (at+for).
+func TestSlotDownUnderLoad(t *testing.T) {
+	c := startOwnCluster(t, compose.Options{})
+	client := lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 24, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = client.Close() })
+	a := newActivityOn(t, client, 5000, 2)
+	env := &Env{Cluster: c, Client: client, HotSlots: hotSlots(t, a), Logf: t.Logf}
+	m, err := c.MasterOfSlot(ctxT(t, 5e9), env.HotSlots[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherAlive := !m.HasSlot(env.HotSlots[1])
+	p := tpPlan(t, "slot-down:at=1s,for=2s")
+	res := loadedRun(t, p, env, a, lua.NewStore(client, lua.Embedded(), testSecret), "I1", "I2", "I3", "I4", "I5", "I6", "I8")
+	w := p.Window()
+	hotErrors, otherAccepted := 0, 0
+	for i := range res.History.Ops {
+		op := &res.History.Ops[i]
+		if op.Kind == runner.KindRelease || op.Start < w.InjectDone || op.Start > p.At+p.For {
+			continue
+		}
+		if op.Bucket == 0 {
+			if op.Outcome >= 0 && op.End <= p.At+p.For {
+				t.Errorf("op %d on the dead shard answered %s while it was down", op.ID, op.OutcomeName())
+			}
+			if op.Outcome == runner.OutcomeError {
+				hotErrors++
+			}
+		} else if op.Outcome == runner.Outcome(lua.Accepted) {
+			otherAccepted++
+		}
+	}
+	if hotErrors == 0 {
+		t.Fatalf("no request for the dead shard failed while it was down: %v", p.Fault.Evidence())
+	}
+	if otherAlive && otherAccepted == 0 {
+		t.Fatalf("the other master's bucket stopped serving while the shard was down")
+	}
+	t.Logf("slot-down: %d hot-bucket errors, %d other-bucket accepts while down; %v", hotErrors, otherAccepted, p.Fault.Evidence())
+}
