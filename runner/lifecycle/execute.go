@@ -14,6 +14,7 @@ import (
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/servers"
 )
 
 // execution is the state of one Execute, passed from step to step.
@@ -45,7 +46,8 @@ type execution struct {
 	healthErr   error
 	ev          *pipeline.Evidence
 	chk         *runner.CheckReport
-	warm        *reports.WarmUp // what warmUp readied before t=0
+	warm        *reports.WarmUp  // what warmUp readied before t=0
+	servers     *servers.Sampler // the nodes' view, sampled beside the load
 }
 
 // Execute runs a plan from start to finish (see the package doc for the
@@ -67,6 +69,7 @@ func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
 		{"set up the activity", x.setUp},
 		{"start the faults and the pipeline", x.startFaults},
 		{"warm up", x.warmUp},
+		{"observe the servers", x.observe},
 		{"drive the load", x.driveLoad},
 	}
 	for _, s := range steps {
@@ -337,6 +340,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		stop()
 		x.lag = <-lag
 	}
+	x.servers.Stop() // the series end with the load
 	if res == nil {
 		return runErr
 	}
@@ -454,6 +458,7 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	rep.ErrorTexts = res.ErrorTexts
 	rep.ReplicationLag = replicationReport(x.lag)
 	rep.WarmUp = x.warm
+	rep.Servers = x.serversSection(ctx)
 	for _, k := range x.watchdog.Kills() {
 		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
 	}

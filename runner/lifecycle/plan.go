@@ -109,6 +109,10 @@ type Output struct {
 	ErrOut   io.Writer
 	// Log receives the run's narrative and the text summary; nil: discarded.
 	Log io.Writer
+	// OnServers, when set, receives every node's newest sample (address →
+	// sample) and the load client's pool once per second while the load
+	// runs (live metrics); it runs on the sampler's goroutine.
+	OnServers func(nodes map[string]reports.NodeSample, pool *reports.PoolSecond)
 }
 
 func (o Output) log() io.Writer {
