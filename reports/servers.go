@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Servers is report.json's "servers" section (additive): the cluster's own
@@ -126,6 +127,18 @@ type PoolSecond struct {
 	StaleConns int64   `json:"stale_conns"`
 }
 
+// Roles is the node's role over the run: "master", or "replica→master"
+// when a failover changed it (each change once, in order).
+func (n ServerNode) Roles() string {
+	roles := []string{n.Role}
+	for _, p := range n.Series {
+		if p.Role != "" && p.Role != roles[len(roles)-1] {
+			roles = append(roles, p.Role)
+		}
+	}
+	return strings.Join(roles, "→")
+}
+
 // NodeCPU is one node's CPU over the run.
 type NodeCPU struct {
 	Addr    string
@@ -143,7 +156,7 @@ func (s *Servers) CPUByNode() []NodeCPU {
 	}
 	var out []NodeCPU
 	for _, n := range s.Nodes {
-		c := NodeCPU{Addr: n.Addr, Role: n.Role}
+		c := NodeCPU{Addr: n.Addr, Role: n.Roles()}
 		sum := 0.0
 		for _, p := range n.Series {
 			if p.CPUPct == nil {

@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,7 +103,11 @@ func Start(ctx context.Context, c compose.Cluster, opt Options) *Sampler {
 	s.before, s.threshold = s.readCommandStats(ctx)
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop = cancel
-	go s.loop(sctx)
+	// The first round before returning: every node has its baseline (the
+	// start of its first rates) before the load begins.
+	s.round(sctx)
+	prevPool := s.samplePool(nil)
+	go s.loop(sctx, prevPool)
 	return s
 }
 
@@ -116,22 +121,24 @@ func (s *Sampler) Stop() {
 	<-s.done
 }
 
-func (s *Sampler) loop(ctx context.Context) {
+func (s *Sampler) loop(ctx context.Context, prevPool *redis.PoolStats) {
 	defer close(s.done)
 	tick := time.NewTicker(s.opt.Interval)
 	defer tick.Stop()
-	var prevPool *redis.PoolStats
 	for {
-		s.round(ctx)
-		prevPool = s.samplePool(prevPool)
 		if s.opt.OnRound != nil {
 			s.opt.OnRound(s.Latest())
 		}
 		select {
 		case <-ctx.Done():
+			// The pool's counters up to Stop (a local read): the totals
+			// cover the whole load, not only up to the last tick.
+			s.samplePool(prevPool)
 			return
 		case <-tick.C:
 		}
+		s.round(ctx)
+		prevPool = s.samplePool(prevPool)
 	}
 }
 
@@ -320,6 +327,11 @@ func (s *Sampler) Finish(ctx context.Context, began time.Time) *reports.Servers 
 	}
 	out.Errors = append(out.Errors, s.errs...)
 	s.mu.Unlock()
+	for a := range masters {
+		if !slices.ContainsFunc(out.Nodes, func(n reports.ServerNode) bool { return n.Addr == a }) {
+			out.Nodes = append(out.Nodes, reports.ServerNode{Addr: a, Role: "master", Series: []reports.NodeSample{}})
+		}
+	}
 	for i := range out.Nodes {
 		n := &out.Nodes[i]
 		if !masters[n.Addr] {
