@@ -11,6 +11,7 @@ import (
 	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/lua"
+	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
@@ -48,6 +49,7 @@ type execution struct {
 	chk         *runner.CheckReport
 	warm        *reports.WarmUp  // what warmUp readied before t=0
 	servers     *servers.Sampler // the nodes' view, sampled beside the load
+	live        *metrics.Live    // --metrics-addr's server; nil: none
 }
 
 // Execute runs a plan from start to finish (see the package doc for the
@@ -110,6 +112,11 @@ func (x *execution) prepare(ctx context.Context) error {
 	p := x.plan
 	if err := CheckProgressMode(x.out.Progress); err != nil {
 		return err
+	}
+	if x.out.MetricsAddr != "" {
+		if err := metrics.CheckAddr(x.out.MetricsAddr); err != nil {
+			return err
+		}
 	}
 	if len(p.Phases) == 0 {
 		return errors.New("the plan has no load phase")
@@ -325,9 +332,10 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		lag = make(chan []compose.ReplicationSample, 1)
 		go func() { lag <- compose.SampleReplicationLag(tctx, x.stand.Cluster, time.Second) }()
 	})}
-	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }); pp != nil {
+	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }, x.liveProgress()); pp != nil {
 		opts = append(opts, pp)
 	}
+	opts = append(opts, x.liveOptions()...)
 	var ended func()
 	if x.plan.OnLoad != nil {
 		ended = x.plan.OnLoad(ctx)
