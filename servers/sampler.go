@@ -61,6 +61,7 @@ type Sampler struct {
 	nodes map[string]*nodeSeries // by address
 	order []string               // first-seen order of the addresses
 	pool  []poolAt
+	repl  []replicationAt
 	errs  []string
 	// before is every master's commandstats before the load (address →
 	// command → stat).
@@ -78,6 +79,11 @@ type nodeSeries struct {
 type sampleAt struct {
 	at time.Time
 	s  reports.NodeSample
+}
+
+type replicationAt struct {
+	at       time.Time
+	replicas []compose.ReplicaLag
 }
 
 type poolAt struct {
@@ -150,10 +156,6 @@ func (s *Sampler) round(ctx context.Context) {
 	if err != nil {
 		s.noteErr("topology: " + err.Error())
 	}
-	byID := map[string]compose.Node{}
-	for _, n := range topo {
-		byID[n.ID] = n
-	}
 	addrs := s.c.Addrs()
 	for _, n := range topo {
 		addrs = append(addrs, n.Addr)
@@ -168,31 +170,31 @@ func (s *Sampler) round(ctx context.Context) {
 			infos[i] = readNode(rctx, s.c, a)
 		}()
 	}
+	// Replication lag as compose reads it (the report's replication_lag
+	// too), beside the nodes' INFO.
+	replAt := time.Now()
+	reps, rerr := compose.ReadReplicationLag(rctx, s.c)
 	wg.Wait()
 	if ctx.Err() != nil {
 		return // a round cut short by Stop is not a sample
 	}
-	offsets := map[string]int64{} // master address → master_repl_offset
-	for _, in := range infos {
-		if in.err == nil && in.role() == "master" {
-			offsets[in.addr] = in.int("master_repl_offset")
-		}
+	if rerr != nil {
+		reps = nil
 	}
-	masterOf := map[string]string{} // replica address → master address
-	for _, n := range topo {
-		if n.Role == "replica" {
-			masterOf[n.Addr] = byID[n.MasterID].Addr
-		}
+	byReplica := map[string]compose.ReplicaLag{}
+	for _, r := range reps {
+		byReplica[r.Replica] = r
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.repl = append(s.repl, replicationAt{at: replAt, replicas: reps})
 	for _, in := range infos {
-		s.record(in, masterOf[in.addr], offsets)
+		s.record(in, byReplica)
 	}
 }
 
 // record turns one node's reading into a sample (s.mu held).
-func (s *Sampler) record(in nodeInfo, master string, offsets map[string]int64) {
+func (s *Sampler) record(in nodeInfo, byReplica map[string]compose.ReplicaLag) {
 	ns, ok := s.nodes[in.addr]
 	if !ok {
 		ns = &nodeSeries{}
@@ -207,10 +209,11 @@ func (s *Sampler) record(in nodeInfo, master string, offsets map[string]int64) {
 		return
 	}
 	smp.Role = in.role()
+	rl, isReplica := byReplica[in.addr]
 	if ns.role == "" {
 		ns.role = smp.Role
 		if smp.Role == "replica" {
-			ns.master = master
+			ns.master = rl.Master
 		}
 	}
 	cur := &counters{at: in.at, cpu: in.float("used_cpu_sys") + in.float("used_cpu_user"),
@@ -235,9 +238,8 @@ func (s *Sampler) record(in nodeInfo, master string, offsets map[string]int64) {
 	smp.ClusterKnownNum = in.int("cluster_known_nodes")
 	if smp.Role == "replica" {
 		smp.LinkStatus = in.field("master_link_status")
-		if mo, ok := offsets[master]; ok && in.has("slave_repl_offset") {
-			lag := max(mo-in.int("slave_repl_offset"), 0)
-			smp.LagBytes = &lag
+		if isReplica {
+			smp.LagBytes = rl.LagBytes
 		}
 	}
 	ns.samples = append(ns.samples, sampleAt{at: in.at, s: smp})
@@ -265,6 +267,26 @@ func (s *Sampler) samplePool(prev *redis.PoolStats) *redis.PoolStats {
 	s.pool = append(s.pool, poolAt{at: time.Now(), s: p})
 	s.mu.Unlock()
 	return cur
+}
+
+// Replication returns the replication lag series read in every round
+// (compose.ReadReplicationLag), with times in seconds since began; rounds
+// before began are left out. A round whose topology could not be read has
+// no replicas.
+func (s *Sampler) Replication(began time.Time) []compose.ReplicationSample {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []compose.ReplicationSample
+	for _, r := range s.repl {
+		if r.at.Before(began) {
+			continue
+		}
+		out = append(out, compose.ReplicationSample{TS: round3(r.at.Sub(began).Seconds()), Replicas: r.replicas})
+	}
+	return out
 }
 
 // Latest returns every node's newest sample and the pool's newest, for
@@ -381,7 +403,6 @@ type nodeInfo struct {
 }
 
 func (in nodeInfo) field(k string) string { return in.fields[k] }
-func (in nodeInfo) has(k string) bool     { _, ok := in.fields[k]; return ok }
 func (in nodeInfo) int(k string) int64 {
 	v, _ := strconv.ParseInt(in.fields[k], 10, 64)
 	return v

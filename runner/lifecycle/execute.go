@@ -325,13 +325,7 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 func (x *execution) driveLoad(ctx context.Context) error {
 	tctx, stop := context.WithCancel(ctx)
 	x.stopTimeline = stop
-	// Replication lag is sampled beside the load, on the load's clock.
-	var lag chan []compose.ReplicationSample
-	opts := []runner.Option{runner.WithOnStart(func(began time.Time) {
-		x.tl.Start(tctx, began)
-		lag = make(chan []compose.ReplicationSample, 1)
-		go func() { lag <- compose.SampleReplicationLag(tctx, x.stand.Cluster, time.Second) }()
-	})}
+	opts := []runner.Option{runner.WithOnStart(func(began time.Time) { x.tl.Start(tctx, began) })}
 	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }, x.liveProgress()); pp != nil {
 		opts = append(opts, pp)
 	}
@@ -344,11 +338,11 @@ func (x *execution) driveLoad(ctx context.Context) error {
 	if ended != nil {
 		ended()
 	}
-	if lag != nil {
-		stop()
-		x.lag = <-lag
-	}
 	x.servers.Stop() // the series end with the load
+	if res != nil {
+		// Replication lag was read in every round of the servers sampler.
+		x.lag = x.servers.Replication(res.Began)
+	}
 	if res == nil {
 		return runErr
 	}
