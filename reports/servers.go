@@ -32,18 +32,22 @@ type Servers struct {
 }
 
 // ServerNode is one node of the run: its address, its role when the load
-// started, and its per-interval series. Slowlog and Latency (masters only)
-// keep the entries logged during the run.
+// started, and its per-interval series. Slowlog and Latency (masters at
+// the end of the run) keep entries logged during the run.
 type ServerNode struct {
 	Addr string `json:"addr"`
 	// Role is "master" or "replica" at the start of the load (a failover
 	// shows in the series' role).
 	Role string `json:"role"`
 	// Master is a replica's master address at the start ("" for a master).
-	Master  string         `json:"master,omitempty"`
-	Series  []NodeSample   `json:"series"`
-	Slowlog []SlowlogEntry `json:"slowlog,omitempty"`
-	Latency []LatencyEvent `json:"latency,omitempty"`
+	Master string       `json:"master,omitempty"`
+	Series []NodeSample `json:"series"`
+	// Slowlog keeps the slowest 16 entries of the run (each with its first
+	// 4 arguments, cut to 80 bytes); SlowlogEntries counts them all (of the
+	// 128 newest the node keeps).
+	Slowlog        []SlowlogEntry `json:"slowlog,omitempty"`
+	SlowlogEntries int            `json:"slowlog_entries,omitempty"`
+	Latency        []LatencyEvent `json:"latency,omitempty"`
 }
 
 // NodeSample is one node at one instant. A node that did not answer has

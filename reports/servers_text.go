@@ -29,7 +29,7 @@ func (s *Servers) Summaries() []NodeSummary {
 	}
 	var out []NodeSummary
 	for _, n := range s.Nodes {
-		ns := NodeSummary{Addr: n.Addr, Role: n.Roles(), PeakCPU: cpu[n.Addr].PeakPct, MeanCPU: cpu[n.Addr].MeanPct, Slowlog: len(n.Slowlog)}
+		ns := NodeSummary{Addr: n.Addr, Role: n.Roles(), PeakCPU: cpu[n.Addr].PeakPct, MeanCPU: cpu[n.Addr].MeanPct, Slowlog: max(n.SlowlogEntries, len(n.Slowlog))}
 		for _, p := range n.Series {
 			if p.Error != "" {
 				ns.Unanswered++

@@ -152,18 +152,19 @@ func scriptDelta(before, after map[string]map[string]reports.CommandStat) []repo
 	return out
 }
 
-// readSlowlog returns the node's slow-log entries logged at or after began
-// (the slow log has 1 s resolution: an entry of began's second counts).
-func readSlowlog(ctx context.Context, c compose.Cluster, addr string, began time.Time) ([]reports.SlowlogEntry, error) {
+// readSlowlog returns the slowest of the node's slow-log entries logged at
+// or after began (the slow log has 1 s resolution: an entry of began's
+// second counts), and how many there were.
+func readSlowlog(ctx context.Context, c compose.Cluster, addr string, began time.Time) ([]reports.SlowlogEntry, int, error) {
 	cl, err := c.Admin(addr)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, endCallTimeout)
 	defer cancel()
 	logs, err := cl.SlowLogGet(cctx, slowlogMax).Result()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var out []reports.SlowlogEntry
 	for _, e := range logs {
@@ -171,10 +172,37 @@ func readSlowlog(ctx context.Context, c compose.Cluster, addr string, began time
 			continue
 		}
 		out = append(out, reports.SlowlogEntry{ID: e.ID, AtS: float64(e.Time.Unix() - began.Unix()),
-			DurationUs: e.Duration.Microseconds(), Args: e.Args, Client: e.ClientAddr})
+			DurationUs: e.Duration.Microseconds(), Args: shortArgs(e.Args), Client: e.ClientAddr})
 	}
+	total := len(out)
+	// The slowest slowlogKept, in log order: a loaded run logs hundreds of
+	// reserve calls, each with a dozen keys.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].DurationUs > out[j].DurationUs })
+	out = out[:min(len(out), slowlogKept)]
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
+	return out, total, nil
+}
+
+// slowlogKept is how many slow-log entries per master the report keeps
+// (the slowest); ServerNode.SlowlogEntries counts them all.
+const slowlogKept = 16
+
+// shortArgs keeps an entry's first arguments, each cut to 80 bytes, and
+// says how many were left out.
+func shortArgs(args []string) []string {
+	const keep, width = 4, 80
+	var out []string
+	for i, a := range args {
+		if i == keep {
+			out = append(out, fmt.Sprintf("… (+%d args)", len(args)-keep))
+			break
+		}
+		if len(a) > width {
+			a = a[:width] + "…"
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // readLatency returns the node's latency-monitor events with LATENCY

@@ -2,6 +2,7 @@ package servers
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"seckill-harness/reports"
@@ -42,5 +43,19 @@ func TestScriptDeltaIsTheRunsOnly(t *testing.T) {
 	want := []reports.CommandStat{{Command: "evalsha", Calls: 100, Usec: 1500, UsecPerCall: 15, FailedCalls: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}
+
+// A slow-log entry keeps its first 4 arguments, each cut to 80 bytes, and
+// says how many it left out.
+func TestShortArgs(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	got := shortArgs([]string{"evalsha", long, "2", "k1", "k2", "a1"})
+	want := []string{"evalsha", strings.Repeat("x", 80) + "…", "2", "k1", "… (+2 args)"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := shortArgs([]string{"get", "k"}); !reflect.DeepEqual(got, []string{"get", "k"}) {
+		t.Fatalf("short entry changed: %q", got)
 	}
 }

@@ -360,7 +360,7 @@ func (s *Sampler) Finish(ctx context.Context, began time.Time) *reports.Servers 
 			continue
 		}
 		var err error
-		if n.Slowlog, err = readSlowlog(ctx, s.c, n.Addr, began); err != nil {
+		if n.Slowlog, n.SlowlogEntries, err = readSlowlog(ctx, s.c, n.Addr, began); err != nil {
 			out.Errors = append(out.Errors, fmt.Sprintf("%s: slowlog: %v", n.Addr, err))
 		}
 		if n.Latency, err = readLatency(ctx, s.c, n.Addr, began); err != nil {
