@@ -25,6 +25,7 @@ type runOptions struct {
 	scenario string
 	faults   []string
 	progress string
+	metrics  string // --metrics-addr
 	sets     []string
 	path     string
 	pipeline bool
@@ -145,6 +146,7 @@ func (o *runOptions) registerFlags(cmd *cobra.Command, mode, shape *string) {
 	f.StringVar(&o.pg, "pg", "", "PostgreSQL for the pipeline's orders: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass, never printed); the run creates its own schema and drops it. Default: a throwaway local PostgreSQL the run starts and removes")
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may take after the load to bring every reservation to ORDER_CREATED or RELEASED")
 	f.StringVar(&o.path, "path", "", "reserve path to drive: reference (default) or a known-bad variant (negative control; see 'seckill-harness selftest')")
+	f.StringVar(&o.metrics, "metrics-addr", "", "serve live Prometheus metrics on http://127.0.0.1:PORT/metrics while the run goes on (loopback only; e.g. 127.0.0.1:9464)")
 	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (a rewritten line on a terminal, a plain line every 5 s otherwise), tty, plain, off")
 	f.StringArrayVar(&o.faults, "fault", nil, "inject a fault: KIND:key=value,... with at= (offset) and for= (duration); repeatable; see 'seckill-harness faults'")
 	f.StringVar(&o.generator, "generator", "", "I/N: be load generator I of N harness processes against one --cluster redis://… and one --activity; generator I uses the users and request ids ≡ I mod N (--users is the total; --rate, --concurrency, --max-ops are this generator's). Writes --history (default history.jsonl) and generator.json for 'seckill-harness verify'")
@@ -197,7 +199,7 @@ func runRun(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 
 // output is where a run writes, from the run flags.
 func (o runOptions) output(cmd *cobra.Command) lifecycle.Output {
-	return lifecycle.Output{Dir: o.out, History: o.history, Progress: o.progress, ErrOut: cmd.ErrOrStderr(), Log: cmd.OutOrStdout()}
+	return lifecycle.Output{Dir: o.out, History: o.history, Progress: o.progress, ErrOut: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), MetricsAddr: o.metrics}
 }
 
 // scenarioRun is what the run flags add to every plan (a suite's members included).

@@ -62,14 +62,21 @@ func TestHTMLInChromium(t *testing.T) {
 			}
 			return WriteArtifacts(dir, &Inputs{Report: rep, Hists: h})
 		},
+		"servers": func(dir string) error {
+			rep, rec := syntheticFailoverRun()
+			withServers(rep)
+			return WriteArtifacts(dir, &Inputs{Report: rep, Hists: rec.Histograms()})
+		},
 		"compare-capacity": func(dir string) error {
 			rep, rec := syntheticFailoverRun()
 			withCompareAndCapacity(rep)
 			return WriteArtifacts(dir, &Inputs{Report: rep, Hists: rec.Histograms()})
 		},
 	}
-	wantCharts := map[string]int{"real-failover-run": 3, "synthetic-failover": 3, "merged-two-generators": 3, "compare-capacity": 5}
-	for _, name := range []string{"real-failover-run", "synthetic-failover", "merged-two-generators", "compare-capacity"} {
+	// servers: the two time charts, the distribution, and CPU, lag and
+	// memory per node.
+	wantCharts := map[string]int{"real-failover-run": 3, "synthetic-failover": 3, "merged-two-generators": 3, "compare-capacity": 5, "servers": 6}
+	for _, name := range []string{"real-failover-run", "synthetic-failover", "merged-two-generators", "compare-capacity", "servers"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(outRoot, name)
 			if err := os.RemoveAll(dir); err != nil {
@@ -113,8 +120,13 @@ func TestHTMLInChromium(t *testing.T) {
 			}
 			if name != "merged-two-generators" && name != "compare-capacity" {
 				// The fault window is drawn and labelled on both time charts.
-				if n := strings.Count(static, "failover (kill)"); n < 2 {
-					t.Errorf("fault window label drawn %d times", n)
+				// … and on the three server charts when there are any.
+				want := 2
+				if name == "servers" {
+					want = 5
+				}
+				if n := strings.Count(static, "failover (kill)"); n < want {
+					t.Errorf("fault window label drawn %d times, want %d", n, want)
 				}
 			}
 

@@ -107,6 +107,7 @@ type htmlView struct {
 	DistNote      string
 	Compare       *CompareResult
 	Capacity      *CapacityResult
+	Servers       *serversView
 
 	Data      chartData
 	ECharts   template.JS
@@ -165,6 +166,7 @@ type chartData struct {
 	Dists      []distSeries    `json:"dists,omitempty"`
 	Compare    *CompareResult  `json:"compare,omitempty"`
 	Capacity   *CapacityResult `json:"capacity,omitempty"`
+	Servers    *serversChart   `json:"servers,omitempty"`
 }
 
 type faultWindow struct {
@@ -320,6 +322,12 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 		v.Charts++
 	} else {
 		v.Capacity = nil
+	}
+	if v.Data.Servers, v.Servers = serversHTML(r.Servers); v.Servers != nil {
+		v.Charts += 2
+		if len(v.Data.Servers.Lag) > 0 {
+			v.Charts++
+		}
 	}
 	return v
 }

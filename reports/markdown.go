@@ -139,6 +139,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		p("\n")
 	}
+	markdownServers(p, r)
 	return ew.err
 }
 

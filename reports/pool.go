@@ -18,12 +18,12 @@ type Pool struct {
 	// MaxConns is the most connections open at one reading.
 	MaxConns uint32 `json:"max_conns"`
 	// PerSecond holds one reading per second of the load.
-	PerSecond []PoolSecond `json:"per_second"`
+	PerSecond []PoolWaitSecond `json:"per_second"`
 }
 
-// PoolSecond is one second of the pool: the waits, wait time and timeouts
+// PoolWaitSecond is one second of the pool: the waits, wait time and timeouts
 // that happened in it and the connections open at its end.
-type PoolSecond struct {
+type PoolWaitSecond struct {
 	T          float64 `json:"t_s"` // offset of the second's end from the run's start
 	Waits      int64   `json:"waits"`
 	WaitMs     float64 `json:"wait_ms"`

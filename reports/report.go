@@ -98,6 +98,11 @@ type Report struct {
 	// ErrorTexts holds, per error class, the first distinct error texts the
 	// path under test answered: why operations ended in ERROR (additive).
 	ErrorTexts map[string][]string `json:"error_texts,omitempty"`
+	// Servers is the cluster's own view of the run: every node's
+	// per-second series, the slow log, the latency monitor, the scripts'
+	// command statistics and the client's connection pool (additive; see
+	// the Servers type).
+	Servers *Servers `json:"servers,omitempty"`
 
 	// Pool is the load client's connection pool during the load: size,
 	// waits, wait time and pool timeouts per second (additive).

@@ -142,3 +142,59 @@ func withCompareAndCapacity(rep *Report) *Report {
 	}
 	return rep
 }
+
+// withServers adds a servers section to the synthetic failover run:
+// 127.0.0.1:7001 is the hot master until it is killed at 4 s, when its
+// replica 127.0.0.1:7004 takes over (and gets the heat); the other
+// replicas' lag grows and shrinks with the load.
+func withServers(rep *Report) *Report {
+	type nodeDef struct {
+		addr, role, master string
+		cpu                func(t float64) float64
+	}
+	hot := func(t float64) float64 { return 70 + 5*float64(int(t)%3) }
+	cold := func(t float64) float64 { return 8 + float64(int(t)%2) }
+	defs := []nodeDef{
+		{"127.0.0.1:7001", "master", "", func(t float64) float64 { return hot(t) }},
+		{"127.0.0.1:7002", "master", "", cold},
+		{"127.0.0.1:7003", "master", "", cold},
+		{"127.0.0.1:7004", "replica", "127.0.0.1:7001", func(t float64) float64 {
+			if t >= 6 {
+				return hot(t) + 10
+			}
+			return 3
+		}},
+		{"127.0.0.1:7005", "replica", "127.0.0.1:7002", func(float64) float64 { return 2 }},
+		{"127.0.0.1:7006", "replica", "127.0.0.1:7003", func(float64) float64 { return 2 }},
+	}
+	s := &Servers{IntervalS: 1, LatencyThresholdMs: 5,
+		Scripts: []CommandStat{{Command: "evalsha", Calls: 12000, Usec: 180000, UsecPerCall: 15, FailedCalls: 2}}}
+	for _, d := range defs {
+		n := ServerNode{Addr: d.addr, Role: d.role, Master: d.master}
+		for i := 0; i <= 12; i++ {
+			t := float64(i)
+			p := NodeSample{TS: t, Role: d.role, UsedMemory: int64(2<<20 + i*(64<<10)), ConnectedClients: 40, ClusterState: "ok"}
+			switch {
+			case d.addr == "127.0.0.1:7001" && t >= 4 && t < 8:
+				p = NodeSample{TS: t, Error: "compose: node not running: 127.0.0.1:7001"}
+			case i > 0:
+				cpu, ops := d.cpu(t), d.cpu(t)*150
+				p.CPUPct, p.OpsPerS = &cpu, &ops
+			}
+			if d.addr == "127.0.0.1:7004" && t >= 6 {
+				p.Role = "master"
+			}
+			if p.Error == "" && p.Role == "replica" {
+				lag := int64(100 * (i % 4))
+				p.LinkStatus, p.LagBytes = "up", &lag
+			}
+			n.Series = append(n.Series, p)
+		}
+		s.Nodes = append(s.Nodes, n)
+	}
+	for i := 0; i <= 12; i++ {
+		s.Pool = append(s.Pool, PoolSecond{TS: float64(i), Hits: 990, Misses: 10, TotalConns: 80, IdleConns: 60})
+	}
+	rep.Servers = s
+	return rep
+}

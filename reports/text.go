@@ -39,6 +39,7 @@ func WriteText(w io.Writer, r *Report) error {
 	t.stock(r)
 	t.checks(r)
 	t.sections(r)
+	t.servers(r)
 	ew.printf("\n%s\n", r.Verdict())
 	return ew.err
 }

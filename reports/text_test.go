@@ -126,3 +126,30 @@ func TestWrap(t *testing.T) {
 		t.Errorf("truncate = %q", got)
 	}
 }
+
+// The summaries name the hottest node (the killed master's replica, which
+// took over and ran hotter), its peak CPU and the others', and the scripts'
+// server-side cost.
+func TestSummariesNameTheHottestNode(t *testing.T) {
+	rep, _ := syntheticFailoverRun()
+	withServers(rep)
+	var txt, md strings.Builder
+	if err := WriteText(&txt, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	want := "hottest node 127.0.0.1:7004 (replica→master): peak CPU 90%"
+	for name, out := range map[string]string{"text": txt.String(), "markdown": md.String()} {
+		if !strings.Contains(out, want) || !strings.Contains(out, "others peak 127.0.0.1:7001 80%") {
+			t.Errorf("%s summary does not name the hottest node (%q):\n%s", name, want, out)
+		}
+		if !strings.Contains(out, "evalsha") || !strings.Contains(out, "15.00 µs") {
+			t.Errorf("%s summary lacks the scripts' cost:\n%s", name, out)
+		}
+	}
+	if !strings.Contains(txt.String(), "127.0.0.1:7001  master") || !strings.Contains(txt.String(), "          4\n") {
+		t.Errorf("text: the killed master's 4 unanswered samples are not shown:\n%s", txt.String())
+	}
+}

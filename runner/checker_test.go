@@ -158,7 +158,7 @@ func TestSamplerRecordsTransientViolation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan []StockSample)
 	began := time.Now()
-	go func() { done <- sampleStock(ctx, tgt, began, 50*time.Millisecond) }()
+	go func() { done <- sampleStock(ctx, tgt, began, 50*time.Millisecond, nil) }()
 	sk := tgt.Activity.Scope(0).StockKey()
 	time.Sleep(120 * time.Millisecond)
 	testRDB.HIncrBy(context.Background(), sk, "available", -1) // broken for a moment…

@@ -76,7 +76,18 @@ type options struct {
 	onStart       func(began time.Time)
 	progress      func(Progress)
 	progressEvery time.Duration
+	opObserver    func(*Op)
+	stockObserver func(StockSample)
 }
+
+// WithOpObserver calls fn with every operation that was sent, once it
+// finished (dropped ones are not), from the worker that ran it: fn must be cheap and safe for
+// concurrent use (live metrics counters).
+func WithOpObserver(fn func(*Op)) Option { return func(o *options) { o.opObserver = fn } }
+
+// WithStockObserver calls fn with every stock reading of the I1 sampler
+// (see Config.SampleEvery), from the sampler's goroutine.
+func WithStockObserver(fn func(StockSample)) Option { return func(o *options) { o.stockObserver = fn } }
 
 // WithOnStart calls fn with the run's offset 0 just before the first
 // operation is scheduled (e.g. to start a fault timeline on the same clock).
@@ -137,11 +148,12 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	e.store.grow(0)
 	runtime.GC()
 	e.began = time.Now()
+	e.observe = o.opObserver
 
 	sampleCtx, stopSampler := context.WithCancel(context.Background())
 	samplerDone := make(chan []StockSample, 1)
 	if first.SampleEvery > 0 {
-		go func() { samplerDone <- sampleStock(sampleCtx, tgt, e.began, first.SampleEvery) }()
+		go func() { samplerDone <- sampleStock(sampleCtx, tgt, e.began, first.SampleEvery, o.stockObserver) }()
 	} else {
 		samplerDone <- nil
 	}
@@ -219,6 +231,7 @@ type engine struct {
 	wg         *sync.WaitGroup
 	ctx        context.Context // the run's context, set by RunPhases
 	live       *liveStats      // nil unless progress is reported
+	observe    func(*Op)       // WithOpObserver's; nil: none
 	errs       errorTexts      // the first error texts of each class
 }
 
@@ -392,6 +405,9 @@ func (e *engine) startWorkers(gate <-chan struct{}, loop func(wctx context.Conte
 			<-gate
 			loop(lua.WithWireStats(e.ctx, &lua.WireStats{}), func(slot uint64, o Op) {
 				e.live.record(&o)
+				if e.observe != nil {
+					e.observe(&o)
+				}
 				e.store.put(slot, o)
 			})
 		}()

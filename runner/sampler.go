@@ -20,8 +20,8 @@ func (s StockSample) Violates() bool { return s.Err == "" && !s.Stock.Conserved(
 
 // sampleStock reads every bucket's stock about once per `every` until ctx
 // ends. Each reading is one HMGET with a short timeout, so a paused node
-// delays the sampler, never the load.
-func sampleStock(ctx context.Context, tgt Target, began time.Time, every time.Duration) []StockSample {
+// delays the sampler, never the load. observe, when set, sees each reading.
+func sampleStock(ctx context.Context, tgt Target, began time.Time, every time.Duration, observe func(StockSample)) []StockSample {
 	var out []StockSample
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -44,6 +44,9 @@ func sampleStock(ctx context.Context, tgt Target, began time.Time, every time.Du
 				s.Err = err.Error()
 			}
 			out = append(out, s)
+			if observe != nil {
+				observe(s)
+			}
 		}
 	}
 }

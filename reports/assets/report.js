@@ -100,6 +100,23 @@
     return o;
   }
 
+  // One line per node (or replica) on the load's time axis, under the
+  // fault windows; null points (the node did not answer) break the line.
+  function nodeLines(data, lines, yName, fmt) {
+    var series = lines.map(function (l) {
+      return { name: l.name, type: 'line', data: l.points, connectNulls: false, symbol: 'circle', symbolSize: 4,
+        showSymbol: l.points.length <= 120, lineStyle: { width: 1.5 } };
+    });
+    if (series.length) series[0].markArea = faultAreas(data);
+    return base({
+      xAxis: timeAxis(data),
+      yAxis: { type: 'value', name: yName, nameTextStyle: { align: 'left' } },
+      dataZoom: zoom(data),
+      tooltip: { trigger: 'axis', confine: true, valueFormatter: fmt },
+      series: series
+    });
+  }
+
   var builders = {
     throughput: function (data) {
       var ts = data.ts;
@@ -161,6 +178,16 @@
         tooltip: { trigger: 'axis', confine: true, valueFormatter: function (v) { return fmtMs(v) + ' ms'; } },
         series: series
       });
+    },
+
+    node_cpu: function (data) {
+      return nodeLines(data, data.servers.cpu, 'CPU % of one core', function (v) { return v == null ? '–' : v.toFixed(1) + ' %'; });
+    },
+    repl_lag: function (data) {
+      return nodeLines(data, data.servers.lag, 'replication lag (bytes)', fmtCount);
+    },
+    node_memory: function (data) {
+      return nodeLines(data, data.servers.memory, 'used memory (MiB)', function (v) { return v == null ? '–' : v.toFixed(1) + ' MiB'; });
     },
 
     hdr: function (data) {
@@ -295,7 +322,7 @@
         if (finished === expected && !errors.length) body.setAttribute('data-rendered', String(finished));
       });
       chart.setOption(option);
-      if (kind === 'throughput' || kind === 'latency') chart.group = 'time';
+      if (kind === 'throughput' || kind === 'latency' || kind.indexOf('node_') === 0 || kind === 'repl_lag') chart.group = 'time';
       charts.push(chart);
     } catch (e) {
       fail(kind + ': ' + (e.message || e));

@@ -13,6 +13,7 @@
 //	warmUp        before t=0: dial every connection the load uses, load the
 //	              scripts on every master, wait for a settled cluster
 //	              (report.json's warm_up says what and how long)
+//	observe       sample every node (and the client's pool) each second, beside the load
 //	driveLoad     run the load phases on one clock
 //	heal          heal every fault (also on error and Ctrl-C), wait for a healthy cluster
 //	drain         let the pipeline finish its reservations

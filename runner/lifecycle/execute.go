@@ -11,9 +11,11 @@ import (
 	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/lua"
+	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/servers"
 )
 
 // execution is the state of one Execute, passed from step to step.
@@ -47,7 +49,9 @@ type execution struct {
 	ev          *pipeline.Evidence
 	poolReport  *reports.Pool
 	chk         *runner.CheckReport
-	warm        *reports.WarmUp // what warmUp readied before t=0
+	warm        *reports.WarmUp  // what warmUp readied before t=0
+	servers     *servers.Sampler // the nodes' view, sampled beside the load
+	live        *metrics.Live    // --metrics-addr's server; nil: none
 }
 
 // Execute runs a plan from start to finish (see the package doc for the
@@ -69,6 +73,7 @@ func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
 		{"set up the activity", x.setUp},
 		{"start the faults and the pipeline", x.startFaults},
 		{"warm up", x.warmUp},
+		{"observe the servers", x.observe},
 		{"drive the load", x.driveLoad},
 	}
 	for _, s := range steps {
@@ -109,6 +114,11 @@ func (x *execution) prepare(ctx context.Context) error {
 	p := x.plan
 	if err := CheckProgressMode(x.out.Progress); err != nil {
 		return err
+	}
+	if x.out.MetricsAddr != "" {
+		if err := metrics.CheckAddr(x.out.MetricsAddr); err != nil {
+			return err
+		}
 	}
 	if len(p.Phases) == 0 {
 		return errors.New("the plan has no load phase")
@@ -317,17 +327,14 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 func (x *execution) driveLoad(ctx context.Context) error {
 	tctx, stop := context.WithCancel(ctx)
 	x.stopTimeline = stop
-	// Replication lag is sampled beside the load, on the load's clock.
-	var lag chan []compose.ReplicationSample
 	opts := []runner.Option{runner.WithOnStart(func(began time.Time) {
 		x.pool = StartPoolSampler(x.stand.Client, x.stand.PoolSize, began, time.Second)
 		x.tl.Start(tctx, began)
-		lag = make(chan []compose.ReplicationSample, 1)
-		go func() { lag <- compose.SampleReplicationLag(tctx, x.stand.Cluster, time.Second) }()
 	})}
-	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }); pp != nil {
+	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }, x.liveProgress()); pp != nil {
 		opts = append(opts, pp)
 	}
+	opts = append(opts, x.liveOptions()...)
 	var ended func()
 	if x.plan.OnLoad != nil {
 		ended = x.plan.OnLoad(ctx)
@@ -343,9 +350,10 @@ func (x *execution) driveLoad(ctx context.Context) error {
 				pr.Size, pr.Waits, pr.WaitMs, pr.Timeouts, pr.MaxConns)
 		}
 	}
-	if lag != nil {
-		stop()
-		x.lag = <-lag
+	x.servers.Stop() // the series end with the load
+	if res != nil {
+		// Replication lag was read in every round of the servers sampler.
+		x.lag = x.servers.Replication(res.Began)
 	}
 	if res == nil {
 		return runErr
@@ -465,6 +473,7 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	rep.ReplicationLag = replicationReport(x.lag)
 	rep.WarmUp = x.warm
 	rep.Pool = x.poolReport
+	rep.Servers = x.serversSection(ctx)
 	for _, k := range x.watchdog.Kills() {
 		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
 	}

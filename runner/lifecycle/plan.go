@@ -109,6 +109,17 @@ type Output struct {
 	ErrOut   io.Writer
 	// Log receives the run's narrative and the text summary; nil: discarded.
 	Log io.Writer
+	// OnServers, when set, receives every node's newest sample (address →
+	// sample) and the load client's pool once per second while the load
+	// runs (live metrics); it runs on the sampler's goroutine.
+	OnServers func(nodes map[string]reports.NodeSample, pool *reports.PoolSecond)
+	// MetricsAddr, when set (a loopback HOST:PORT), serves the run's live
+	// Prometheus metrics on http://MetricsAddr/metrics while the load runs
+	// (see package metrics for the names).
+	MetricsAddr string
+	// OnMetrics, when set, is called with the metrics server's address
+	// once it listens (tests asking for port 0 learn the real one).
+	OnMetrics func(addr string)
 }
 
 func (o Output) log() io.Writer {

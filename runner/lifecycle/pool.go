@@ -54,7 +54,7 @@ func StartPoolSampler(c *redis.ClusterClient, size int, began time.Time, period 
 // read appends the differences since the previous reading.
 func (s *PoolSampler) read() {
 	cur := *s.client.PoolStats()
-	sec := reports.PoolSecond{
+	sec := reports.PoolWaitSecond{
 		T:          time.Since(s.began).Seconds(),
 		Waits:      int64(cur.WaitCount - s.prev.WaitCount),
 		WaitMs:     float64(cur.WaitDurationNs-s.prev.WaitDurationNs) / 1e6,

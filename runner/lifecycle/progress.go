@@ -63,16 +63,25 @@ func CheckProgressMode(mode string) error {
 	return fmt.Errorf("--progress %q: want auto, tty, plain or off", mode)
 }
 
-// progressOption turns a --progress mode into a runner option (nil for off).
-func progressOption(mode string, w io.Writer, activeFault func() string) runner.Option {
-	if w == nil || mode == "off" || mode == "" {
+// progressOption turns a --progress mode into a runner option (nil for off
+// with no also). also, when set, sees every snapshot too (live metrics).
+func progressOption(mode string, w io.Writer, activeFault func() string, also func(runner.Progress)) runner.Option {
+	var print func(runner.Progress)
+	if w != nil && mode != "off" && mode != "" {
+		tty := mode == "tty" || (mode == "auto" && isTerminal(w))
+		plainEvery := 5 * time.Second
+		if mode == "plain" {
+			plainEvery = time.Second
+		}
+		print = progressPrinter(w, tty, plainEvery, activeFault)
+	}
+	switch {
+	case print == nil && also == nil:
 		return nil
+	case print == nil:
+		return runner.WithProgress(time.Second, also)
+	case also == nil:
+		return runner.WithProgress(time.Second, print)
 	}
-	tty := mode == "tty" || (mode == "auto" && isTerminal(w))
-	every := time.Second
-	plainEvery := 5 * time.Second
-	if mode == "plain" {
-		plainEvery = time.Second
-	}
-	return runner.WithProgress(every, progressPrinter(w, tty, plainEvery, activeFault))
+	return runner.WithProgress(time.Second, func(p runner.Progress) { also(p); print(p) })
 }

@@ -1,0 +1,79 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+
+	"seckill-harness/metrics"
+	"seckill-harness/reports"
+	"seckill-harness/runner"
+	"seckill-harness/servers"
+)
+
+// observe starts what watches the run beside the load: the live metrics
+// server (with --metrics-addr) and the server-side sampler (every node of
+// the stand's cluster, and the load client's pool, once per second, off
+// the cluster's admin connections). driveLoad stops the sampler when the
+// load ends; assemble adds its end-of-run reads to the report's servers
+// section. The metrics server stops on the way out.
+func (x *execution) observe(ctx context.Context) error {
+	if addr := x.out.MetricsAddr; addr != "" {
+		live, err := metrics.Listen(addr)
+		if err != nil {
+			return err
+		}
+		x.live = live
+		x.cleanup = append(x.cleanup, func() { _ = live.Close() })
+		fmt.Fprintf(x.out.log(), "metrics: http://%s/metrics\n", live.Addr())
+		if x.out.OnMetrics != nil {
+			x.out.OnMetrics(live.Addr())
+		}
+	}
+	x.servers = servers.Start(ctx, x.stand.Cluster, servers.Options{Pool: x.stand.Client, OnRound: x.onServerRound})
+	x.cleanup = append(x.cleanup, x.servers.Stop)
+	return nil
+}
+
+// onServerRound hands each second's node samples to the live metrics and
+// the caller's hook.
+func (x *execution) onServerRound(nodes map[string]reports.NodeSample, pool *reports.PoolSecond) {
+	if x.live != nil {
+		x.live.ObserveServers(nodes, pool)
+		if x.tl != nil {
+			x.live.SetActiveFaults(x.tl.Active())
+		}
+		if x.pl != nil {
+			st := x.pl.Stats()
+			x.live.SetSendPending(max(0, st.Sends-st.Acked-st.UnknownSends-st.SendErrors))
+		}
+	}
+	if x.out.OnServers != nil {
+		x.out.OnServers(nodes, pool)
+	}
+}
+
+// liveProgress is the progress hook of the live metrics (the phase), nil
+// without them.
+func (x *execution) liveProgress() func(runner.Progress) {
+	if x.live == nil {
+		return nil
+	}
+	return func(p runner.Progress) { x.live.SetPhase(p.Phase) }
+}
+
+// liveOptions feed every operation and stock reading to the live metrics.
+func (x *execution) liveOptions() []runner.Option {
+	if x.live == nil {
+		return nil
+	}
+	return []runner.Option{runner.WithOpObserver(x.live.ObserveOp), runner.WithStockObserver(x.live.ObserveStock)}
+}
+
+// serversSection finishes the sampler: the slow log, latency monitor and
+// script statistics of this run, read after the cluster settled.
+func (x *execution) serversSection(ctx context.Context) *reports.Servers {
+	if x.servers == nil || x.res == nil {
+		return nil
+	}
+	return x.servers.Finish(ctx, x.res.Began)
+}
