@@ -148,6 +148,13 @@ func (s *Scenario) assertionsMap() map[string]any {
 	if a.MaxLostAcks != nil {
 		m["max_lost_acks"] = *a.MaxLostAcks
 	}
+	if len(a.ExpectFail) > 0 {
+		em := map[string]any{}
+		for id, n := range a.ExpectFail {
+			em[id] = map[string]any{"min": n}
+		}
+		m["expect_fail"] = em
+	}
 	if a.MaxDroppedRatio != nil {
 		m["max_dropped_ratio"] = *a.MaxDroppedRatio
 	}

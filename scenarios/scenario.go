@@ -149,6 +149,13 @@ type Assertions struct {
 	SLO []SLO
 	// MaxLostAcks bounds report.lost_acks (nil: not asserted).
 	MaxLostAcks *int64
+	// ExpectFail maps an invariant id (upper case; one that counts its
+	// failures, runner.ExpectableIDs: I3 counts units acknowledged beyond
+	// the stock, I6 acknowledged reservations lost) to the fewest failures
+	// expected: a demonstration scenario. The run is green when the check
+	// failed with at least that count (reported "expected"), red when it
+	// did not (lifecycle.Plan.ExpectFail). nil: none expected.
+	ExpectFail map[string]int64
 	// MaxUnknownRatio bounds unknown.total / totals.ops (nil: not asserted).
 	MaxUnknownRatio *float64
 	// MaxDroppedRatio bounds dropped / scheduled operations: the share
@@ -552,6 +559,14 @@ func (d *dec) assertions(root *node) {
 	if m.has("max_lost_acks") {
 		v := d.int(m, "max_lost_acks", "assertions.max_lost_acks", 0)
 		a.MaxLostAcks = &v
+	}
+	if em := d.section(m, "expect_fail", "assertions.expect_fail"); em != nil {
+		a.ExpectFail = map[string]int64{}
+		for _, k := range em.keys {
+			p := "assertions.expect_fail." + k
+			d.mark(p, em.get(k))
+			a.ExpectFail[strings.ToUpper(k)] = d.int(em.get(k), "min", p+".min", 1)
+		}
 	}
 	if m.has("max_dropped_ratio") {
 		v := d.float(m, "max_dropped_ratio", "assertions.max_dropped_ratio", 0)

@@ -124,6 +124,7 @@ var (
 		{"invariants", sStrings},
 		{"slo", &schema{t: tList, elem: sloSchema}},
 		{"max_lost_acks", sInt},
+		{"expect_fail", &schema{t: tDict, elem: &schema{t: tMap, fields: []field{{"min", sInt}}}, what: "invariant"}},
 		{"max_unknown_ratio", sFloat},
 		{"max_dropped_ratio", sFloat},
 		{"min_throughput", sFloat},
