@@ -63,6 +63,7 @@ func planFromScenario(s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed f
 	if !changed("appendonly") {
 		c.AppendOnly = t.AppendOnly
 	}
+	c.ExtraConfig = t.RedisConfig()
 	planned, err := s.Plan()
 	if err != nil {
 		return nil, err

@@ -59,6 +59,8 @@ func (s *Scenario) Resolved() map[string]any {
 	m["topology"] = map[string]any{
 		"masters": s.Topology.Masters, "replicas": s.Topology.Replicas,
 		"node_timeout": s.Topology.NodeTimeout.String(), "appendonly": s.Topology.AppendOnly,
+		"min_replicas_to_write": s.Topology.MinReplicasToWrite, "min_replicas_max_lag": s.Topology.MinReplicasMaxLag.String(),
+		"appendfsync": s.Topology.AppendFsync,
 	}
 	m["activity"] = map[string]any{
 		"stock": s.Activity.Stock, "buckets": s.Activity.Buckets, "users": s.Activity.Users,

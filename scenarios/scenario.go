@@ -96,6 +96,31 @@ type Topology struct {
 	Replicas    int // per master
 	NodeTimeout time.Duration
 	AppendOnly  bool
+	// MinReplicasToWrite and MinReplicasMaxLag are redis.conf's
+	// min-replicas-to-write / min-replicas-max-lag (seconds): a master
+	// refuses writes (NOREPLICAS) unless that many replicas acknowledged
+	// the stream within the lag. 0: not set (Redis' default, off).
+	MinReplicasToWrite int
+	MinReplicasMaxLag  time.Duration
+	// AppendFsync is redis.conf's appendfsync (always, everysec, no); "":
+	// the cluster's default.
+	AppendFsync string
+}
+
+// RedisConfig is the topology's redis.conf lines beyond the cluster's own
+// (lifecycle.ClusterSpec.ExtraConfig): a restarted node keeps them.
+func (t Topology) RedisConfig() []string {
+	var out []string
+	if t.MinReplicasToWrite > 0 {
+		out = append(out, fmt.Sprintf("min-replicas-to-write %d", t.MinReplicasToWrite))
+	}
+	if t.MinReplicasMaxLag > 0 {
+		out = append(out, fmt.Sprintf("min-replicas-max-lag %d", int(t.MinReplicasMaxLag/time.Second)))
+	}
+	if t.AppendFsync != "" {
+		out = append(out, "appendfsync "+t.AppendFsync)
+	}
+	return out
 }
 
 // Activity is the flash-sale activity under test.
@@ -356,10 +381,13 @@ func (d *dec) scenario(root *node) {
 
 	t := d.section(root, "topology", "topology")
 	s.Topology = Topology{
-		Masters:     int(d.int(t, "masters", "topology.masters", defaultMasters)),
-		Replicas:    int(d.int(t, "replicas", "topology.replicas", defaultReplicas)),
-		NodeTimeout: d.dur(t, "node_timeout", "topology.node_timeout", defaultNodeTimeout),
-		AppendOnly:  d.bool(t, "appendonly", "topology.appendonly", false),
+		Masters:            int(d.int(t, "masters", "topology.masters", defaultMasters)),
+		Replicas:           int(d.int(t, "replicas", "topology.replicas", defaultReplicas)),
+		NodeTimeout:        d.dur(t, "node_timeout", "topology.node_timeout", defaultNodeTimeout),
+		AppendOnly:         d.bool(t, "appendonly", "topology.appendonly", false),
+		MinReplicasToWrite: int(d.int(t, "min_replicas_to_write", "topology.min_replicas_to_write", 0)),
+		MinReplicasMaxLag:  d.dur(t, "min_replicas_max_lag", "topology.min_replicas_max_lag", 0),
+		AppendFsync:        d.str(t, "appendfsync", "topology.appendfsync", ""),
 	}
 	a := d.section(root, "activity", "activity")
 	s.Activity = Activity{

@@ -778,6 +778,10 @@ func TestSetKeysCoverSchema(t *testing.T) {
 			val = "I1"
 		case strings.HasSuffix(key, "phase"):
 			val = "load"
+		case strings.HasSuffix(key, "appendfsync"):
+			val = "everysec"
+		case strings.HasSuffix(key, "max_lag"):
+			val = "1s"
 		case strings.HasSuffix(key, "appendonly") || strings.HasSuffix(key, "scale_users"):
 			val = "true"
 		case strings.Contains(key, "timeout") || strings.HasSuffix(key, "duration") || strings.HasSuffix(key, "at") ||

@@ -105,6 +105,7 @@ var (
 
 	topologySchema = &schema{t: tMap, fields: []field{
 		{"masters", sInt}, {"replicas", sInt}, {"node_timeout", sDuration}, {"appendonly", sBool},
+		{"min_replicas_to_write", sInt}, {"min_replicas_max_lag", sDuration}, {"appendfsync", sString},
 	}}
 	activitySchema = &schema{t: tMap, fields: []field{
 		{"stock", sInt}, {"buckets", sInt}, {"users", sInt}, {"scale_users", sBool},

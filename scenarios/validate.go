@@ -527,6 +527,20 @@ func (v *validator) faultTopology(i int) {
 	}
 }
 
+// redisSettings checks the topology's redis.conf settings.
+func (v *validator) redisSettings() {
+	t := v.s.Topology
+	if t.MinReplicasToWrite < 0 || t.MinReplicasToWrite > t.Replicas {
+		v.bad("topology.min_replicas_to_write", "%d: want 0..topology.replicas (%d): a master cannot wait for replicas it does not have", t.MinReplicasToWrite, t.Replicas)
+	}
+	if t.MinReplicasMaxLag < 0 || t.MinReplicasMaxLag%time.Second != 0 {
+		v.bad("topology.min_replicas_max_lag", "%s: want whole seconds (redis.conf min-replicas-max-lag counts seconds), e.g. 1s", t.MinReplicasMaxLag)
+	}
+	if t.AppendFsync != "" && !slices.Contains([]string{"always", "everysec", "no"}, t.AppendFsync) {
+		v.bad("topology.appendfsync", "%q: want always, everysec or no", t.AppendFsync)
+	}
+}
+
 func (v *validator) assertions() {
 	s := v.s
 	a := s.Assertions
@@ -542,6 +556,7 @@ func (v *validator) assertions() {
 		}
 	}
 	v.expectFail()
+	v.redisSettings()
 	phases := s.sloPhases()
 	for i, slo := range a.SLO {
 		path := fmt.Sprintf("assertions.slo[%d]", i)
