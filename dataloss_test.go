@@ -92,3 +92,29 @@ func reportInvariant(rep *reports.Report, id string) *reports.Invariant {
 	}
 	return nil
 }
+
+// min-replicas-to-write 1 with a lag of 1 s, set through --set into the
+// local nodes' redis.conf: while the replication stream is cut the hot
+// master refuses writes (NOREPLICAS, counted in totals.errors), so far
+// fewer acknowledged reservations can be lost than the cut lasts.
+func TestMinReplicasRefusesWritesDuringTheCut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 16 s run against a real cluster")
+	}
+	out := t.TempDir()
+	code, text := cli(t, "run", "failover-data-loss", "--out", out,
+		"--set", "topology.min_replicas_to_write=1", "--set", "topology.min_replicas_max_lag=1s")
+	if code != exitPass && code != exitCheckFailed {
+		t.Fatalf("exit %d:\n%s", code, text)
+	}
+	rep := readReport(t, out)
+	refused := rep.Totals.Errors["NOREPLICAS"]
+	// The cut lasts 3 s at 1,000 ops/s: without the setting about 3,000
+	// acknowledgements are lost; with it at most the max lag's worth.
+	if refused < 100 || rep.LostAcks > 1500 {
+		t.Fatalf("NOREPLICAS %d, lost acks %d: want writes refused and the loss narrowed\n%s", refused, rep.LostAcks, text)
+	}
+	if a := failedAssertion(rep, "errors caused by the path under test"); a != nil {
+		t.Errorf("NOREPLICAS counted as a path error: %+v", a)
+	}
+}

@@ -206,3 +206,18 @@ func TestI6NamesLostAcksAndCountsResold(t *testing.T) {
 		t.Errorf("no loss: %+v", v)
 	}
 }
+
+// A master refusing a write for want of in-sync replicas is the cluster's
+// mitigation, classified NOREPLICAS, never a path error.
+func TestClassifyNoReplicas(t *testing.T) {
+	out, class := Classify(replyError("NOREPLICAS Not enough good replicas to write."))
+	if out != OutcomeError || class != ErrNoReplicas || class.String() != "NOREPLICAS" {
+		t.Fatalf("%v %v", out, class)
+	}
+}
+
+// replyError is an error reply's text as go-redis hands it over (redis.Error).
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+func (replyError) RedisError()     {}
