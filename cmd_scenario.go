@@ -69,13 +69,15 @@ func planFromScenario(s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed f
 	if !changed("pool-timeout") {
 		c.PoolTimeout = t.PoolTimeout
 	}
+	c.ExtraConfig = t.RedisConfig()
 	planned, err := s.Plan()
 	if err != nil {
 		return nil, err
 	}
 	p := &lifecycle.Plan{Name: s.Name, Cluster: c, Stock: s.Activity.Stock, Buckets: uint32(s.Activity.Buckets),
 		Window: s.Activity.Window, Faults: planned, Evaluate: s.Evaluate, Waived: s.Waived, Resolved: s.Resolved(),
-		Pipeline: s.Pipeline, Drain: s.Drain}
+		ExpectFail: s.Assertions.ExpectFail,
+		Pipeline:   s.Pipeline, Drain: s.Drain}
 	if r := s.Assertions.MaxDroppedRatio; r != nil {
 		p.Bounds.MaxDroppedRatio = *r
 	}

@@ -280,6 +280,9 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 		if inv.Waived && inv.Status == StatusFail {
 			iv.Class, iv.Text = "waived", "fail (waived)"
 		}
+		if inv.Expected != nil && inv.Expected.Met {
+			iv.Class, iv.Text = "waived", "fail (expected)"
+		}
 		if iv.Class == "" {
 			iv.Class, iv.Text = "skip", "-"
 		}

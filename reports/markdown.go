@@ -92,6 +92,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			if inv.Waived && inv.Status == StatusFail {
 				icon = "⚠️ fail (waived)"
 			}
+			if inv.Expected != nil && inv.Expected.Met {
+				icon = "⚠️ fail (expected)"
+			}
 			p("| %s | %s | %s | %s |\n", icon, mdCell(inv.ID), mdCell(inv.Name), mdCell(truncate(inv.Detail, 300)))
 		}
 		p("\n")

@@ -330,6 +330,19 @@ type Invariant struct {
 	// Waived: the scenario reports this invariant but does not require it
 	// (e.g. lost acks under failover-kill): a failure does not fail the run.
 	Waived bool `json:"waived,omitempty"`
+	// Expected: the scenario expects this invariant to fail (a
+	// demonstration of a known loss window). Its failure then does not fail
+	// the run by itself: the assertion "<id> fails as expected" does, when
+	// the check did not fail with at least Min of what it counts.
+	Expected *ExpectedFailure `json:"expected,omitempty"`
+}
+
+// ExpectedFailure is an invariant's expected failure and whether it came.
+type ExpectedFailure struct {
+	Min     int64  `json:"min"`      // the fewest counted failures expected
+	Count   int64  `json:"count"`    // counted in the check's evidence
+	CountOf string `json:"count_of"` // what is counted, e.g. "acknowledged reservations lost"
+	Met     bool   `json:"met"`      // status fail and count >= min
 }
 
 // Assertion is the verdict of one scenario assertion (for example a
@@ -381,7 +394,7 @@ type Interruption struct {
 func (r *Report) FailedChecks() []string {
 	var out []string
 	for _, inv := range r.Invariants {
-		if inv.Status == StatusFail && !inv.Waived {
+		if inv.Status == StatusFail && !inv.Waived && inv.Expected == nil {
 			if inv.ID != "" {
 				out = append(out, inv.ID)
 			} else {

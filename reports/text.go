@@ -340,7 +340,11 @@ func (t *textWriter) checks(r *Report) {
 		t.table()
 		t.row(one("ID"), one("INVARIANT"), one("STATUS"), one("DETAIL"))
 		for _, inv := range r.Invariants {
-			t.row(one(inv.ID), one(inv.Name), one(statusText(inv.Status)), wrap(inv.Detail, invDetailWidth))
+			st := statusText(inv.Status)
+			if inv.Expected != nil && inv.Expected.Met {
+				st = "EXPECTED"
+			}
+			t.row(one(inv.ID), one(inv.Name), one(st), wrap(inv.Detail, invDetailWidth))
 		}
 		t.end()
 	}

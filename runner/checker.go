@@ -263,22 +263,15 @@ func noAcknowledgement(f *Facts, _ Verdict) string {
 // judgeI3: distinct reservation ids acknowledged ACCEPTED, less those
 // released, never exceed initial.
 func judgeI3(f *Facts) Verdict {
-	acked := f.derive().ackedByBucket
+	perBucket := heldByBucket(f)
 	var bad []string
-	var total, totalInitial int64
-	perBucket := make([]int64, f.Buckets())
-	for b := range acked {
-		n := int64(0)
-		for rid := range acked[b] {
-			if r, ok := f.Records[rid]; !ok || r.Status != lua.StatusReleased {
-				n++
-			}
-		}
-		perBucket[b] = n
+	var total, totalInitial, oversold int64
+	for b, n := range perBucket {
 		total += n
 		initial := f.Planned[b]
 		totalInitial += initial
 		if n > initial {
+			oversold += n - initial
 			bad = append(bad, fmt.Sprintf("bucket %d: %d held acknowledged reservations > initial %d", b, n, initial))
 		}
 	}
@@ -295,7 +288,23 @@ func judgeI3(f *Facts) Verdict {
 		detail += fmt.Sprintf(" (generator %s's acknowledgements only; the merge judges them all)", f.Generator)
 	}
 	return Verdict{len(bad) > 0, detail,
-		map[string]any{"acknowledged_held": perBucket, "total_held": total, "initial": totalInitial, "violations": bad}}
+		map[string]any{"acknowledged_held": perBucket, "total_held": total, "initial": totalInitial, "violations": bad,
+			"oversold_units": oversold}}
+}
+
+// heldByBucket counts, per bucket, the distinct reservations acknowledged
+// ACCEPTED and not released (a lost one counts: it was sold).
+func heldByBucket(f *Facts) []int64 {
+	acked := f.derive().ackedByBucket
+	perBucket := make([]int64, f.Buckets())
+	for b := range acked {
+		for rid := range acked[b] {
+			if r, ok := f.Records[rid]; !ok || r.Status != lua.StatusReleased {
+				perBucket[b]++
+			}
+		}
+	}
+	return perBucket
 }
 
 // judgeI4: no user holds two live reservations in Redis, and no user was
@@ -598,15 +607,74 @@ func lostAndAcked(f *Facts) ([]string, int) {
 	return lost, len(acked)
 }
 
+// LostAck names one reservation acknowledged ACCEPTED that Redis no longer
+// holds (I6's evidence "lost_acks", every one of them, in the order they
+// were acknowledged).
+type LostAck struct {
+	ReservationID string  `json:"reservation_id"`
+	Bucket        uint16  `json:"bucket"`
+	User          string  `json:"user"`
+	RequestID     string  `json:"request_id"`
+	Op            uint32  `json:"op"`                // the history's operation id
+	AckedAtS      float64 `json:"acknowledged_at_s"` // when the ACCEPTED answer arrived, seconds into the load
+}
+
 // judgeI6: every reservation acknowledged ACCEPTED still exists in Redis.
+// The evidence names each lost one (lost_acks) and counts, per bucket, the
+// units that became sellable again and were sold a second time
+// (resold_units): a lost reservation's unit went back into the promoted
+// replica's stock; when the bucket then held more acknowledged
+// reservations than its stock, the excess, up to the bucket's lost count,
+// is that unit sold again (I3 fails with it).
 func judgeI6(f *Facts) Verdict {
 	lost, acked := lostAndAcked(f)
+	named := namedLostAcks(f, lost)
+	lostBy := make([]int64, f.Buckets())
+	for _, l := range named {
+		if int(l.Bucket) < len(lostBy) {
+			lostBy[l.Bucket]++
+		}
+	}
+	resoldBy := make([]int64, f.Buckets())
+	var resold int64
+	for b, held := range heldByBucket(f) {
+		resoldBy[b] = min(lostBy[b], max(0, held-f.Planned[b]))
+		resold += resoldBy[b]
+	}
 	detail := fmt.Sprintf("all %d acknowledged reservations exist in Redis", acked)
 	if len(lost) > 0 {
 		detail = fmt.Sprintf("%d of %d acknowledged reservations are gone from Redis", len(lost), acked)
+		if len(named) > 0 {
+			detail += fmt.Sprintf(" (acknowledged %.3fs–%.3fs into the load)", named[0].AckedAtS, named[len(named)-1].AckedAtS)
+		}
+		if resold > 0 {
+			detail += fmt.Sprintf("; %d of their units became sellable again and were sold a second time", resold)
+		}
 	}
 	return Verdict{len(lost) > 0, detail,
-		map[string]any{"acknowledged": acked, "lost": len(lost), "lost_ids": listed(append([]string(nil), lost...))}}
+		map[string]any{"acknowledged": acked, "lost": len(lost), "lost_ids": listed(append([]string(nil), lost...)),
+			"lost_acks": named, "lost_by_bucket": lostBy, "resold_units": resold, "resold_by_bucket": resoldBy}}
+}
+
+// namedLostAcks names each lost reservation by its first ACCEPTED answer,
+// sorted by when it was acknowledged.
+func namedLostAcks(f *Facts, lost []string) []LostAck {
+	want := make(map[string]bool, len(lost))
+	for _, rid := range lost {
+		want[rid] = true
+	}
+	named := make([]LostAck, 0, len(lost))
+	for i := range f.Ops {
+		o := &f.Ops[i]
+		if !o.Accepted() || !want[o.RID] {
+			continue
+		}
+		delete(want, o.RID)
+		named = append(named, LostAck{ReservationID: o.RID, Bucket: o.Bucket, User: o.UserID(), RequestID: o.RequestID(),
+			Op: o.ID, AckedAtS: o.End.Seconds()})
+	}
+	sort.SliceStable(named, func(i, j int) bool { return named[i].AckedAtS < named[j].AckedAtS })
+	return named
 }
 
 // unknownSummary resolves each reserve operation that ended UNKNOWN by its

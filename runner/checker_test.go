@@ -173,3 +173,51 @@ func TestSamplerRecordsTransientViolation(t *testing.T) {
 	}
 	t.Logf("%s %v", c.Detail, c.Evidence["transient_violations"])
 }
+
+// I6 names each lost acknowledged reservation (id, bucket, when
+// acknowledged) and counts the units sold a second time: with one of two
+// acknowledged reservations gone and the bucket holding 3 acknowledged
+// against a stock of 2, one unit was resold.
+func TestI6NamesLostAcksAndCountsResold(t *testing.T) {
+	f := &Facts{Planned: []int64{2}, Stock: make([]lua.Stock, 1), Records: map[string]ReservationRecord{
+		"kept1": {Status: lua.StatusReserved, User: "u1"}, "kept2": {Status: lua.StatusReserved, User: "u2"}}}
+	for i, rid := range []string{"kept1", "gone", "kept2"} {
+		f.Ops = append(f.Ops, Op{ID: uint32(i), User: uint32(i), Req: uint32(i), RID: rid, Kind: KindFresh,
+			Outcome: Outcome(lua.Accepted), End: time.Duration(i+1) * time.Second})
+	}
+	v := judgeI6(f)
+	named, _ := v.Evidence["lost_acks"].([]LostAck)
+	if !v.Failed || len(named) != 1 || named[0].ReservationID != "gone" || named[0].AckedAtS != 2 || named[0].Bucket != 0 {
+		t.Fatalf("I6 = %+v", v)
+	}
+	if v.Evidence["resold_units"] != int64(1) {
+		t.Errorf("resold_units = %v, want 1", v.Evidence["resold_units"])
+	}
+	if n, _, ok := FailureCount("I6", v.Evidence); !ok || n != 1 {
+		t.Errorf("FailureCount = %d %v", n, ok)
+	}
+	i3 := judgeI3(f)
+	if n, _, ok := FailureCount("I3", i3.Evidence); !i3.Failed || !ok || n != 1 {
+		t.Errorf("I3 = %+v", i3)
+	}
+	// The same history with every record kept: nothing lost, nothing resold.
+	f.Records["gone"], f.derived = ReservationRecord{Status: lua.StatusReserved, User: "u3"}, nil
+	if v := judgeI6(f); v.Failed || v.Evidence["resold_units"] != int64(0) {
+		t.Errorf("no loss: %+v", v)
+	}
+}
+
+// A master refusing a write for want of in-sync replicas is the cluster's
+// mitigation, classified NOREPLICAS, never a path error.
+func TestClassifyNoReplicas(t *testing.T) {
+	out, class := Classify(replyError("NOREPLICAS Not enough good replicas to write."))
+	if out != OutcomeError || class != ErrNoReplicas || class.String() != "NOREPLICAS" {
+		t.Fatalf("%v %v", out, class)
+	}
+}
+
+// replyError is an error reply's text as go-redis hands it over (redis.Error).
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+func (replyError) RedisError()     {}

@@ -28,9 +28,14 @@ const (
 	ErrConnect              // could not reach the node (dial refused, pool timeout): never sent
 	ErrMasterDown           // MASTERDOWN / LOADING / READONLY
 	ErrOther
+	// ErrNoReplicas: NOREPLICAS, the master refusing a write because fewer
+	// than min-replicas-to-write replicas are in sync: the cluster's
+	// mitigation at work, not an error of the path under test. (Last, so
+	// the other classes keep their values.)
+	ErrNoReplicas
 )
 
-var errClassNames = [...]string{"", "CLUSTERDOWN", "TRYAGAIN", "MOVED_ASK_EXHAUSTED", "OOM", "NOSCRIPT", "CROSSSLOT", "CONNECT", "MASTERDOWN", "OTHER"}
+var errClassNames = [...]string{"", "CLUSTERDOWN", "TRYAGAIN", "MOVED_ASK_EXHAUSTED", "OOM", "NOSCRIPT", "CROSSSLOT", "CONNECT", "MASTERDOWN", "OTHER", "NOREPLICAS"}
 
 func (c ErrClass) String() string {
 	if int(c) < len(errClassNames) {
@@ -62,6 +67,8 @@ func Classify(err error) (Outcome, ErrClass) {
 			return OutcomeError, ErrOOM
 		case strings.HasPrefix(msg, "NOSCRIPT"):
 			return OutcomeError, ErrNoScript
+		case strings.HasPrefix(msg, "NOREPLICAS"):
+			return OutcomeError, ErrNoReplicas
 		case strings.HasPrefix(msg, "CROSSSLOT"):
 			return OutcomeError, ErrCrossSlot
 		case strings.HasPrefix(msg, "MASTERDOWN"), strings.HasPrefix(msg, "LOADING"), strings.HasPrefix(msg, "READONLY"):

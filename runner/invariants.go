@@ -40,6 +40,11 @@ type Invariant struct {
 	// judge ("" when they do): a passing verdict then becomes skip with
 	// that reason. A failing verdict stays a failure.
 	Vacuous func(f *Facts, v Verdict) string
+	// FailCount, when set, names the evidence entry (an integer) that
+	// counts a failure of the check, and FailCountOf says what it counts.
+	// Only such a check may be expected to fail (a scenario's expect_fail:
+	// "fails with at least N of them"); see FailureCount.
+	FailCount, FailCountOf string
 }
 
 // Verdict is what a Judge decides: fail or not, why, and the evidence.
@@ -59,7 +64,8 @@ var invariants = []Invariant{
 		Judge:    judgeI2, WholeLoad: true, Vacuous: vacuousI2, SkipWhen: "no record and untouched counters"},
 	{ID: "I3", Name: "no_oversell",
 		Contract: "distinct reservation ids acknowledged ACCEPTED, less those released, ≤ initial stock (per bucket and in total)",
-		Judge:    judgeI3, Vacuous: noAcknowledgement, SkipWhen: "no ACCEPTED answer"},
+		Judge:    judgeI3, Vacuous: noAcknowledgement, SkipWhen: "no ACCEPTED answer",
+		FailCount: "oversold_units", FailCountOf: "units acknowledged beyond the stock (sum over buckets)"},
 	{ID: "I4", Name: "one_per_user",
 		Contract: "no user holds two live reservations, nor was told ACCEPTED for a second before the first was released",
 		Judge:    judgeI4, Vacuous: vacuousI4, SkipWhen: "no ACCEPTED answer and no reservation record"},
@@ -68,7 +74,8 @@ var invariants = []Invariant{
 		Judge:    judgeI5, Vacuous: vacuousI5, SkipWhen: "no request id answered twice, re-sent or refused USER_ALREADY_RESERVED"},
 	{ID: "I6", Name: "no_lost_acks",
 		Contract: "every reservation acknowledged ACCEPTED still exists in Redis",
-		Judge:    judgeI6, Vacuous: noAcknowledgement, SkipWhen: "no ACCEPTED answer"},
+		Judge:    judgeI6, Vacuous: noAcknowledgement, SkipWhen: "no ACCEPTED answer",
+		FailCount: "lost", FailCountOf: "acknowledged reservations lost"},
 	{ID: "I7", Name: "unknowns_resolved",
 		Contract: "every UNKNOWN outcome is resolved, executed or not, by reading its request result",
 		Judge:    judgeI7, Vacuous: vacuousI7, SkipWhen: "no operation ended UNKNOWN"},
@@ -132,6 +139,38 @@ func LookupInvariant(id string) (Invariant, bool) {
 		}
 	}
 	return Invariant{}, false
+}
+
+// ExpectableIDs lists the ids of the checks that define a failure count
+// (Invariant.FailCount), in report order: the ids a scenario may expect
+// to fail.
+func ExpectableIDs() []string {
+	var ids []string
+	for _, inv := range invariants {
+		if inv.FailCount != "" {
+			ids = append(ids, inv.ID)
+		}
+	}
+	return ids
+}
+
+// FailureCount reads the failure count of check id from its evidence (as
+// judged, or as read back from report.json), and says what it counts. ok
+// is false when the check defines no count or the evidence lacks it.
+func FailureCount(id string, evidence map[string]any) (n int64, of string, ok bool) {
+	inv, found := LookupInvariant(id)
+	if !found || inv.FailCount == "" {
+		return 0, "", false
+	}
+	switch v := evidence[inv.FailCount].(type) {
+	case int:
+		return int64(v), inv.FailCountOf, true
+	case int64:
+		return v, inv.FailCountOf, true
+	case float64:
+		return int64(v), inv.FailCountOf, true
+	}
+	return 0, inv.FailCountOf, false
 }
 
 // IDRange spells the ids for messages, from the table, one range per

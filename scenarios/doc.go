@@ -90,6 +90,8 @@
 //	    - {phase: baseline, p99: 20ms, p999: 50ms, min_throughput: 1800}
 //	    - {p99: 100ms, of: service_time}   # no phase: the whole run
 //	  max_lost_acks: 0
+//	  expect_fail:                # a demonstration: these checks must fail
+//	    I6: {min: 1}              # I6 counts lost acks, I3 oversold units
 //	  max_unknown_ratio: 0.01     # unknown.total / totals.ops
 //	  max_dropped_ratio: 0.01     # dropped / scheduled ops; (0, 1], default 0.01
 //	  min_throughput: 1500        # whole run, ops/s

@@ -96,8 +96,12 @@ func (s *Scenario) evalInvariants(rep *reports.Report) reports.Assertion {
 	for _, inv := range rep.Invariants {
 		byID[strings.ToUpper(inv.ID)] = inv
 	}
-	var fails, skips, waived []string
+	var fails, skips, waived, expected []string
 	check := func(id string, inv reports.Invariant) {
+		if inv.Expected != nil {
+			expected = append(expected, id) // judged by its own assertion
+			return
+		}
 		switch inv.Status {
 		case reports.StatusFail:
 			fails = append(fails, fmt.Sprintf("%s %s failed: %s", id, inv.Name, inv.Detail))
@@ -131,7 +135,7 @@ func (s *Scenario) evalInvariants(rep *reports.Report) reports.Assertion {
 			check(id, inv)
 		}
 		for _, inv := range rep.Invariants {
-			if inv.Status == reports.StatusFail && !slices.Contains(required, strings.ToUpper(inv.ID)) {
+			if inv.Status == reports.StatusFail && inv.Expected == nil && !slices.Contains(required, strings.ToUpper(inv.ID)) {
 				waived = append(waived, inv.ID)
 			}
 		}
@@ -145,6 +149,9 @@ func (s *Scenario) evalInvariants(rep *reports.Report) reports.Assertion {
 	}
 	if len(waived) > 0 {
 		parts = append(parts, "failed but not required by this scenario: "+strings.Join(waived, ", "))
+	}
+	if len(expected) > 0 {
+		parts = append(parts, "expected to fail (judged by their own assertion): "+strings.Join(expected, ", "))
 	}
 	return bounded(name, float64(len(fails)), 0, "failed", len(fails) == 0, strings.Join(parts, "; "))
 }

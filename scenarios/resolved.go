@@ -60,6 +60,8 @@ func (s *Scenario) Resolved() map[string]any {
 		"masters": s.Topology.Masters, "replicas": s.Topology.Replicas,
 		"node_timeout": s.Topology.NodeTimeout.String(), "appendonly": s.Topology.AppendOnly,
 		"pool_size": s.Topology.PoolSize, "pool_timeout": s.Topology.PoolTimeout.String(),
+		"min_replicas_to_write": s.Topology.MinReplicasToWrite, "min_replicas_max_lag": s.Topology.MinReplicasMaxLag.String(),
+		"appendfsync": s.Topology.AppendFsync,
 	}
 	m["activity"] = map[string]any{
 		"stock": s.Activity.Stock, "buckets": s.Activity.Buckets, "users": s.Activity.Users,
@@ -148,6 +150,13 @@ func (s *Scenario) assertionsMap() map[string]any {
 	}
 	if a.MaxLostAcks != nil {
 		m["max_lost_acks"] = *a.MaxLostAcks
+	}
+	if len(a.ExpectFail) > 0 {
+		em := map[string]any{}
+		for id, n := range a.ExpectFail {
+			em[id] = map[string]any{"min": n}
+		}
+		m["expect_fail"] = em
 	}
 	if a.MaxDroppedRatio != nil {
 		m["max_dropped_ratio"] = *a.MaxDroppedRatio

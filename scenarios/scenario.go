@@ -104,6 +104,31 @@ type Topology struct {
 	// the call fails with a pool timeout (never sent); 0: go-redis's
 	// default (the read timeout plus a second).
 	PoolTimeout time.Duration
+	// MinReplicasToWrite and MinReplicasMaxLag are redis.conf's
+	// min-replicas-to-write / min-replicas-max-lag (seconds): a master
+	// refuses writes (NOREPLICAS) unless that many replicas acknowledged
+	// the stream within the lag. 0: not set (Redis' default, off).
+	MinReplicasToWrite int
+	MinReplicasMaxLag  time.Duration
+	// AppendFsync is redis.conf's appendfsync (always, everysec, no); "":
+	// the cluster's default.
+	AppendFsync string
+}
+
+// RedisConfig is the topology's redis.conf lines beyond the cluster's own
+// (lifecycle.ClusterSpec.ExtraConfig): a restarted node keeps them.
+func (t Topology) RedisConfig() []string {
+	var out []string
+	if t.MinReplicasToWrite > 0 {
+		out = append(out, fmt.Sprintf("min-replicas-to-write %d", t.MinReplicasToWrite))
+	}
+	if t.MinReplicasMaxLag > 0 {
+		out = append(out, fmt.Sprintf("min-replicas-max-lag %d", int(t.MinReplicasMaxLag/time.Second)))
+	}
+	if t.AppendFsync != "" {
+		out = append(out, "appendfsync "+t.AppendFsync)
+	}
+	return out
 }
 
 // Activity is the flash-sale activity under test.
@@ -157,6 +182,13 @@ type Assertions struct {
 	SLO []SLO
 	// MaxLostAcks bounds report.lost_acks (nil: not asserted).
 	MaxLostAcks *int64
+	// ExpectFail maps an invariant id (upper case; one that counts its
+	// failures, runner.ExpectableIDs: I3 counts units acknowledged beyond
+	// the stock, I6 acknowledged reservations lost) to the fewest failures
+	// expected: a demonstration scenario. The run is green when the check
+	// failed with at least that count (reported "expected"), red when it
+	// did not (lifecycle.Plan.ExpectFail). nil: none expected.
+	ExpectFail map[string]int64
 	// MaxUnknownRatio bounds unknown.total / totals.ops (nil: not asserted).
 	MaxUnknownRatio *float64
 	// MaxDroppedRatio bounds dropped / scheduled operations: the share
@@ -357,12 +389,15 @@ func (d *dec) scenario(root *node) {
 
 	t := d.section(root, "topology", "topology")
 	s.Topology = Topology{
-		Masters:     int(d.int(t, "masters", "topology.masters", defaultMasters)),
-		Replicas:    int(d.int(t, "replicas", "topology.replicas", defaultReplicas)),
-		NodeTimeout: d.dur(t, "node_timeout", "topology.node_timeout", defaultNodeTimeout),
-		AppendOnly:  d.bool(t, "appendonly", "topology.appendonly", false),
-		PoolSize:    int(d.int(t, "pool_size", "topology.pool_size", 0)),
-		PoolTimeout: d.dur(t, "pool_timeout", "topology.pool_timeout", 0),
+		Masters:            int(d.int(t, "masters", "topology.masters", defaultMasters)),
+		Replicas:           int(d.int(t, "replicas", "topology.replicas", defaultReplicas)),
+		NodeTimeout:        d.dur(t, "node_timeout", "topology.node_timeout", defaultNodeTimeout),
+		AppendOnly:         d.bool(t, "appendonly", "topology.appendonly", false),
+		PoolSize:           int(d.int(t, "pool_size", "topology.pool_size", 0)),
+		PoolTimeout:        d.dur(t, "pool_timeout", "topology.pool_timeout", 0),
+		MinReplicasToWrite: int(d.int(t, "min_replicas_to_write", "topology.min_replicas_to_write", 0)),
+		MinReplicasMaxLag:  d.dur(t, "min_replicas_max_lag", "topology.min_replicas_max_lag", 0),
+		AppendFsync:        d.str(t, "appendfsync", "topology.appendfsync", ""),
 	}
 	a := d.section(root, "activity", "activity")
 	s.Activity = Activity{
@@ -562,6 +597,14 @@ func (d *dec) assertions(root *node) {
 	if m.has("max_lost_acks") {
 		v := d.int(m, "max_lost_acks", "assertions.max_lost_acks", 0)
 		a.MaxLostAcks = &v
+	}
+	if em := d.section(m, "expect_fail", "assertions.expect_fail"); em != nil {
+		a.ExpectFail = map[string]int64{}
+		for _, k := range em.keys {
+			p := "assertions.expect_fail." + k
+			d.mark(p, em.get(k))
+			a.ExpectFail[strings.ToUpper(k)] = d.int(em.get(k), "min", p+".min", 1)
+		}
 	}
 	if m.has("max_dropped_ratio") {
 		v := d.float(m, "max_dropped_ratio", "assertions.max_dropped_ratio", 0)

@@ -779,6 +779,10 @@ func TestSetKeysCoverSchema(t *testing.T) {
 			val = "I1"
 		case strings.HasSuffix(key, "phase"):
 			val = "load"
+		case strings.HasSuffix(key, "appendfsync"):
+			val = "everysec"
+		case strings.HasSuffix(key, "max_lag"):
+			val = "1s"
 		case strings.HasSuffix(key, "appendonly") || strings.HasSuffix(key, "scale_users"):
 			val = "true"
 		case strings.Contains(key, "timeout") || strings.HasSuffix(key, "duration") || strings.HasSuffix(key, "at") ||
@@ -823,5 +827,32 @@ func TestPoolSizeInTopology(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "topology.pool_size") {
 		t.Fatalf("pool_size -1: want an error naming topology.pool_size, got %v", err)
+	}
+}
+
+// expect_fail: only checks that count their failures, a minimum of at
+// least 1, never an id also required to pass.
+func TestExpectFailValidation(t *testing.T) {
+	base := "name: x\nphases: [{name: load, duration: 1s}]\nassertions:\n"
+	for body, want := range map[string]string{
+		"  expect_fail: {I7: {min: 1}}\n":                     "only a check that counts its failures",
+		"  expect_fail: {I6: {min: 0}}\n":                     "want at least 1",
+		"  invariants: [I6]\n  expect_fail: {I6: {min: 1}}\n": "also required to pass",
+		"  expect_fail: {I6: {minimum: 1}}\n":                 "minimum",
+	} {
+		s, err := Parse("x.yaml", []byte(base+body))
+		if err == nil {
+			err = s.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err %v, want %q", body, err, want)
+		}
+	}
+	s, err := Parse("x.yaml", []byte(base+"  expect_fail: {i6: {}, I3: {min: 2}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Assertions.ExpectFail["I6"] != 1 || s.Assertions.ExpectFail["I3"] != 2 {
+		t.Errorf("ExpectFail = %v", s.Assertions.ExpectFail)
 	}
 }

@@ -105,6 +105,7 @@ var (
 
 	topologySchema = &schema{t: tMap, fields: []field{
 		{"masters", sInt}, {"replicas", sInt}, {"node_timeout", sDuration}, {"appendonly", sBool}, {"pool_size", sInt}, {"pool_timeout", sDuration},
+		{"min_replicas_to_write", sInt}, {"min_replicas_max_lag", sDuration}, {"appendfsync", sString},
 	}}
 	activitySchema = &schema{t: tMap, fields: []field{
 		{"stock", sInt}, {"buckets", sInt}, {"users", sInt}, {"scale_users", sBool},
@@ -124,6 +125,7 @@ var (
 		{"invariants", sStrings},
 		{"slo", &schema{t: tList, elem: sloSchema}},
 		{"max_lost_acks", sInt},
+		{"expect_fail", &schema{t: tDict, elem: &schema{t: tMap, fields: []field{{"min", sInt}}}, what: "invariant"}},
 		{"max_unknown_ratio", sFloat},
 		{"max_dropped_ratio", sFloat},
 		{"min_throughput", sFloat},

@@ -533,6 +533,20 @@ func (v *validator) faultTopology(i int) {
 	}
 }
 
+// redisSettings checks the topology's redis.conf settings.
+func (v *validator) redisSettings() {
+	t := v.s.Topology
+	if t.MinReplicasToWrite < 0 || t.MinReplicasToWrite > t.Replicas {
+		v.bad("topology.min_replicas_to_write", "%d: want 0..topology.replicas (%d): a master cannot wait for replicas it does not have", t.MinReplicasToWrite, t.Replicas)
+	}
+	if t.MinReplicasMaxLag < 0 || t.MinReplicasMaxLag%time.Second != 0 {
+		v.bad("topology.min_replicas_max_lag", "%s: want whole seconds (redis.conf min-replicas-max-lag counts seconds), e.g. 1s", t.MinReplicasMaxLag)
+	}
+	if t.AppendFsync != "" && !slices.Contains([]string{"always", "everysec", "no"}, t.AppendFsync) {
+		v.bad("topology.appendfsync", "%q: want always, everysec or no", t.AppendFsync)
+	}
+}
+
 func (v *validator) assertions() {
 	s := v.s
 	a := s.Assertions
@@ -547,6 +561,8 @@ func (v *validator) assertions() {
 			v.bad(path, "%q is a pipeline check (%s), in the report only when the pipeline runs, but this scenario has no pipeline: section: add one or remove %s", id, runner.IDRange(true), id)
 		}
 	}
+	v.expectFail()
+	v.redisSettings()
 	phases := s.sloPhases()
 	for i, slo := range a.SLO {
 		path := fmt.Sprintf("assertions.slo[%d]", i)
@@ -686,4 +702,27 @@ func (v *validator) suite() {
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// expectFail checks assertions.expect_fail: ids that count their failures,
+// a minimum of at least 1, and no id also required to pass.
+func (v *validator) expectFail() {
+	a := v.s.Assertions
+	expectable := runner.ExpectableIDs()
+	ids := make([]string, 0, len(a.ExpectFail))
+	for id := range a.ExpectFail {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		path := "assertions.expect_fail." + id
+		switch {
+		case !slices.Contains(expectable, id):
+			v.bad(path, "%q: only a check that counts its failures may be expected to fail; valid: %s", id, strings.Join(expectable, ", "))
+		case a.ExpectFail[id] < 1:
+			v.bad(path+".min", "%d: want at least 1 (the fewest failures that show the window was reproduced)", a.ExpectFail[id])
+		case slices.ContainsFunc(a.Invariants, func(r string) bool { return strings.EqualFold(r, id) }):
+			v.bad(path, "%s is also required to pass in assertions.invariants: remove it from one of the two", id)
+		}
+	}
 }

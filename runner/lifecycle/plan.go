@@ -57,7 +57,13 @@ type Plan struct {
 	Bounds   Bounds                                    // what the run must have done to pass (evidence rules)
 	Evaluate func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none
 	Waived   func(id string) bool                      // invariants reported but not required
-	Resolved map[string]any                            // the fully resolved scenario, for report.json
+	// ExpectFail maps an invariant id (one of runner.ExpectableIDs) to the
+	// fewest failures it is expected to count: the run demonstrates a known
+	// loss window. The invariant is then reported with "expected" and its
+	// failure does not fail the run; the assertion "<id> fails as
+	// expected" does, when it did not fail with at least that count.
+	ExpectFail map[string]int64
+	Resolved   map[string]any // the fully resolved scenario, for report.json
 
 	// OnLoad, when set, is called just before the load starts; the function
 	// it returns is called as soon as the load ends, before the heal and the

@@ -38,7 +38,11 @@ type ClusterSpec struct {
 	// a proxy of its own (local clusters), so replica-lag and
 	// replica-partition can act on it while client traffic is untouched.
 	ReplicationProxies bool
-	External           compose.ExternalOptions
+	// ExtraConfig lines go verbatim into every node's redis.conf of a
+	// local cluster (e.g. "min-replicas-to-write 1"), so a restarted node
+	// keeps them.
+	ExtraConfig []string
+	External    compose.ExternalOptions
 }
 
 // Shared reports whether the spec names a cluster other processes reach
@@ -100,7 +104,8 @@ func OpenStand(ctx context.Context, log io.Writer, cf ClusterSpec, workers int, 
 	}
 	t0 := time.Now()
 	local := compose.Options{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout,
-		AppendOnly: cf.AppendOnly, RedisServer: cf.RedisServer, ReplicationProxies: cf.ReplicationProxies}
+		AppendOnly: cf.AppendOnly, RedisServer: cf.RedisServer, ReplicationProxies: cf.ReplicationProxies,
+		ExtraConfig: cf.ExtraConfig}
 	docker := compose.DockerOptions{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout, AppendOnly: cf.AppendOnly}
 	cl, err := compose.OpenCluster(ctx, cf.Spec, local, docker, cf.External)
 	if err != nil {

@@ -71,7 +71,7 @@ func collectFacts(res *runner.Result, rep *reports.Report, notInjected []string,
 		}
 	}
 	for _, inv := range rep.Invariants {
-		if inv.Waived {
+		if inv.Waived || inv.Expected != nil {
 			continue
 		}
 		f.required++
