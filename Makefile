@@ -7,7 +7,9 @@ BIN       := bin/seckill-harness
 GOFLAGS   ?=
 TESTFLAGS ?= -count=1 -timeout 14m
 
-.PHONY: all deps build run test vet fmt-check bench clean docker-images
+IMAGE     ?= seckill-harness:dev
+
+.PHONY: all deps build run test vet fmt-check bench clean docker-images image
 
 all: build
 
@@ -71,6 +73,13 @@ docker-images:
 bench: deps
 	$(GO) test -run '^$$' -bench . -skip 'Component' -benchtime 1x -count=1 -timeout 30m ./runner/
 	$(GO) test -run '^$$' -bench 'Component' -benchmem -benchtime 2000x -count=1 -timeout 10m ./runner/
+
+## image: the harness as a Docker image (Dockerfile: FROM scratch, one static
+## binary compiled here, no registry needed), tagged $(IMAGE).
+image:
+	rm -rf bin/image && mkdir -p bin/image/tmp bin/image/out
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS) -o bin/image/seckill-harness .
+	docker build -q -t $(IMAGE) -f Dockerfile bin/image
 
 clean:
 	rm -rf bin out
