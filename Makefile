@@ -7,7 +7,9 @@ BIN       := bin/seckill-harness
 GOFLAGS   ?=
 TESTFLAGS ?= -count=1 -timeout 14m
 
-.PHONY: all deps build run test vet fmt-check bench clean
+IMAGE     ?= seckill-harness:dev
+
+.PHONY: all deps build run test vet fmt-check bench clean docker-images image
 
 all: build
 
@@ -46,8 +48,22 @@ fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 ## test: every package against real redis-server processes and a real PostgreSQL.
+## The Docker tests (go test -run 'Docker|Compose|Image|Kube') need an engine:
+## compose/testdata/ensure-docker.sh installs docker.io and starts dockerd
+## (--bridge=none --iptables=false: host network only) when none answers, and
+## this target stops the dockerd it started, whatever the tests' outcome.
+## Without root or the package the Docker tests skip, naming the reason.
 test: deps vet fmt-check
-	$(GO) test $(TESTFLAGS) ./...
+	@state=$$(sh compose/testdata/ensure-docker.sh start 2>&1 | tail -1); echo "docker engine: $$state"; \
+	$(GO) test $(TESTFLAGS) ./...; rc=$$?; \
+	if [ "$$state" = started ]; then sh compose/testdata/ensure-docker.sh stop; fi; \
+	exit $$rc
+
+## docker-images: build the Redis (Debian redis-server) and toxiproxy (go.mod
+## version) images locally, for machines that reach no registry; cached by tag.
+docker-images:
+	@sh compose/testdata/ensure-docker.sh start >/dev/null
+	@sh compose/testdata/build-images.sh all
 
 ## bench: performance goals (not in make test): harness vs redis-benchmark on one
 ## master, client CPU and history bytes per op, peak RSS of a 1,000,000-op run,
@@ -57,6 +73,13 @@ test: deps vet fmt-check
 bench: deps
 	$(GO) test -run '^$$' -bench . -skip 'Component' -benchtime 1x -count=1 -timeout 30m ./runner/
 	$(GO) test -run '^$$' -bench 'Component' -benchmem -benchtime 2000x -count=1 -timeout 10m ./runner/
+
+## image: the harness as a Docker image (Dockerfile: FROM scratch, one static
+## binary compiled here, no registry needed), tagged $(IMAGE).
+image:
+	rm -rf bin/image && mkdir -p bin/image/tmp bin/image/out
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS) -o bin/image/seckill-harness .
+	docker build -q -t $(IMAGE) -f Dockerfile bin/image
 
 clean:
 	rm -rf bin out

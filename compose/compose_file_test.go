@@ -112,8 +112,8 @@ func TestDockerComposeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"docker compose -f compose/docker-compose.yml up -d",
-		"seckill-harness run nightly --cluster redis://127.0.0.1:7001 --toxiproxy http://127.0.0.1:8474 --allow-destructive"} {
+	for _, w := range []string{"docker compose -p seckill -f compose/docker-compose.yml up -d",
+		"seckill-harness run smoke --cluster redis://127.0.0.1:7001 --toxiproxy http://127.0.0.1:8474 --allow-destructive"} {
 		if !strings.Contains(string(readme), w) {
 			t.Errorf("compose/README.md lacks %q", w)
 		}

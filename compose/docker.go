@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,10 +38,17 @@ var ErrNoDocker = errors.New("compose: no Docker engine answers (is dockerd runn
 // harness's facts were verified on (DEBUG AOF-FLUSH-SLEEP, CLUSTER SHARDS).
 const DefaultDockerImage = "redis:7.0"
 
+// RedisImageEnv names the environment variable that sets the nodes' image
+// when DockerOptions.Image is "" (e.g. a locally built image on machines
+// that reach no registry); unset means DefaultDockerImage.
+const RedisImageEnv = "SECKILL_REDIS_IMAGE"
+
 // DockerOptions configures StartDocker. The zero value is 3 masters × 1
 // replica of redis:7.0.
 type DockerOptions struct {
-	// Image of the nodes; "" means DefaultDockerImage.
+	// Image of the nodes; "" means $SECKILL_REDIS_IMAGE, or
+	// DefaultDockerImage when that is unset. It needs redis-server and
+	// redis-cli on PATH and a /data directory.
 	Image string
 	// Masters (0 means 3; redis-cli --cluster create needs at least 3) and
 	// ReplicasPerMaster (0 means 1, NoReplicas for none), as in Options.
@@ -63,11 +71,28 @@ type DockerOptions struct {
 	Logf func(format string, args ...any)
 }
 
+// disableReaperUnlessAsked sets TESTCONTAINERS_RYUK_DISABLED=true unless
+// the environment already says otherwise, before testcontainers reads its
+// configuration (once per process). The harness removes its containers
+// itself (Close); the reaper is an image pulled from a registry, which
+// machines without one cannot start. TESTCONTAINERS_RYUK_DISABLED=false
+// keeps it (a CI runner with a registry that wants crash-proof cleanup).
+func disableReaperUnlessAsked() {
+	reaperOnce.Do(func() {
+		if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
+			_ = os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+		}
+	})
+}
+
+var reaperOnce sync.Once
+
 // DockerAvailable reports whether a Docker engine answers, within ctx (and
 // at most 5 s): nil if it does, an error wrapping ErrNoDocker if not. It
 // never hangs on a missing engine and recovers from the panics some
 // testcontainers versions raise when no Docker host is configured.
 func DockerAvailable(ctx context.Context) (err error) {
+	disableReaperUnlessAsked()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	defer func() {
@@ -147,6 +172,9 @@ func (l tcLogger) Printf(format string, v ...any) {
 // every container started so far is removed.
 func StartDocker(ctx context.Context, opt DockerOptions) (*DockerCluster, error) {
 	t0 := time.Now()
+	if opt.Image == "" {
+		opt.Image = os.Getenv(RedisImageEnv)
+	}
 	if opt.Image == "" {
 		opt.Image = DefaultDockerImage
 	}
@@ -285,13 +313,30 @@ func (c *DockerCluster) redisArgs(nd *dockerNode) []string {
 func (c *DockerCluster) startContainer(ctx context.Context, nd *dockerNode) error {
 	sctx, cancel := context.WithTimeout(ctx, c.opt.StartTimeout)
 	defer cancel()
-	ctr, err := testcontainers.Run(sctx, c.opt.Image,
-		testcontainers.WithCmd(c.redisArgs(nd)...),
-		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) { hc.NetworkMode = "host" }),
-		testcontainers.WithLabels(map[string]string{"seckill-harness.node": nd.addr}),
+	// A provider whose default network is the host network: testcontainers
+	// then attaches the container to no other network and never creates
+	// its own ("reaper_default", a bridge), which an engine started with
+	// --bridge=none could not give it anyway.
+	prov, err := testcontainers.NewDockerProvider(
+		testcontainers.WithDefaultBridgeNetwork(string(container.NetworkMode("host"))),
 		testcontainers.WithLogger(tcLogger{c.opt.Logf}),
-		testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections").WithStartupTimeout(c.opt.StartTimeout)),
 	)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNoDocker, err)
+	}
+	req := testcontainers.ContainerRequest{
+		Image:              c.opt.Image,
+		Cmd:                c.redisArgs(nd),
+		HostConfigModifier: func(hc *container.HostConfig) { hc.NetworkMode = "host" },
+		Labels:             map[string]string{"seckill-harness.node": nd.addr},
+		WaitingFor:         wait.ForLog("Ready to accept connections").WithStartupTimeout(c.opt.StartTimeout),
+	}
+	gc, err := prov.RunContainer(sctx, req)
+	ctr, _ := gc.(*testcontainers.DockerContainer)
+	if gc != nil && ctr == nil {
+		_ = gc.Terminate(context.Background())
+		return fmt.Errorf("compose: starting a %s container for %s: unexpected container type %T", c.opt.Image, nd.addr, gc)
+	}
 	if ctr != nil {
 		c.mu.Lock()
 		nd.ctr = ctr

@@ -3,6 +3,7 @@ package compose
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"time"
 )
@@ -29,18 +30,21 @@ func TestDockerAvailableDoesNotHang(t *testing.T) {
 	}
 }
 
-// TestDockerCluster starts a 3x1 cluster of redis:7.0 containers and
-// exercises the Cluster interface on it, process control included. Skipped
-// when no Docker engine answers.
+// TestDockerCluster starts a 3x1 cluster of containers (the locally built
+// Redis image, host network, no reaper) on an engine with no bridge
+// network, and exercises the Cluster interface on it: kill, restart,
+// pause, graceful failover, a latency toxic through the proxies. It must
+// leave every container, network and volume as it found them.
 func TestDockerCluster(t *testing.T) {
-	if err := DockerAvailable(context.Background()); err != nil {
-		t.Skipf("no Docker engine: %v", err)
-	}
+	redisImage, _ := localImages(t)
+	leavesDockerAsFound(t)
 	ctx := ctxT(t, 5*time.Minute)
-	c, err := StartDocker(ctx, DockerOptions{Logf: tlogf(t)})
+	t0 := time.Now()
+	c, err := StartDocker(ctx, DockerOptions{Image: redisImage, Logf: tlogf(t)})
 	if err != nil {
 		t.Fatalf("StartDocker: %v", err)
 	}
+	t.Logf("provider start (6 containers, cluster formed, healthy): %v", time.Since(t0).Round(time.Millisecond))
 	t.Cleanup(func() {
 		if err := c.Close(); err != nil {
 			t.Errorf("Close: %v", err)
@@ -103,5 +107,76 @@ func TestDockerCluster(t *testing.T) {
 	}
 	if tail := c.NodeLogTail(m.Addr, 5); tail == "" {
 		t.Error("no container log")
+	}
+
+	// Graceful failover: CLUSTER FAILOVER on the replica of slot 0's master.
+	m, err = c.MasterOfSlot(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps, err = c.ReplicasOf(ctx, m.ID)
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("replicas of %s: %v %v", m.Addr, reps, err)
+	}
+	adm, err := c.Admin(reps[0].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.Do(ctx, "CLUSTER", "FAILOVER").Err(); err != nil {
+		t.Fatalf("CLUSTER FAILOVER on %s: %v", reps[0].Addr, err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		nm, err := c.MasterOfSlot(ctx, 0)
+		if err == nil && nm.ID == reps[0].ID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("graceful failover did not move slot 0 to %s: %v %v", reps[0].Addr, nm, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := c.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A toxic through the embedded proxies in front of the containers.
+	p, err := NewProxies(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	m, err = c.MasterOfSlot(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := p.Dialer()(ctx, "tcp", m.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ping := func() time.Duration {
+		t0 := time.Now()
+		if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 7)
+		if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "+PONG\r\n" {
+			t.Fatalf("PING through the proxy: %q %v", buf, err)
+		}
+		return time.Since(t0)
+	}
+	base := ping()
+	if err := p.AddToxic(m.Addr, Toxic{Name: "lat", Type: "latency", Stream: "downstream",
+		Attributes: map[string]any{"latency": 200}}); err != nil {
+		t.Fatal(err)
+	}
+	with := ping()
+	if err := p.RemoveToxic(m.Addr, "lat"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PING through the proxy of %s: %v, with a 200ms latency toxic %v", m.Addr, base, with)
+	if with < 200*time.Millisecond {
+		t.Errorf("latency toxic not acting: PING took %v", with)
 	}
 }

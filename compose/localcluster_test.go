@@ -35,6 +35,10 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	if err := stopDockerIfStarted(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.Exit(code)
 }
 

@@ -61,7 +61,7 @@ func NewRemoteProxies(apiURL string, c Cluster, listenHost string) (*RemoteProxi
 	}
 	p.api.UserAgent = "seckill-harness"
 	if _, err := p.api.Version(); err != nil {
-		return nil, fmt.Errorf("compose: toxiproxy server at %s does not answer: %w (start it, e.g. docker compose -f compose/docker-compose.yml up -d)", apiURL, err)
+		return nil, fmt.Errorf("compose: toxiproxy server at %s does not answer: %w (start it, e.g. docker compose -p seckill -f compose/docker-compose.yml up -d)", apiURL, err)
 	}
 	if c != nil {
 		for _, addr := range c.Addrs() {
