@@ -177,13 +177,17 @@ func (p *Pipeline) handleOrder(ctx context.Context, d *delivery) {
 		if err != nil {
 			return false, "", err
 		}
-		switch {
-		case !rec.found:
-			return true, "reservation record gone", nil
-		case rec.status == lua.StatusReleasePending || rec.status == lua.StatusReleased || rec.status == lua.StatusRejected:
-			return true, "ILLEGAL_TRANSITION from " + string(rec.status), nil
+		if rec.found && rec.status != lua.StatusReleasePending && rec.status != lua.StatusReleased && rec.status != lua.StatusRejected {
+			return false, "", nil
 		}
-		return false, "", nil
+		// No state can lead back from these: the fence is attempted anyway so
+		// that transition.lua's refusal is on record, and it answers.
+		target := OrderCreated
+		if x.businessNo {
+			target = OrderRejected
+		}
+		fenced, reason, err := x.fence(target)
+		return !fenced, reason, err
 	}
 	row, err := p.cfg.Orders.handle(ctx, x)
 	if err != nil {
