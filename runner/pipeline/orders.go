@@ -207,104 +207,187 @@ func errorCode(result string) string { return strings.ToUpper(result) }
 
 // orderTx is one order message's transaction, as the order stage runs it.
 type orderTx struct {
-	act          *lua.Activity
-	m            message
-	delivery     uint64
-	businessNo   bool // Config.Order.Reject drew "reject"
-	defects      Defects
-	fence        func(result string) (fenced bool, reason string, err error)
+	act        *lua.Activity
+	m          message
+	delivery   uint64
+	businessNo bool // Config.Order.Reject drew "reject"
+	defects    Defects
+	fence      func(result string) (fenced bool, reason string, err error)
+	// precheck reads the reservation before the decision: refuse is true
+	// (with the reason) when its status can no longer take the fence
+	// (released, being released, rejected, or gone), so that a late copy
+	// takes no unit, not even for a moment.
+	precheck     func() (refuse bool, reason string, err error)
 	orderID      string
 	duplicateMsg bool
+	fencedNow    bool         // the fence answered UPDATED or IDEMPOTENT in this delivery
+	hooks        *commitHooks // a test's failure injection (nil in production)
 }
 
-// handle runs the transaction: inbox claim (dedupe on message_id), the
+// handle decides the message in PostgreSQL first and fences Redis after:
+// one transaction claims the inbox row (dedupe on message_id), takes the
 // decision (business reject, or the conditional stock decrement + the order
-// insert + a ledger row, under a savepoint), the Redis fence (ORDER_CREATED
-// or REJECTED) while the transaction is open — a refused fence rolls the
-// decision back to "refused" — then the inbox row and COMMIT. A Go error
-// (PostgreSQL or Redis failed) rolls everything back: the message is
-// delivered again.
+// insert + a ledger row, under a savepoint), records it in the inbox and
+// COMMITs; only then is the Redis fence (ORDER_CREATED or REJECTED) written.
+// The order of the dual write is the one whose failure reconciliation can
+// explain and repair: a fence that fails or never runs after the commit
+// leaves an order whose reservation is still ENQUEUED (order_not_fenced,
+// repaired from PostgreSQL), never an ORDER_CREATED reservation without an
+// order. A Go error before the commit rolls everything back and the
+// delivery comes again; a Go error after it (the fence) also brings the
+// delivery again, and a delivery whose message the inbox already decided
+// re-applies the recorded decision's fence (x.duplicateMsg). A fence the
+// state machine refuses after the commit cancels the order in a second
+// transaction (status CANCELLED, the unit given back to stock.sold with a
+// ledger row) and records "refused" — unless Defects.OrderIgnoresFence.
 func (o *Orders) handle(ctx context.Context, x *orderTx) (row OrderRow, err error) {
 	began := time.Now()
 	row = OrderRow{MessageID: x.m.ID, RID: x.m.RID, Bucket: x.m.Bucket, User: x.m.User, Delivery: x.delivery}
+	committed := false
+	defer func() {
+		o.observeTx(time.Since(began), committed && row.Result == OrderCreated && err == nil && !x.duplicateMsg)
+	}()
+	result, reason, orderID, err := o.decideAndCommit(ctx, x)
+	if err != nil {
+		return row, err
+	}
+	committed = true
+	row.Result, row.Reason, row.OrderID = result, reason, orderID
+	if x.hooks != nil && x.hooks.after != nil && !x.duplicateMsg {
+		x.hooks.after(x.m.ID)
+	}
+	if result == OrderRefused {
+		return row, nil // refused before the decision (or a duplicate of such a message): nothing to fence
+	}
+	fenced, fenceReason, err := x.fence(result)
+	if err != nil {
+		return row, fmt.Errorf("redis fence after commit (the decision %s stands; the delivery comes again to fence it): %w", result, err)
+	}
+	switch {
+	case fenced:
+		x.fencedNow = true
+	case x.duplicateMsg:
+		// The decision was fenced (or refused) by an earlier delivery and
+		// Redis has moved on (a rejection already released): nothing to do.
+	case x.defects.OrderIgnoresFence && result == OrderCreated:
+		row.Reason = "defect order-ignores-fence: fence refused (" + fenceReason + ")"
+	default:
+		if err := o.refuse(context.WithoutCancel(ctx), x, result, fenceReason); err != nil {
+			return row, fmt.Errorf("recording the refused fence: %w", err)
+		}
+		row.Result, row.Reason, row.OrderID = OrderRefused, fenceReason, ""
+	}
+	row.At = time.Now()
+	return row, nil
+}
+
+// decideAndCommit is the PostgreSQL half: it returns the decision taken now
+// or, for a message the inbox already holds (x.duplicateMsg), the one
+// recorded. The commit runs without the caller's cancellation so that a
+// stopping pipeline does not cut it in half; an error means nothing was
+// committed or the outcome is unknown (the redelivery reads the inbox).
+func (o *Orders) decideAndCommit(ctx context.Context, x *orderTx) (result, reason, orderID string, err error) {
 	tx, err := o.pool.Begin(ctx)
 	if err != nil {
-		return row, fmt.Errorf("begin: %w", err)
+		return "", "", "", fmt.Errorf("begin: %w", err)
 	}
-	defer func() {
-		if err != nil || x.duplicateMsg {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
-		o.observeTx(time.Since(began), row.Result == OrderCreated && err == nil && !x.duplicateMsg)
-	}()
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after COMMIT
 	noDedupe := x.defects.OrderNoDedupe
 	if !noDedupe {
 		tag, err := tx.Exec(ctx, `INSERT INTO `+o.t("inbox")+` (message_id, reservation_id, activity_id, result, delivery)
 			VALUES ($1, $2, $3, 'handling', $4) ON CONFLICT (message_id) DO NOTHING`, x.m.ID, x.m.RID, x.act.ID, int64(x.delivery))
 		if err != nil {
-			return row, fmt.Errorf("inbox: %w", err)
+			return "", "", "", fmt.Errorf("inbox: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
 			x.duplicateMsg = true
-			row.Result = orderDuplicateMessageTag
-			return row, nil
+			err := tx.QueryRow(ctx, `SELECT result, reason, order_id FROM `+o.t("inbox")+` WHERE message_id = $1`, x.m.ID).Scan(&result, &reason, &orderID)
+			if err != nil {
+				return "", "", "", fmt.Errorf("inbox read of a decided message: %w", err)
+			}
+			return result, reason, orderID, nil
 		}
 	}
-	result, reason := OrderRejected, "business rule (order.reject)"
-	var sp pgx.Tx
-	if !x.businessNo {
-		sp, err = tx.Begin(ctx)
+	result, reason = OrderRejected, "business rule (order.reject)"
+	if x.precheck != nil && !x.defects.OrderIgnoresFence {
+		refuse, why, err := x.precheck()
 		if err != nil {
-			return row, fmt.Errorf("savepoint: %w", err)
+			return "", "", "", fmt.Errorf("redis precheck: %w", err)
+		}
+		if refuse {
+			result, reason = OrderRefused, why
+		}
+	}
+	if !x.businessNo && result != OrderRefused {
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return "", "", "", fmt.Errorf("savepoint: %w", err)
 		}
 		result, reason, err = o.decide(ctx, sp, x)
 		if err != nil {
-			return row, err
+			return "", "", "", err
 		}
-		if result != OrderCreated {
-			if err := sp.Rollback(ctx); err != nil {
-				return row, fmt.Errorf("rollback to savepoint: %w", err)
-			}
-			sp = nil
+		if result == OrderCreated {
+			err = sp.Commit(ctx)
+		} else {
+			err = sp.Rollback(ctx)
 		}
-	}
-	fenced, fenceReason, err := x.fence(result)
-	if err != nil {
-		return row, fmt.Errorf("redis fence: %w", err)
-	}
-	switch {
-	case fenced:
-	case x.defects.OrderIgnoresFence && result == OrderCreated:
-		reason = "defect order-ignores-fence: fence refused (" + fenceReason + ")"
-	default:
-		if sp != nil {
-			if err := sp.Rollback(ctx); err != nil {
-				return row, fmt.Errorf("rollback to savepoint: %w", err)
-			}
-			sp = nil
-		}
-		result, reason = OrderRefused, fenceReason
-	}
-	if sp != nil {
-		if err := sp.Commit(ctx); err != nil {
-			return row, fmt.Errorf("release savepoint: %w", err)
+		if err != nil {
+			return "", "", "", fmt.Errorf("savepoint end: %w", err)
 		}
 	}
-	row.Result, row.Reason = result, reason
 	if result == OrderCreated {
-		row.OrderID = x.orderID
+		orderID = x.orderID
 	}
 	if !noDedupe {
 		if _, err := tx.Exec(ctx, `UPDATE `+o.t("inbox")+` SET result = $2, reason = $3, order_id = $4, handled_at = clock_timestamp() WHERE message_id = $1`,
-			x.m.ID, row.Result, row.Reason, row.OrderID); err != nil {
-			return row, fmt.Errorf("inbox result: %w", err)
+			x.m.ID, result, reason, orderID); err != nil {
+			return "", "", "", fmt.Errorf("inbox result: %w", err)
 		}
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return row, fmt.Errorf("commit: %w", err)
+	if x.hooks != nil && x.hooks.before != nil {
+		if err := x.hooks.before(x.m.ID); err != nil {
+			return "", "", "", fmt.Errorf("commit: %w", err)
+		}
 	}
-	row.At = time.Now()
-	return row, nil
+	if err := tx.Commit(context.WithoutCancel(ctx)); err != nil {
+		return "", "", "", fmt.Errorf("commit: %w", err)
+	}
+	return result, reason, orderID, nil
+}
+
+// refuse records, in one transaction, that the Redis fence refused the
+// committed decision: a CREATED order is cancelled (status CANCELLED,
+// stock.sold - 1, a ledger row with delta -1) and the inbox says "refused".
+// It is idempotent (a redelivery may run it again).
+func (o *Orders) refuse(ctx context.Context, x *orderTx, result, why string) error {
+	return pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
+		if result == OrderCreated {
+			tag, err := tx.Exec(ctx, `UPDATE `+o.t("orders")+` SET status = 'CANCELLED' WHERE order_id = $1 AND status = 'CREATED'`, x.orderID)
+			if err != nil {
+				return fmt.Errorf("cancel order: %w", err)
+			}
+			if tag.RowsAffected() > 0 {
+				var sold int64
+				if err := tx.QueryRow(ctx, `UPDATE `+o.t("stock")+` SET sold = sold - 1 WHERE activity_id = $1 AND sku_id = $2 RETURNING sold`,
+					x.act.ID, x.act.SKU).Scan(&sold); err != nil {
+					return fmt.Errorf("stock give-back: %w", err)
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO `+o.t("ledger")+` (activity_id, sku_id, reservation_id, order_id, delta, sold_after, reason)
+					VALUES ($1, $2, $3, $4, -1, $5, 'order-cancelled-fence-refused')`, x.act.ID, x.act.SKU, x.m.RID, x.orderID, sold); err != nil {
+					return fmt.Errorf("ledger insert: %w", err)
+				}
+			}
+		}
+		if x.defects.OrderNoDedupe {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE `+o.t("inbox")+` SET result = $2, reason = $3, order_id = '', handled_at = clock_timestamp() WHERE message_id = $1`,
+			x.m.ID, OrderRefused, why); err != nil {
+			return fmt.Errorf("inbox result: %w", err)
+		}
+		return nil
+	})
 }
 
 // decide takes a unit and writes the order and its ledger row inside the

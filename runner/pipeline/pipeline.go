@@ -19,9 +19,12 @@ import (
 // Pipeline runs the background stages of one activity: a dispatcher and an
 // expiry checker per bucket, the order service and the release stage.
 type Pipeline struct {
-	cfg Config
-	st  *lua.Store
-	a   *lua.Activity
+	// commitHooks are a test's hooks around the order transaction's COMMIT
+	// (nil in production): see orderTx.
+	commitHooks atomic.Pointer[commitHooks]
+	cfg         Config
+	st          *lua.Store
+	a           *lua.Activity
 
 	c        counters
 	mq       *broker
@@ -441,6 +444,14 @@ func (p *Pipeline) compensate(ctx context.Context, stage Stage, sc lua.Scope, ri
 }
 
 // record is what a stage reads of a reservation before acting.
+// commitHooks: before runs just before an order transaction's COMMIT (an
+// error fails the commit as a lost connection would); after runs between
+// the COMMIT and the Redis fence.
+type commitHooks struct {
+	before func(messageID string) error
+	after  func(messageID string)
+}
+
 type record struct {
 	status lua.Status
 	user   string

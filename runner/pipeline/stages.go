@@ -144,14 +144,16 @@ func (p *Pipeline) drops(id string) bool {
 }
 
 // handleOrder turns one delivery into one PostgreSQL transaction (Orders):
-// the inbox dedupes on message_id; the decision (created, no_stock,
-// user_already_ordered, duplicate_reservation, or the business rejection
-// Config.Order.Reject) drives the Redis fence inside the transaction —
-// ORDER_CREATED for an order, REJECTED otherwise (SEND_UNKNOWN/RESERVED ->
-// ENQUEUED first when the message beat the dispatcher's own transition) —
-// and a refused fence turns the decision into "refused" (no order, no
-// stock taken). A rejection then goes to the release stage. A failure of
-// PostgreSQL or Redis rolls back and the delivery comes again.
+// the inbox dedupes on message_id; a reservation Redis already released,
+// is releasing or rejected is refused before any unit is taken; otherwise
+// the decision (created, no_stock, user_already_ordered,
+// duplicate_reservation, or the business rejection Config.Order.Reject) is
+// committed and then fenced in Redis — ORDER_CREATED for an order,
+// REJECTED otherwise (SEND_UNKNOWN/RESERVED -> ENQUEUED first when the
+// message beat the dispatcher's own transition). A fence refused after the
+// commit cancels the order and records "refused". A rejection then goes to
+// the release stage. A failure of PostgreSQL or Redis brings the delivery
+// again; a redelivery of a decided message re-applies its recorded fence.
 func (p *Pipeline) handleOrder(ctx context.Context, d *delivery) {
 	m := d.msg
 	if p.drops(m.ID) {
@@ -160,13 +162,32 @@ func (p *Pipeline) handleOrder(ctx context.Context, d *delivery) {
 		return
 	}
 	sc := p.a.Scope(m.Bucket)
-	x := &orderTx{act: p.a, m: m, delivery: d.Seq, businessNo: p.rejects(m.ID), defects: p.cfg.Defects, orderID: OrderID(m.RID)}
+	x := &orderTx{act: p.a, m: m, delivery: d.Seq, businessNo: p.rejects(m.ID), defects: p.cfg.Defects, orderID: OrderID(m.RID),
+		hooks: p.commitHooks.Load()}
 	x.fence = func(result string) (bool, string, error) {
 		args := lua.TransitionArgs{Target: lua.StatusOrderCreated, MessageID: m.ID, OrderID: x.orderID}
 		if result != OrderCreated {
 			args = lua.TransitionArgs{Target: lua.StatusRejected, MessageID: m.ID, ErrorCode: errorCode(result)}
 		}
-		return p.fenceOrder(ctx, sc, m, d.Seq, args)
+		// The decision is committed: a stopping pipeline must not skip its fence.
+		return p.fenceOrder(context.WithoutCancel(ctx), sc, m, d.Seq, args)
+	}
+	x.precheck = func() (bool, string, error) {
+		rec, err := p.readRecord(ctx, sc, m.RID)
+		if err != nil {
+			return false, "", err
+		}
+		if rec.found && rec.status != lua.StatusReleasePending && rec.status != lua.StatusReleased && rec.status != lua.StatusRejected {
+			return false, "", nil
+		}
+		// No state can lead back from these: the fence is attempted anyway so
+		// that transition.lua's refusal is on record, and it answers.
+		target := OrderCreated
+		if x.businessNo {
+			target = OrderRejected
+		}
+		fenced, reason, err := x.fence(target)
+		return !fenced, reason, err
 	}
 	row, err := p.cfg.Orders.handle(ctx, x)
 	if err != nil {
@@ -177,6 +198,10 @@ func (p *Pipeline) handleOrder(ctx context.Context, d *delivery) {
 	}
 	if x.duplicateMsg {
 		p.c.dupSkipped.Add(1)
+		if IsRejection(row.Result) && x.fencedNow {
+			// Still REJECTED (its first fence may have failed): the release is idempotent.
+			p.enqueueRelease(releaseItem{rid: m.RID, bucket: m.Bucket, user: m.User})
+		}
 		p.mq.ack(d)
 		return
 	}

@@ -1,0 +1,99 @@
+package pipeline_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"seckill-harness/runner/pipeline"
+)
+
+// TestOrderCommitFailingLeavesNoFence: the first COMMIT of every order
+// message fails (a lost connection). The order stage decides in PostgreSQL
+// first and fences Redis only after the commit, so a failed commit leaves
+// no ORDER_CREATED reservation without an order: the redelivery decides
+// again and the final reconciliation finds nothing to explain.
+func TestOrderCommitFailingLeavesNoFence(t *testing.T) {
+	var mu sync.Mutex
+	failed := map[string]bool{}
+	pc := pipeline.DefaultConfig()
+	o := run(t, spec{stock: 100, buckets: 1, load: loadConfig(300, time.Second), pipe: pc, drain: 15 * time.Second,
+		before: func(p *pipeline.Pipeline) {
+			pipeline.SetCommitHooks(p, func(mid string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if failed[mid] {
+					return nil
+				}
+				failed[mid] = true
+				return errors.New("injected: connection lost before COMMIT")
+			}, nil)
+		}})
+	o.log(t)
+	if o.drainErr != nil {
+		t.Fatalf("drain: %v (stuck %v)", o.drainErr, o.ev.Stuck)
+	}
+	mu.Lock()
+	n := len(failed)
+	mu.Unlock()
+	if n == 0 || o.ev.Stats.Orders == 0 {
+		t.Fatalf("no commit failed (%d) or no order made (%+v): the test exercised nothing", n, o.ev.Stats)
+	}
+	fin := o.ev.Reconciliation.Final
+	if len(fin.Divergences) != 0 {
+		t.Errorf("final reconciliation found %v", fin.Divergences)
+	}
+	o.expectPass(t, "E1", "E2", "E3", "E4", "E5")
+}
+
+// TestFinalReconciliationDuringAnUnfencedCommit: one order transaction is
+// held between its COMMIT and its Redis fence while the final
+// reconciliation pass runs (the pass racing a message still being handled,
+// as after a drain that timed out on a loaded machine). The pass must find
+// the repairable order_not_fenced — never an ORDER_CREATED reservation
+// without an order — repair it from PostgreSQL, and E4 must pass; the held
+// fence then answers IDEMPOTENT.
+func TestFinalReconciliationDuringAnUnfencedCommit(t *testing.T) {
+	var once sync.Once
+	held, release := make(chan string, 1), make(chan struct{})
+	var p *pipeline.Pipeline
+	go func() {
+		select {
+		case <-held:
+		case <-time.After(40 * time.Second):
+			return
+		}
+		for deadline := time.Now().Add(40 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if p.Reconciliation().Final != nil {
+				break
+			}
+		}
+		close(release)
+	}()
+	o := run(t, spec{stock: 100, buckets: 1, load: loadConfig(200, time.Second), pipe: pipeline.DefaultConfig(),
+		before: func(pl *pipeline.Pipeline) {
+			p = pl
+			pipeline.SetCommitHooks(pl, nil, func(mid string) {
+				once.Do(func() {
+					held <- mid
+					<-release
+				})
+			})
+		}})
+	o.log(t)
+	fin := o.ev.Reconciliation.Final
+	repaired := 0
+	for _, d := range fin.Divergences {
+		if d.Class == pipeline.DivOrderCreatedWithoutOrder {
+			t.Errorf("ORDER_CREATED without an order: %+v", d)
+		}
+		if d.Class == pipeline.DivOrderNotFenced && d.Repaired {
+			repaired++
+		}
+	}
+	if repaired == 0 {
+		t.Fatalf("the held transaction was not seen as a repaired order_not_fenced: %+v", fin.Divergences)
+	}
+	o.expectPass(t, "E4")
+}
