@@ -1,6 +1,6 @@
 -- reserve.lua: atomically reserve one unit of a stock bucket for one user.
 --
--- Contract (DESIGN.md §1). Every key shares the bucket's hash tag, so a call
+-- Contract (docs/ARCHITECTURE.md, "The path under test"). Every key shares the bucket's hash tag, so a call
 -- touches one slot. Fixed complexity: no loops over data, no KEYS/SCAN.
 --
 -- KEYS: 1 meta  2 stock  3 req:<shard>  4 user:<user_id>  5 resv:<reservation_id>
