@@ -170,16 +170,28 @@ func (w *Watchdog) killOn(ctx context.Context, addr, reason string) bool {
 	if err != nil {
 		return true // down or paused: nothing it runs can answer anyone
 	}
+	// A SCRIPT KILL sent while the node is inside a script is served only
+	// at busy-reply-threshold, and its reply may then be lost to this
+	// client's read timeout: the next answer is NOTBUSY. Such a kill is
+	// recorded too, saying its reply was lost.
+	unanswered := false
+	record := func(why string) {
+		w.mu.Lock()
+		w.kills = append(w.kills, ScriptKill{Node: addr, At: time.Now(), Reason: why})
+		delete(w.errs, addr)
+		w.mu.Unlock()
+	}
 	for {
 		err := cl.ScriptKill(ctx).Err()
 		switch {
 		case err == nil:
-			w.mu.Lock()
-			w.kills = append(w.kills, ScriptKill{Node: addr, At: time.Now(), Reason: reason})
-			delete(w.errs, addr)
-			w.mu.Unlock()
+			record(reason)
+			unanswered = false
 			continue // again, to see NOTBUSY
 		case redis.HasErrorPrefix(err, "NOTBUSY"):
+			if unanswered {
+				record(reason + " (SCRIPT KILL's reply was lost; the node then answered NOTBUSY)")
+			}
 			return true
 		case redis.HasErrorPrefix(err, "UNKILLABLE"):
 			w.fail(addr, fmt.Errorf("node %s runs a script that has written (SCRIPT KILL answered %q): only SHUTDOWN NOSAVE stops it, losing the node's unsaved writes; the harness does not send that: stop the script by hand (redis-cli -h HOST -p PORT SHUTDOWN NOSAVE, then restart the node) and fix the script that never returns", addr, err.Error()))
@@ -195,6 +207,7 @@ func (w *Watchdog) killOn(ctx context.Context, addr, reason string) bool {
 		}
 		// A timeout: the node is inside a script and not yet serving SCRIPT
 		// KILL (busy-reply-threshold), or it is unreachable. Try again.
+		unanswered = true
 		select {
 		case <-ctx.Done():
 		case <-time.After(100 * time.Millisecond):
