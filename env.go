@@ -18,6 +18,7 @@ func addClusterFlags(f *pflag.FlagSet, cf *lifecycle.ClusterSpec) {
 	f.IntVar(&cf.Replicas, "replicas", 1, "replicas per master of a local or docker cluster (0: none)")
 	f.DurationVar(&cf.NodeTimeout, "node-timeout", 2*time.Second, "cluster-node-timeout of a local or docker cluster")
 	f.BoolVar(&cf.AppendOnly, "appendonly", false, "start the local or docker nodes with appendonly yes")
+	f.StringVar(&cf.RedisImage, "redis-image", "", "--cluster docker: image of the nodes (needs redis-server and redis-cli); default $"+compose.RedisImageEnv+", else "+compose.DefaultDockerImage)
 	f.DurationVar(&cf.PoolTimeout, "pool-timeout", 0, "how long a worker waits for a free connection before a pool timeout (0: go-redis's default)")
 	f.IntVar(&cf.PoolSize, "pool-size", 0, "load client connections per node (0: concurrency + 16); below the concurrency workers queue for connections")
 	f.StringVar(&cf.RedisServer, "redis-server", "", "path of redis-server for a local cluster (default: found on PATH)")

@@ -43,6 +43,20 @@ const DefaultDockerImage = "redis:7.0"
 // that reach no registry); unset means DefaultDockerImage.
 const RedisImageEnv = "SECKILL_REDIS_IMAGE"
 
+// ResolveDockerImage returns the nodes' image of a docker cluster and
+// where it came from, first match wins: image itself (the --redis-image
+// flag, DockerOptions.Image) "flag", then $SECKILL_REDIS_IMAGE "env", then
+// DefaultDockerImage "default". Blank values count as unset.
+func ResolveDockerImage(image string) (resolved, source string) {
+	if s := strings.TrimSpace(image); s != "" {
+		return s, "flag"
+	}
+	if s := strings.TrimSpace(os.Getenv(RedisImageEnv)); s != "" {
+		return s, "env"
+	}
+	return DefaultDockerImage, "default"
+}
+
 // DockerOptions configures StartDocker. The zero value is 3 masters × 1
 // replica of redis:7.0.
 type DockerOptions struct {
@@ -172,12 +186,7 @@ func (l tcLogger) Printf(format string, v ...any) {
 // every container started so far is removed.
 func StartDocker(ctx context.Context, opt DockerOptions) (*DockerCluster, error) {
 	t0 := time.Now()
-	if opt.Image == "" {
-		opt.Image = os.Getenv(RedisImageEnv)
-	}
-	if opt.Image == "" {
-		opt.Image = DefaultDockerImage
-	}
+	opt.Image, _ = ResolveDockerImage(opt.Image)
 	defaultShape(&opt.Masters, &opt.ReplicasPerMaster, &opt.NodeTimeout, &opt.ReadyTimeout, 30*time.Second)
 	if opt.Masters < 3 {
 		return nil, fmt.Errorf("compose: docker cluster: Masters must be at least 3 (redis-cli --cluster create), got %d", opt.Masters)
@@ -372,6 +381,9 @@ func (c *DockerCluster) node(addr string) (*dockerNode, error) {
 
 // Provider implements Cluster: "docker".
 func (c *DockerCluster) Provider() string { return ProviderDocker }
+
+// Image is the image the nodes run (after ResolveDockerImage).
+func (c *DockerCluster) Image() string { return c.opt.Image }
 
 // Owned implements Cluster: the harness created the containers.
 func (c *DockerCluster) Owned() bool { return true }

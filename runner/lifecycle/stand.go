@@ -23,6 +23,10 @@ type ClusterSpec struct {
 	Masters, Replicas int    // of a local or docker cluster
 	NodeTimeout       time.Duration
 	AppendOnly        bool
+	// RedisImage is the nodes' image of a docker cluster (--redis-image);
+	// "" means $SECKILL_REDIS_IMAGE, else redis:7.0
+	// (compose.ResolveDockerImage). Refused with any other cluster.
+	RedisImage string
 	// PoolSize is the load client's connection pool per node; 0: the
 	// workers plus 16 spare, so no worker waits for a connection. A pool
 	// smaller than the concurrency makes workers queue for connections
@@ -85,6 +89,18 @@ func (s *Stand) Close() {
 	}
 }
 
+// clusterKind names the kind of cluster a spec chooses, without its
+// address or credentials.
+func clusterKind(spec string) string {
+	switch s := strings.TrimSpace(spec); {
+	case s == "" || s == compose.ProviderLocal:
+		return "local (redis-server processes)"
+	case strings.HasPrefix(s, "redis://") || strings.HasPrefix(s, "rediss://"):
+		return "an existing one (" + s[:strings.Index(s, ":")] + "://…)"
+	}
+	return "not docker"
+}
+
 // OpenStand opens the cluster (starting it when it is local or docker) and
 // a client whose pool fits `workers`; with proxied, toxiproxy sits in front
 // of every node and the client dials through it. On error nothing is left
@@ -102,11 +118,15 @@ func OpenStand(ctx context.Context, log io.Writer, cf ClusterSpec, workers int, 
 	if cf.Spec == "" {
 		cf.Spec = "local"
 	}
+	if strings.TrimSpace(cf.RedisImage) != "" && strings.TrimSpace(cf.Spec) != compose.ProviderDocker {
+		return nil, fmt.Errorf("--redis-image %s sets the image of the nodes the harness starts in Docker: it needs --cluster docker, and this run's cluster is %s; drop --redis-image, or add --cluster docker", cf.RedisImage, clusterKind(cf.Spec))
+	}
 	t0 := time.Now()
 	local := compose.Options{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout,
 		AppendOnly: cf.AppendOnly, RedisServer: cf.RedisServer, ReplicationProxies: cf.ReplicationProxies,
 		ExtraConfig: cf.ExtraConfig}
-	docker := compose.DockerOptions{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout, AppendOnly: cf.AppendOnly}
+	docker := compose.DockerOptions{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout, AppendOnly: cf.AppendOnly,
+		Image: cf.RedisImage}
 	cl, err := compose.OpenCluster(ctx, cf.Spec, local, docker, cf.External)
 	if err != nil {
 		return nil, err
@@ -117,7 +137,11 @@ func OpenStand(ctx context.Context, log io.Writer, cf ClusterSpec, workers int, 
 		opt = ext.ClientOptions()
 		fmt.Fprintf(log, "cluster: existing %s, %d nodes, reached in %.2fs (the harness will not stop, flush or scan it)\n", ext.Redacted(), len(cl.Addrs()), s.Started.Seconds())
 	} else {
-		fmt.Fprintf(log, "cluster: %d masters x %d replicas (%s) on 127.0.0.1, ready in %.2fs\n", cf.Masters, cf.Replicas, cl.Provider(), s.Started.Seconds())
+		provider := cl.Provider()
+		if dc, ok := cl.(*compose.DockerCluster); ok {
+			provider += ", image " + dc.Image()
+		}
+		fmt.Fprintf(log, "cluster: %d masters x %d replicas (%s) on 127.0.0.1, ready in %.2fs\n", cf.Masters, cf.Replicas, provider, s.Started.Seconds())
 	}
 	opt.PoolSize = workers + 16
 	if cf.PoolSize > 0 {
