@@ -8,6 +8,7 @@ GOFLAGS   ?=
 TESTFLAGS ?= -count=1 -timeout 14m
 
 IMAGE     ?= seckill-harness:dev
+IMAGE_CONTEXT ?= bin/image
 
 .PHONY: all deps build run test vet fmt-check bench clean docker-images image
 
@@ -75,11 +76,12 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'Component' -benchmem -benchtime 2000x -count=1 -timeout 10m ./runner/
 
 ## image: the harness as a Docker image (Dockerfile: FROM scratch, one static
-## binary compiled here, no registry needed), tagged $(IMAGE).
+## binary compiled here without symbol tables, no registry needed), tagged
+## $(IMAGE); the build context is the directory $(IMAGE_CONTEXT) (emptied first).
 image:
-	rm -rf bin/image && mkdir -p bin/image/tmp bin/image/out
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS) -o bin/image/seckill-harness .
-	docker build -q -t $(IMAGE) -f Dockerfile bin/image
+	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)/tmp $(IMAGE_CONTEXT)/out
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS) -ldflags "-s -w" -o $(IMAGE_CONTEXT)/seckill-harness .
+	docker build -q -t $(IMAGE) -f Dockerfile $(IMAGE_CONTEXT)
 
 clean:
 	rm -rf bin out

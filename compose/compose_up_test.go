@@ -46,6 +46,33 @@ func composeReadmeCommands(t *testing.T) []string {
 	return lines
 }
 
+// composePortsFree fails t unless every host port the compose stack
+// listens on (127.0.0.1) is free.
+func composePortsFree(t *testing.T) {
+	t.Helper()
+	for _, port := range []string{"7001", "7002", "7003", "7004", "7005", "7006", "8474", "17001"} {
+		l, err := net.Listen("tcp", "127.0.0.1:"+port)
+		if err != nil {
+			t.Fatalf("the compose stack needs 127.0.0.1:%s, which is taken: %v", port, err)
+		}
+		_ = l.Close()
+	}
+}
+
+// composeV2Available reports whether `docker compose` (v2) answers.
+func composeV2Available() bool { return exec.Command("docker", "compose", "version").Run() == nil }
+
+// composeArgv splits a README command line into argv; without Compose v2,
+// `docker compose …` becomes Debian's `docker-compose …` (v1.29) with the
+// same arguments.
+func composeArgv(line string, composeV2 bool) []string {
+	f := strings.Fields(line)
+	if len(f) > 1 && f[0] == "docker" && f[1] == "compose" && !composeV2 {
+		return append([]string{"docker-compose"}, f[2:]...)
+	}
+	return f
+}
+
 // TestComposeUpSmokeDown runs the commands of README.md's compose section
 // as written there against a real engine: the stack up (with the locally
 // built images through REDIS_IMAGE / TOXIPROXY_IMAGE), the init's log, a
@@ -57,13 +84,7 @@ func composeReadmeCommands(t *testing.T) []string {
 // before.
 func TestComposeUpSmokeDown(t *testing.T) {
 	redisImage, toxiImage := localImages(t)
-	for _, port := range []string{"7001", "7002", "7003", "7004", "7005", "7006", "8474", "17001"} {
-		l, err := net.Listen("tcp", "127.0.0.1:"+port)
-		if err != nil {
-			t.Fatalf("the compose stack needs 127.0.0.1:%s, which is taken: %v", port, err)
-		}
-		_ = l.Close()
-	}
+	composePortsFree(t)
 	leavesDockerAsFound(t)
 	lines := composeReadmeCommands(t)
 	if len(lines) < 3 || !strings.HasPrefix(lines[0], "docker compose ") || !strings.Contains(lines[0], " up ") ||
@@ -79,16 +100,12 @@ func TestComposeUpSmokeDown(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, repo).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	composeV2 := exec.Command("docker", "compose", "version").Run() == nil
+	composeV2 := composeV2Available()
 	argv := func(line string) []string {
-		f := strings.Fields(line)
-		switch {
-		case len(f) > 1 && f[0] == "docker" && f[1] == "compose" && !composeV2:
-			return append([]string{"docker-compose"}, f[2:]...)
-		case f[0] == "seckill-harness":
+		if f := strings.Fields(line); f[0] == "seckill-harness" {
 			return append(append([]string{bin}, f[1:]...), "--out", filepath.Join(tmp, "out"), "--progress", "off")
 		}
-		return f
+		return composeArgv(line, composeV2)
 	}
 	run := func(line string) (string, error) {
 		a := argv(line)
