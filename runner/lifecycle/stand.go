@@ -3,9 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"io"
-	"runtime"
-	"runtime/debug"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/buildinfo"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 )
@@ -70,6 +69,7 @@ type Stand struct {
 	// PoolSize is the client's connection pool per node.
 	PoolSize int
 	spec     ClusterSpec
+	log      *slog.Logger
 }
 
 // Close ends the client, the proxies and (when the harness started it) the
@@ -84,8 +84,17 @@ func (s *Stand) Close() {
 		s.Proxies = nil
 	}
 	if s.Cluster != nil {
-		_ = s.Cluster.Close()
+		owned, provider, nodes := s.Cluster.Owned(), s.Cluster.Provider(), len(s.Cluster.Addrs())
+		err := s.Cluster.Close()
 		s.Cluster = nil
+		switch {
+		case !owned:
+			s.logger().Info("cluster: disconnected from the existing cluster (left running)")
+		case err != nil:
+			s.logger().Warn("cluster: stop", "provider", provider, "nodes", nodes, "err", err)
+		default:
+			s.logger().Info("cluster: stopped and removed", "provider", provider, "nodes", nodes)
+		}
 	}
 }
 
@@ -101,11 +110,22 @@ func clusterKind(spec string) string {
 	return "not docker"
 }
 
+func (s *Stand) logger() *slog.Logger {
+	if s.log == nil {
+		return discardLogger
+	}
+	return s.log
+}
+
 // OpenStand opens the cluster (starting it when it is local or docker) and
 // a client whose pool fits `workers`; with proxied, toxiproxy sits in front
 // of every node and the client dials through it. On error nothing is left
 // running.
-func OpenStand(ctx context.Context, log io.Writer, cf ClusterSpec, workers int, proxied bool) (*Stand, error) {
+// log (nil: discarded) receives the cluster's start, reach and stop.
+func OpenStand(ctx context.Context, log *slog.Logger, cf ClusterSpec, workers int, proxied bool) (*Stand, error) {
+	if log == nil {
+		log = discardLogger
+	}
 	if cf.Masters < 1 || cf.Replicas < 0 {
 		return nil, fmt.Errorf("--masters must be at least 1 and --replicas at least 0 (got %d and %d)", cf.Masters, cf.Replicas)
 	}
@@ -131,22 +151,22 @@ func OpenStand(ctx context.Context, log io.Writer, cf ClusterSpec, workers int, 
 	if err != nil {
 		return nil, err
 	}
-	s := &Stand{Cluster: cl, Started: time.Since(t0), spec: cf}
+	s := &Stand{Cluster: cl, Started: time.Since(t0), spec: cf, log: log}
 	opt := &redis.ClusterOptions{Addrs: cl.Addrs()}
 	if ext, ok := cl.(*compose.ExternalCluster); ok {
 		opt = ext.ClientOptions()
-		fmt.Fprintf(log, "cluster: existing %s, %d nodes, reached in %.2fs (the harness will not stop, flush or scan it)\n", ext.Redacted(), len(cl.Addrs()), s.Started.Seconds())
+		log.Info(fmt.Sprintf("cluster: existing %s, %d nodes, reached in %.2fs (the harness will not stop, flush or scan it)", ext.Redacted(), len(cl.Addrs()), s.Started.Seconds()))
 	} else {
 		provider := cl.Provider()
 		if dc, ok := cl.(*compose.DockerCluster); ok {
 			provider += ", image " + dc.Image()
 		}
-		fmt.Fprintf(log, "cluster: %d masters x %d replicas (%s) on 127.0.0.1, ready in %.2fs\n", cf.Masters, cf.Replicas, provider, s.Started.Seconds())
+		log.Info(fmt.Sprintf("cluster: %d masters x %d replicas (%s) on 127.0.0.1, ready in %.2fs", cf.Masters, cf.Replicas, provider, s.Started.Seconds()))
 	}
 	opt.PoolSize = workers + 16
 	if cf.PoolSize > 0 {
 		opt.PoolSize = cf.PoolSize
-		fmt.Fprintf(log, "client: pool of %d connection(s) per node for %d worker(s)\n", cf.PoolSize, workers)
+		log.Info(fmt.Sprintf("client: pool of %d connection(s) per node for %d worker(s)", cf.PoolSize, workers))
 	}
 	if cf.PoolTimeout > 0 {
 		opt.PoolTimeout = cf.PoolTimeout
@@ -168,7 +188,7 @@ func OpenStand(ctx context.Context, log io.Writer, cf ClusterSpec, workers int, 
 		if cf.Toxiproxy != "" {
 			where = "toxiproxy server " + cf.Toxiproxy
 		}
-		fmt.Fprintf(log, "proxies: %s in front of every node (client connections only)\n", where)
+		log.Info(fmt.Sprintf("proxies: %s in front of every node (client connections only)", where))
 	}
 	s.Client = lua.NewClusterClient(opt)
 	return s, nil
@@ -199,21 +219,13 @@ func (s *Stand) Topology(ctx context.Context) reports.Topology {
 
 // Versions reports the harness, go-redis and Redis versions actually in use.
 func Versions(ctx context.Context, rdb *redis.ClusterClient, scripts *lua.Scripts) reports.Versions {
-	v := reports.Versions{Harness: "dev", Go: runtime.Version(), Scripts: scripts.Origin}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v.Harness = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v.Harness += "+" + s.Value[:12]
-			}
-		}
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/redis/go-redis/v9" {
-				v.GoRedis = d.Version
-			}
-		}
+	bi := buildinfo.Read()
+	v := reports.Versions{Harness: "dev", Go: bi.GoVersion, GoRedis: bi.GoRedis, Scripts: scripts.Origin}
+	if bi.Version != "" && bi.Version != "(devel)" {
+		v.Harness = bi.Version
+	}
+	if len(bi.Revision) >= 12 {
+		v.Harness += "+" + bi.Revision[:12]
 	}
 	if scripts.Origin == "embedded" {
 		v.Scripts = "embedded reserve.lua " + scripts.Reserve.SHA1[:12]
