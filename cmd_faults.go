@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -10,11 +12,21 @@ import (
 )
 
 func newFaultsCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "faults",
 		Short: "List the fault kinds and their parameters (for --fault KIND:key=value,...)",
-		Args:  cobra.NoArgs,
+		Long: `faults lists the fault kinds and their parameters. With --json it prints one
+JSON array, one object per kind: kind, help, params (name, default, help,
+values of an enum parameter; at and for first) and rules (destructive,
+destructive_why, may_be_destructive, destructive_when, signals_process_when,
+needs_proxies, needs_replication_proxies, needs_pipeline, overlap,
+min_masters, min_replicas).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), faults.Describe())
+			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			for _, k := range faults.Kinds() {
 				fmt.Fprintf(w, "%s\t%s\n", k.Kind, k.Help)
@@ -31,4 +43,16 @@ func newFaultsCmd() *cobra.Command {
 			return w.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the kinds as one JSON array")
+	return cmd
+}
+
+// writeJSON prints v as indented JSON on one stdout write.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

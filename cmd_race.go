@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ type raceOptions struct {
 	buckets            uint32
 	luaDir, out        string
 	cluster            lifecycle.ClusterSpec
+	logger             *slog.Logger
 }
 
 func newRaceCmd() *cobra.Command {
@@ -33,6 +35,7 @@ exactly min(stock, users) reservations were ACCEPTED, every other answer was
 SOLD_OUT, and the invariants hold; it writes the usual reports to --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.logger = cmdLogger(cmd)
 			return runRace(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
@@ -63,7 +66,7 @@ func runRace(ctx context.Context, out, errOut io.Writer, o raceOptions) error {
 				exactly(fmt.Sprintf("exactly %d SOLD_OUT", int64(o.users)-want), r.Totals.Outcomes["SOLD_OUT"], int64(o.users)-want),
 			}
 		}}
-	oc, err := lifecycle.Execute(ctx, p, lifecycle.Output{Dir: o.out, Progress: "off", ErrOut: errOut, Log: out})
+	oc, err := lifecycle.Execute(ctx, p, lifecycle.Output{Dir: o.out, Progress: "off", ErrOut: errOut, Log: out, Logger: o.logger})
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,9 @@ type runOptions struct {
 	pg       string
 	drain    time.Duration
 
+	json    bool         // --json
+	summary *jsonSummary // with --json: the runs' summaries
+
 	generator    string // --generator I/N
 	activity     string
 	activityWait time.Duration
@@ -103,6 +106,7 @@ Exit codes: 0 every check passed, 1 a check or assertion failed, 2 harness or us
 		},
 	}
 	o.registerFlags(cmd, &mode, &shape)
+	addRunJSON(cmd, &o)
 	return cmd
 }
 
@@ -199,7 +203,11 @@ func runRun(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 
 // output is where a run writes, from the run flags.
 func (o runOptions) output(cmd *cobra.Command) lifecycle.Output {
-	return lifecycle.Output{Dir: o.out, History: o.history, Progress: o.progress, ErrOut: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), MetricsAddr: o.metrics}
+	out := lifecycle.Output{Dir: o.out, History: o.history, Progress: o.progress, ErrOut: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), Logger: cmdLogger(cmd), MetricsAddr: o.metrics}
+	if o.summary != nil {
+		out.Log, out.OnOutcome = cmd.ErrOrStderr(), o.summary.onOutcome
+	}
+	return out
 }
 
 // scenarioRun is what the run flags add to every plan (a suite's members included).

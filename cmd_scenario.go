@@ -172,12 +172,34 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cf lifecycle.Cluste
 	return worst
 }
 
+// scenarioListEntry is one built-in scenario in list --json.
+type scenarioListEntry struct {
+	Name      string   `json:"name"`
+	Proves    string   `json:"proves"`
+	LoadS     float64  `json:"load_s"` // planned load time (a suite: its members' sum)
+	Suite     bool     `json:"suite"`
+	Members   []string `json:"members,omitempty"`
+	Pipeline  bool     `json:"pipeline"`
+	MaxDrainS float64  `json:"max_drain_s,omitempty"`
+}
+
 func newListCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the built-in scenarios and what each proves",
-		Args:  cobra.NoArgs,
+		Long: `list prints the built-in scenarios. With --json it prints one JSON array, one
+object per scenario: name, proves, load_s, suite, members, pipeline, max_drain_s.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if asJSON {
+				var out []scenarioListEntry
+				for _, in := range scenarios.Builtins() {
+					out = append(out, scenarioListEntry{Name: in.Name, Proves: in.Proves, LoadS: in.Duration.Seconds(), Suite: in.Suite,
+						Members: in.Members, Pipeline: in.Pipeline, MaxDrainS: in.Drain.Seconds()})
+				}
+				return writeJSON(cmd.OutOrStdout(), out)
+			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tLOAD\tPROVES")
 			for _, in := range scenarios.Builtins() {
@@ -194,6 +216,8 @@ func newListCmd() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the scenarios as one JSON array")
+	return cmd
 }
 
 func newValidateCmd() *cobra.Command {
@@ -269,7 +293,7 @@ func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string) (*lifecycle.Plan
 }
 
 func (f *scenarioCmdFlags) output(cmd *cobra.Command) lifecycle.Output {
-	return lifecycle.Output{Dir: f.out, Progress: f.progress, ErrOut: cmd.ErrOrStderr()}
+	return lifecycle.Output{Dir: f.out, Progress: f.progress, ErrOut: cmd.ErrOrStderr(), Logger: cmdLogger(cmd)}
 }
 
 // verdict maps a compare or capacity result to the exit contract.

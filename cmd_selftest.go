@@ -52,7 +52,7 @@ harness or usage error.`,
 				return badpaths.WriteList(cmd.OutOrStdout())
 			}
 			m, err := badpaths.Selftest(cmd.Context(), cmd.OutOrStdout(), badpaths.SelftestOptions{Cluster: o.cluster,
-				Runs: o.runs, Only: o.only, Seed: o.seed, Out: o.out})
+				Runs: o.runs, Only: o.only, Seed: o.seed, Out: o.out, Logger: cmdLogger(cmd)})
 			if err != nil {
 				return err
 			}

@@ -41,6 +41,7 @@ Exit codes: 0 every check passed, 1 a check failed, 2 harness or usage error.`,
   seckill-harness verify --cluster redis://10.0.0.5:7000 --out merged --teardown gen0 gen1`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
+			o.Logger = cmdLogger(cmd)
 			rep, err := lifecycle.Verify(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), dirs, o)
 			if err != nil {
 				return err

@@ -85,5 +85,8 @@ Exit codes: 0 pass, 1 a check failed, 2 harness or usage error.`,
 	}
 	root.AddCommand(newRunCmd(), newListCmd(), newValidateCmd(), newCompareCmd(), newCapacityCmd(),
 		newSelftestCmd(), newReportCmd(), newRaceCmd(), newFaultsCmd(), newVerifyCmd())
+	addVersion(root)
+	addCompletion(root)
+	addLogLevel(root)
 	return root
 }

@@ -42,7 +42,8 @@ func init() {
 		Help: "cut replies on the target node's proxy (downstream toxic): the script runs, the client sees UNKNOWN; arm it under load (warm pool)",
 		Params: []Param{
 			TargetParam,
-			{Name: "toxic", Default: "reset_peer", Help: "reset_peer (close at the first reply byte, timeout 0) | limit_data (bytes 0: close with FIN) | timeout (timeout 0: hold the reply, client times out)"},
+			{Name: "toxic", Default: "reset_peer", Help: "reset_peer (close at the first reply byte, timeout 0) | limit_data (bytes 0: close with FIN) | timeout (timeout 0: hold the reply, client times out)",
+				Values: []string{"reset_peer", "limit_data", "timeout"}},
 			toxicityDoc,
 			{Name: "every", Default: "0", Help: "0: armed from inject to heal; a duration (e.g. 500ms): re-arm at this period so re-dialled connections get cut too (pulsing stops at heal or when the inject context ends)"},
 			{Name: "pulse", Default: "50ms", Help: "with every>0: how long each arming lasts (< every)"},

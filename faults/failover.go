@@ -34,7 +34,8 @@ func init() {
 			"(healed by SIGCONT; a pause longer than cluster-node-timeout makes the cluster fail it over by itself)",
 		Params: []Param{
 			TargetParam,
-			{Name: "mode", Default: FailoverGraceful, Help: "graceful | force | takeover (CLUSTER FAILOVER sent to a replica) | kill (SIGKILL the master) | pause (SIGSTOP the master)"},
+			{Name: "mode", Default: FailoverGraceful, Help: "graceful | force | takeover (CLUSTER FAILOVER sent to a replica) | kill (SIGKILL the master) | pause (SIGSTOP the master)",
+				Values: []string{FailoverGraceful, FailoverForce, FailoverTakeover, FailoverKill, FailoverPause}},
 			{Name: "pause", Default: "0 (until heal)", Help: "mode=pause: how long the master stays stopped; Inject returns after it was resumed"},
 			{Name: "wait", Default: "15s", Help: "how long to wait for the new master of the hot slot (and, at heal, for a healthy cluster)"},
 			{Name: "failback", Default: "false", Help: "at heal, make the old master master again (graceful CLUSTER FAILOVER sent to it)"},

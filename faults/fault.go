@@ -17,6 +17,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sort"
 	"strings"
@@ -45,7 +46,11 @@ type Env struct {
 	Client *redis.ClusterClient
 	// HotSlots are the slots of the activity's buckets, the hot one (bucket 0) first.
 	HotSlots []int
-	Logf     func(format string, args ...any)
+	// Log, when set, receives the faults' log lines: injections and heals
+	// at Info, an inject or heal that failed at Warn. Logf, when Log is
+	// nil, receives the same lines as text (both nil: none).
+	Log  *slog.Logger
+	Logf func(format string, args ...any)
 	// Pipeline is the background order pipeline (dispatcher, order, release,
 	// expiry stages) when the run has one; nil otherwise (dispatcher-crash refuses).
 	Pipeline PipelineControl
@@ -84,8 +89,16 @@ func isNil(v any) bool {
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
-func (e *Env) logf(format string, args ...any) {
-	if e.Logf != nil {
+func (e *Env) logf(format string, args ...any) { e.logAt(slog.LevelInfo, format, args...) }
+
+// warnf logs what went wrong with a fault (an inject or heal that failed).
+func (e *Env) warnf(format string, args ...any) { e.logAt(slog.LevelWarn, format, args...) }
+
+func (e *Env) logAt(level slog.Level, format string, args ...any) {
+	switch {
+	case e.Log != nil:
+		e.Log.Log(context.Background(), level, fmt.Sprintf(format, args...))
+	case e.Logf != nil:
 		e.Logf(format, args...)
 	}
 }
@@ -117,6 +130,10 @@ type Param struct {
 	Name    string
 	Default string
 	Help    string
+	// Values, when set, are every value the parameter accepts (a closed
+	// enum: New refuses any other); faults --json and shell completion
+	// offer them.
+	Values []string
 }
 
 // Spec registers a kind: its name, its documentation, how to build a fault
@@ -348,7 +365,7 @@ func (t *Timeline) inject(ctx context.Context, p *Planned) {
 	t.Env.logf("fault %s: inject at %.2fs", p.Spec, time.Since(t.began).Seconds())
 	err := p.Fault.Inject(ctx, t.Env)
 	if err != nil {
-		t.Env.logf("fault %s: inject failed: %v", p.Spec, err)
+		t.Env.warnf("fault %s: inject failed: %v", p.Spec, err)
 	}
 	p.mu.Lock()
 	p.injectErr = err
@@ -371,7 +388,7 @@ func (t *Timeline) heal(ctx context.Context, p *Planned) {
 		p.healed, p.healedAt = true, time.Since(t.began)
 		t.Env.logf("fault %s: healed at %.2fs", p.Spec, p.healedAt.Seconds())
 	} else {
-		t.Env.logf("fault %s: heal failed: %v", p.Spec, err)
+		t.Env.warnf("fault %s: heal failed: %v", p.Spec, err)
 	}
 }
 

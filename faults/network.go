@@ -105,7 +105,8 @@ func durationParam(params map[string]string, name string, def time.Duration) (ti
 
 var (
 	toxicityDoc = Param{Name: "toxicity", Default: "1", Help: "probability in (0,1] that a connection is affected; drawn per connection (and again whenever a toxic is added to or removed from the proxy), not per request"}
-	streamDoc   = Param{Name: "stream", Default: "downstream", Help: "downstream (Redis → client: the request runs, the reply is affected) or upstream (client → Redis: the request itself is affected)"}
+	streamDoc   = Param{Name: "stream", Default: "downstream", Help: "downstream (Redis → client: the request runs, the reply is affected) or upstream (client → Redis: the request itself is affected)",
+		Values: []string{"downstream", "upstream"}}
 )
 
 // armRecord is one arming of the toxic on one node.

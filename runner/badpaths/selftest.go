@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,7 @@ type SelftestOptions struct {
 	Only    []string              // bad paths to run (empty: all)
 	Seed    int64                 // run r uses Seed+r
 	Out     string                // directory for selftest.json ("" = none)
+	Logger  *slog.Logger          // the cluster's start and stop (nil: discarded)
 }
 
 // Selftest opens one cluster with proxies (and one local PostgreSQL for
@@ -62,7 +64,7 @@ func Selftest(ctx context.Context, out io.Writer, o SelftestOptions) (*Matrix, e
 			return nil, fmt.Errorf("--out %s: %w", o.Out, err)
 		}
 	}
-	st, err := lifecycle.OpenStand(ctx, out, o.Cluster, 64, true)
+	st, err := lifecycle.OpenStand(ctx, o.Logger, o.Cluster, 64, true)
 	if err != nil {
 		return nil, err
 	}

@@ -141,7 +141,7 @@ func searchCapacity(ctx context.Context, log io.Writer, p *Plan, co CapacityOpti
 	}
 	stand := p.Stand
 	if stand == nil {
-		st, err := OpenStand(ctx, out.log(), p.Cluster, p.MaxConcurrency(), false)
+		st, err := OpenStand(ctx, out.logger(), p.Cluster, p.MaxConcurrency(), false)
 		if err != nil {
 			return nil, err
 		}

@@ -87,12 +87,15 @@ func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
 	defer cancel()
 	x.heal()
 	x.busyErr = x.watchdog.EnsureNotBusy(cctx)
-	x.healthErr = settle(cctx, x.out.log(), x.stand, len(p.Faults) > 0)
+	x.healthErr = settle(cctx, x.out.logger(), x.stand, len(p.Faults) > 0)
 	x.drain(ctx)
 	x.check(cctx)
 	oc := x.assemble(cctx)
 	if err := x.write(cctx, oc); err != nil {
 		return nil, err
+	}
+	if out.OnOutcome != nil {
+		out.OnOutcome(out.Dir, oc)
 	}
 	if x.checkErr != nil {
 		// The partial report is written; the run itself could not be judged.
@@ -178,7 +181,7 @@ func (x *execution) openStand(ctx context.Context) error {
 	}
 	spec := x.plan.Cluster
 	spec.ReplicationProxies = spec.ReplicationProxies || faults.NeedReplicationProxies(x.plan.Faults)
-	st, err := OpenStand(ctx, x.out.log(), spec, x.plan.MaxConcurrency(), len(x.plan.Faults) > 0)
+	st, err := OpenStand(ctx, x.out.logger(), spec, x.plan.MaxConcurrency(), len(x.plan.Faults) > 0)
 	if err != nil {
 		return err
 	}
@@ -213,7 +216,7 @@ func (x *execution) guard(ctx context.Context) error {
 }
 
 func (x *execution) setUp(ctx context.Context) error {
-	p, log, rdb := x.plan, x.out.log(), x.stand.Client
+	p, log, rdb := x.plan, x.out.logger(), x.stand.Client
 	first := p.Phases[0].Config
 	if p.SharedActivity {
 		act, gi, err := joinActivity(ctx, log, rdb, x.act, p.Generator, p.ActivityWait, first)
@@ -222,8 +225,8 @@ func (x *execution) setUp(ctx context.Context) error {
 		}
 		x.act, x.gi = act, gi
 		if !x.stand.Cluster.Owned() {
-			fmt.Fprintf(log, "activity %s is kept for 'seckill-harness verify' (which removes it with --teardown); its keys expire at %s anyway\n",
-				act.ID, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339))
+			log.Info(fmt.Sprintf("activity %s is kept for 'seckill-harness verify' (which removes it with --teardown); its keys expire at %s anyway",
+				act.ID, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339)))
 		}
 	} else {
 		if err := lua.Setup(ctx, rdb, x.act); err != nil {
@@ -247,7 +250,7 @@ func (x *execution) setUp(ctx context.Context) error {
 		x.tgt.Path = p.Path(store)
 	}
 	for _, ph := range p.Phases {
-		fmt.Fprintf(log, "load %s: %s; stock %d over %d buckets\n", ph.Name, ph.Config, p.Stock, p.Buckets)
+		x.out.logger().Info(fmt.Sprintf("load %s: %s; stock %d over %d buckets", ph.Name, ph.Config, p.Stock, p.Buckets))
 	}
 	return nil
 }
@@ -260,19 +263,19 @@ func SecretFor(seed int64) []byte { return []byte(fmt.Sprintf("seckill-harness-%
 func (x *execution) teardown() {
 	tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	log, act := x.out.log(), x.act
+	log, act := x.out.logger(), x.act
 	n, err := lua.Teardown(tctx, x.stand.Client, act)
 	if err != nil {
-		fmt.Fprintf(log, "teardown of activity %s: %v (its keys expire at %s anyway)\n", act.ID, err, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339))
+		log.Warn(fmt.Sprintf("teardown of activity %s: %v (its keys expire at %s anyway)", act.ID, err, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339)))
 		return
 	}
-	fmt.Fprintf(log, "teardown: removed the %d keys of activity %s\n", n, act.ID)
+	log.Info(fmt.Sprintf("teardown: removed the %d keys of activity %s", n, act.ID))
 }
 
 // startFaults arms the fault timeline (it starts with the load) and
 // starts the async pipeline beside the load when the plan has one.
 func (x *execution) startFaults(ctx context.Context) error {
-	tl, err := newTimeline(ctx, x.out.log(), x.stand, x.act, x.plan.Faults)
+	tl, err := newTimeline(ctx, x.out.logger(), x.stand, x.act, x.plan.Faults)
 	if err != nil {
 		return err
 	}
@@ -320,7 +323,7 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 		return nil, err
 	}
 	x.cleanup = append(x.cleanup, func() { _ = db.Close() })
-	fmt.Fprintf(x.out.log(), "pipeline: orders in PostgreSQL %s, schema %s\n", db.Redacted(), db.Schema())
+	x.out.logger().Info(fmt.Sprintf("pipeline: orders in PostgreSQL %s, schema %s", db.Redacted(), db.Schema()))
 	return pipeline.OpenOrders(ctx, db.Pool(), pipeline.OrdersOptions{})
 }
 
@@ -390,15 +393,15 @@ func (x *execution) drain(ctx context.Context) {
 		return
 	}
 	if d := x.plan.Drain; d > 0 && ctx.Err() == nil {
-		fmt.Fprintf(x.out.log(), "pipeline: draining for up to %s\n", d)
+		x.out.logger().Info(fmt.Sprintf("pipeline: draining for up to %s", d))
 		// A drain that times out is a finding (P2 lists the stuck), not a harness error.
 		if err := x.pl.Drain(ctx, d); err != nil && !errors.Is(err, pipeline.ErrDrainTimeout) {
-			fmt.Fprintf(x.out.log(), "pipeline: drain: %v\n", err)
+			x.out.logger().Warn(fmt.Sprintf("pipeline: drain: %v", err))
 		}
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	if _, err := x.pl.Reconcile(rctx); err != nil {
-		fmt.Fprintf(x.out.log(), "pipeline: reconciliation: %v\n", err)
+		x.out.logger().Warn(fmt.Sprintf("pipeline: reconciliation: %v", err))
 	}
 	cancel()
 	x.pl.Stop()

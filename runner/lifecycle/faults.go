@@ -3,7 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"io"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -35,7 +35,7 @@ func ParseFaults(specs []string, duration time.Duration) ([]*faults.Planned, err
 }
 
 // newTimeline builds the fault environment of a stand and activity.
-func newTimeline(ctx context.Context, log io.Writer, st *Stand, a *lua.Activity, planned []*faults.Planned) (*faults.Timeline, error) {
+func newTimeline(ctx context.Context, log *slog.Logger, st *Stand, a *lua.Activity, planned []*faults.Planned) (*faults.Timeline, error) {
 	var slots []int
 	for b := uint32(0); b < a.Buckets; b++ {
 		s, err := st.Client.ClusterKeySlot(ctx, a.Scope(b).StockKey()).Result()
@@ -45,13 +45,13 @@ func newTimeline(ctx context.Context, log io.Writer, st *Stand, a *lua.Activity,
 		slots = append(slots, int(s))
 	}
 	env := &faults.Env{Cluster: st.Cluster, Proxies: st.Proxies, Client: st.Client, HotSlots: slots,
-		Logf: func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }}
+		Log: log}
 	return &faults.Timeline{Env: env, Items: planned}, nil
 }
 
 // settle waits for the cluster to be healthy again after faults (every slot
 // covered, cluster_state:ok everywhere) and reloads the client's slot map.
-func settle(ctx context.Context, log io.Writer, st *Stand, faulted bool) error {
+func settle(ctx context.Context, log *slog.Logger, st *Stand, faulted bool) error {
 	if !faulted {
 		return nil
 	}
@@ -60,9 +60,9 @@ func settle(ctx context.Context, log io.Writer, st *Stand, faulted bool) error {
 	defer cancel()
 	err := st.Cluster.WaitHealthy(wctx)
 	if err == nil {
-		fmt.Fprintf(log, "cluster healthy again %.2fs after the load\n", time.Since(t0).Seconds())
+		log.Info(fmt.Sprintf("cluster healthy again %.2fs after the load", time.Since(t0).Seconds()))
 	} else {
-		fmt.Fprintf(log, "cluster NOT healthy after the load: %v\n", err)
+		log.Warn(fmt.Sprintf("cluster NOT healthy after the load: %v", err))
 	}
 	st.Client.ReloadState(ctx)
 	return err

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,7 +71,7 @@ func genToken() string {
 // joinActivity sets the named activity up (generator 0) or joins it (the
 // others), as described above, and returns the activity every generator
 // agrees on and this run's generator.json (History still to fill in).
-func joinActivity(ctx context.Context, log io.Writer, rdb redis.UniversalClient, want *lua.Activity, gen runner.Generator, activityWait time.Duration, cfg runner.Config) (*lua.Activity, *GenInfo, error) {
+func joinActivity(ctx context.Context, log *slog.Logger, rdb redis.UniversalClient, want *lua.Activity, gen runner.Generator, activityWait time.Duration, cfg runner.Config) (*lua.Activity, *GenInfo, error) {
 
 	spec := splitSpec(gen, cfg.Seed, cfg.Users, want.Stock, want.Buckets)
 	gi := &GenInfo{Activity: want.ID, SKU: want.SKU, Generator: gen.String(), Index: gen.Index, Count: gen.N(), Spec: spec,
@@ -99,7 +99,7 @@ func joinActivity(ctx context.Context, log io.Writer, rdb redis.UniversalClient,
 		if err := rdb.HSet(ctx, key, "spec", spec, "ready", "1").Err(); err != nil {
 			return nil, nil, fmt.Errorf("activity %s: registry: %w", want.ID, err)
 		}
-		fmt.Fprintf(log, "activity %s: set up by generator %s (%s)\n", want.ID, gen, spec)
+		log.Info(fmt.Sprintf("activity %s: set up by generator %s (%s)", want.ID, gen, spec))
 		return want, gi, nil
 	}
 
@@ -108,7 +108,7 @@ func joinActivity(ctx context.Context, log io.Writer, rdb redis.UniversalClient,
 		wait = 2 * time.Minute
 	}
 	deadline := time.Now().Add(wait)
-	fmt.Fprintf(log, "activity %s: generator %s waiting up to %s for generator 0 to set it up\n", want.ID, gen, wait)
+	log.Info(fmt.Sprintf("activity %s: generator %s waiting up to %s for generator 0 to set it up", want.ID, gen, wait))
 	for {
 		v, err := rdb.HMGet(ctx, key, "ready", "spec").Result()
 		if err != nil {
@@ -141,7 +141,7 @@ func joinActivity(ctx context.Context, log io.Writer, rdb redis.UniversalClient,
 		prev, _ := rdb.HGet(ctx, key, field).Result()
 		return nil, nil, fmt.Errorf("generator %s already ran against activity %s (%s): each index runs once per activity, or two processes would send the same ids", gen, a.ID, prev)
 	}
-	fmt.Fprintf(log, "activity %s: joined as generator %s (window read back from its meta)\n", a.ID, gen)
+	log.Info(fmt.Sprintf("activity %s: joined as generator %s (window read back from its meta)", a.ID, gen))
 	return a, gi, nil
 }
 

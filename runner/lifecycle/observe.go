@@ -24,7 +24,7 @@ func (x *execution) observe(ctx context.Context) error {
 		}
 		x.live = live
 		x.cleanup = append(x.cleanup, func() { _ = live.Close() })
-		fmt.Fprintf(x.out.log(), "metrics: http://%s/metrics\n", live.Addr())
+		x.out.logger().Info(fmt.Sprintf("metrics: http://%s/metrics", live.Addr()))
 		if x.out.OnMetrics != nil {
 			x.out.OnMetrics(live.Addr())
 		}

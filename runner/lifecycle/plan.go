@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"seckill-harness/faults"
@@ -113,8 +114,14 @@ type Output struct {
 	// Progress is auto, tty, plain or off ("" = off), written to ErrOut.
 	Progress string
 	ErrOut   io.Writer
-	// Log receives the run's narrative and the text summary; nil: discarded.
+	// Log receives the text summary and the run's results (stdout in the
+	// CLI); nil: discarded.
 	Log io.Writer
+	// Logger receives the run's log lines with levels: the cluster
+	// started, reached and stopped, the load set up, faults injected and
+	// healed, teardown, the pipeline's stages, warnings (a fault that did
+	// not heal, a cluster not healthy after the load). nil: discarded.
+	Logger *slog.Logger
 	// OnServers, when set, receives every node's newest sample (address →
 	// sample) and the load client's pool once per second while the load
 	// runs (live metrics); it runs on the sampler's goroutine.
@@ -123,10 +130,25 @@ type Output struct {
 	// Prometheus metrics on http://MetricsAddr/metrics while the load runs
 	// (see package metrics for the names).
 	MetricsAddr string
+	// OnOutcome, when set, is called with Dir and the outcome once the
+	// run's report is written (run --json collects the summaries here; a
+	// suite calls it once per member).
+	OnOutcome func(dir string, oc *Outcome)
 	// OnMetrics, when set, is called with the metrics server's address
 	// once it listens (tests asking for port 0 learn the real one).
 	OnMetrics func(addr string)
 }
+
+// logger is the run's structured log (never nil).
+func (o Output) logger() *slog.Logger {
+	if o.Logger == nil {
+		return discardLogger
+	}
+	return o.Logger
+}
+
+// discardLogger drops every record (an Output without a Logger).
+var discardLogger = slog.New(slog.DiscardHandler)
 
 func (o Output) log() io.Writer {
 	if o.Log == nil {

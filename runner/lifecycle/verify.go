@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ type VerifyOptions struct {
 	ClockSkew time.Duration // how far apart the generators' clocks may be
 	Teardown  bool          // remove the activity's keys afterwards
 	Quiet     bool          // no text summary
+	Logger    *slog.Logger  // the cluster's reach and stop (nil: discarded)
 }
 
 // genRun is one generator's saved run.
@@ -56,7 +58,7 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 	if err != nil {
 		return nil, err
 	}
-	st, err := OpenStand(ctx, stdout, o.Cluster, 8, false)
+	st, err := OpenStand(ctx, o.Logger, o.Cluster, 8, false)
 	if err != nil {
 		return nil, err
 	}

@@ -63,10 +63,10 @@ func (x *execution) warmUp(ctx context.Context) error {
 	if !w.Settled {
 		status = "NOT settled: " + strings.Join(w.Unsettled, "; ")
 	}
-	fmt.Fprintf(x.out.log(), "warm-up: %d connections and the scripts on each of %d masters, cluster %s (waited %.2fs); %.2fs before t=0, outside every figure\n",
-		w.ConnsPerMaster, len(w.Masters), status, w.SettleWaitS, w.DurationS)
+	x.out.logger().Info(fmt.Sprintf("warm-up: %d connections and the scripts on each of %d masters, cluster %s (waited %.2fs); %.2fs before t=0, outside every figure",
+		w.ConnsPerMaster, len(w.Masters), status, w.SettleWaitS, w.DurationS))
 	for _, p := range w.Problems {
-		fmt.Fprintf(x.out.log(), "warm-up: %s\n", p)
+		x.out.logger().Warn(fmt.Sprintf("warm-up: %s", p))
 	}
 	return nil
 }
