@@ -336,15 +336,15 @@ func stepsOf(sr *SearchResult[capacityStep]) []capacityStep {
 
 func writeCurve(log io.Writer, steps []SearchStep[capacityStep]) {
 	w := tabwriter.NewWriter(log, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "step\trate\tachieved\tp50 ms\tp99 ms\tp99.9 ms\tservice p99\tlate\tdropped\terrors\tresult\t")
+	fmt.Fprintln(w, "step\trate\tachieved\tp50 ms\tp99 ms\tp99.9 ms\tservice p99\tlate\tdropped\terrors\t"+spreadColumns+"\tresult\t")
 	for _, ss := range steps {
 		s := ss.Step
 		res := "held"
 		if !s.Held {
 			res = "BROKE " + s.Why
 		}
-		fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%.2f%%\t%s\t\n", ss.Phase, s.Rate, s.ThroughputOpsPerS, s.P50Ms, s.P99Ms, s.P999Ms,
-			s.ServiceP99Ms, s.LateStarts, s.Dropped, s.ErrorRatio*100, res)
+		fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%.2f%%\t%s\t%s\t\n", ss.Phase, s.Rate, s.ThroughputOpsPerS, s.P50Ms, s.P99Ms, s.P999Ms,
+			s.ServiceP99Ms, s.LateStarts, s.Dropped, s.ErrorRatio*100, spreadOf(s.MasterCPU).columns(), res)
 	}
 	w.Flush()
 }

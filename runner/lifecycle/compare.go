@@ -33,6 +33,11 @@ type compareRow struct {
 	FinalUnsold       int64     `json:"final_unsold"`
 	ReportDir         string    `json:"report_dir"`
 	FailedChecks      []string  `json:"failed_checks,omitempty"`
+	// MasterCPU is each master's mean CPU over the load (the servers
+	// section's per-second INFO cpu deltas); CPUSpread its hottest
+	// master against the others.
+	MasterCPU []MasterCPU `json:"master_cpu,omitempty"`
+	CPUSpread *CPUSpread  `json:"master_cpu_spread,omitempty"`
 }
 
 // DefaultCompareBuckets are the bucket counts compare runs when none are
@@ -114,6 +119,8 @@ func compareRowOf(n uint32, oc *Outcome, dir string) compareRow {
 		FirstSoldOutS: -1, LastSoldOutS: -1, UnsoldAtFirst: so.UnsoldAtFirstTotal,
 		SoldOutWhileLeft: so.SoldOutAnswersWhileStockLeft, FinalUnsold: rep.Stock.Available, ReportDir: dir,
 		FailedChecks: rep.FailedChecks()}
+	r.MasterCPU = mastersCPUOfServers(rep.Servers, rep.DurationS)
+	r.CPUSpread = spreadOf(r.MasterCPU)
 	if rep.DurationS > 0 {
 		r.AcceptedPerS = float64(rep.Totals.Outcomes["ACCEPTED"]) / rep.DurationS
 	}
@@ -145,14 +152,14 @@ func writeCompareTable(out io.Writer, p *Plan, rows []compareRow) {
 	}
 	fmt.Fprintf(out, "\ncompare %s: stock %d, same seed and load per bucket count\n", p.Name, p.Stock)
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "buckets\tops/s\tp50 ms\tp99 ms\tp99.9 ms\tfirst sold out\tall sold out\tunsold elsewhere then\tSOLD_OUT while stock left\tfinal unsold\tverdict\t")
+	fmt.Fprintln(w, "buckets\tops/s\tp50 ms\tp99 ms\tp99.9 ms\tfirst sold out\tall sold out\tunsold elsewhere then\tSOLD_OUT while stock left\tfinal unsold\t"+spreadColumns+"\tverdict\t")
 	for _, r := range rows {
 		v := "PASS"
 		if !r.Passed {
 			v = "FAIL " + strings.Join(r.FailedChecks, ",")
 		}
-		fmt.Fprintf(w, "%d\t%.0f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%d\t%d\t%d\t%s\t\n", r.Buckets, r.ThroughputOpsPerS, r.P50Ms, r.P99Ms, r.P999Ms,
-			secs(r.FirstSoldOutS), secs(r.LastSoldOutS), r.UnsoldAtFirst, r.SoldOutWhileLeft, r.FinalUnsold, v)
+		fmt.Fprintf(w, "%d\t%.0f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", r.Buckets, r.ThroughputOpsPerS, r.P50Ms, r.P99Ms, r.P999Ms,
+			secs(r.FirstSoldOutS), secs(r.LastSoldOutS), r.UnsoldAtFirst, r.SoldOutWhileLeft, r.FinalUnsold, r.CPUSpread.columns(), v)
 	}
 	w.Flush()
 }

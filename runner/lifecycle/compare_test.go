@@ -1,9 +1,19 @@
 package lifecycle
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"seckill-harness/reports"
+	"seckill-harness/runner"
 	"seckill-harness/scenarios"
 )
 
@@ -27,5 +37,62 @@ func TestCompareDefaultsIncludeThirtyTwoBuckets(t *testing.T) {
 	}
 	if s.Activity.Stock < int64(slices.Max(counts)) {
 		t.Fatalf("sold-out-90 has stock %d: too little for %d buckets", s.Activity.Stock, slices.Max(counts))
+	}
+}
+
+func TestCPUSpreadNamesTheHottestMasterAgainstTheOthers(t *testing.T) {
+	pct := func(v float64) *float64 { return &v }
+	s := &reports.Servers{Nodes: []reports.ServerNode{
+		{Addr: "127.0.0.1:7002", Role: "master", Series: []reports.NodeSample{{CPUPct: nil}, {CPUPct: pct(10)}, {CPUPct: pct(30)}}},
+		{Addr: "127.0.0.1:7000", Role: "master", Series: []reports.NodeSample{{CPUPct: pct(80)}, {CPUPct: pct(90)}}},
+		{Addr: "127.0.0.1:7003", Role: "replica", Series: []reports.NodeSample{{CPUPct: pct(99)}}},
+		{Addr: "127.0.0.1:7001", Role: "master", Series: []reports.NodeSample{{CPUPct: pct(5)}}},
+	}}
+	ms := mastersCPUOfServers(s, 10)
+	if len(ms) != 3 || ms[0].Addr != "127.0.0.1:7000" || math.Abs(ms[0].Cores-0.85) > 1e-9 || math.Abs(ms[0].CPUSecs-8.5) > 1e-9 ||
+		math.Abs(ms[2].Cores-0.20) > 1e-9 {
+		t.Fatalf("masters' CPU %+v: want the three masters (not the replica) in address order, mean over their samples", ms)
+	}
+	sp := spreadOf(ms)
+	if sp == nil || sp.HotMaster != "127.0.0.1:7000" || math.Abs(sp.HotCPUPct-85) > 1e-9 || math.Abs(sp.OthersMaxCPUPct-20) > 1e-9 {
+		t.Fatalf("spread %+v: want 7000 at 85%% against at most 20%%", sp)
+	}
+	if spreadOf(nil) != nil || (*CPUSpread)(nil).columns() != "-\t-" {
+		t.Fatal("no masters: no spread")
+	}
+}
+
+// compare on a real cluster: the table and compare.json carry every
+// master's CPU and the spread; one bucket loads one master.
+func TestCompareShowsTheMastersCPU(t *testing.T) {
+	cfg := runner.DefaultConfig()
+	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 600, 2*time.Second, 4000, 16
+	p := &Plan{Name: "compare-cpu", Cluster: ClusterSpec{Masters: 2, Replicas: 0}, Stock: 4000, Buckets: 1,
+		Phases: []runner.Phase{{Name: "load", Config: cfg}}}
+	dir := t.TempDir()
+	var log bytes.Buffer
+	if _, err := Compare(context.Background(), &log, p, []uint32{1, 8}, Output{Dir: dir}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "hot master cpu") || !strings.Contains(log.String(), "other masters cpu (max)") {
+		t.Fatalf("table lacks the CPU columns:\n%s", log.String())
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "compare.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Rows []compareRow }
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range doc.Rows {
+		if len(r.MasterCPU) != 2 || r.CPUSpread == nil || r.CPUSpread.HotCPUPct <= 0 {
+			t.Fatalf("%d buckets: master CPU %+v, spread %+v\n%s", r.Buckets, r.MasterCPU, r.CPUSpread, log.String())
+		}
+	}
+	// Every reserve of the one-bucket run lands on one master: it works
+	// while the other only answers the sampler.
+	if one := doc.Rows[0].CPUSpread; one.HotCPUPct <= one.OthersMaxCPUPct {
+		t.Fatalf("1 bucket: hot master %.1f%%, other %.1f%%: the loaded master is not the hottest\n%s", one.HotCPUPct, one.OthersMaxCPUPct, log.String())
 	}
 }

@@ -196,7 +196,7 @@ func writeCapacityTable(out io.Writer, p *Plan, co CapacityOptions, rows []capac
 		p.Name, co.SloP99, co.MaxErrorRatio*100, co.Precision*100)
 	fmt.Fprintln(out, "MEASURED (masters in address order)")
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "path\tbuckets\tcapacity ops/s\tbroke at\tconfirmed\tp99 ms\terrors\tSOLD_OUT\tmaster CPU (cores)\tbuckets/master\tceiling\tspeed-up\tceiling speed-up\t")
+	fmt.Fprintln(w, "path\tbuckets\tcapacity ops/s\tbroke at\tconfirmed\tp99 ms\terrors\tSOLD_OUT\tmaster CPU (cores)\t"+spreadColumns+"\tbuckets/master\tceiling\tspeed-up\tceiling speed-up\t")
 	for _, r := range rows {
 		capText, broke := "none held", "-"
 		if r.CapacityOpsPerS > 0 {
@@ -211,8 +211,8 @@ func writeCapacityTable(out io.Writer, p *Plan, co CapacityOptions, rows []capac
 		if r.Placement != nil {
 			ceiling = fmt.Sprintf("%.2fx", r.Placement.Ceiling)
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d/%d\t%.2f\t%d\t%.0f%%\t%s\t%s\t%s\t%.2fx\t%.2fx\t\n", r.Path, r.Buckets, capText, broke,
-			r.ConfirmationsHeld, r.Confirmations, r.P99Ms, r.Errors, 100*r.SoldOutShare, masterCoresText(r.MasterCPU),
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d/%d\t%.2f\t%d\t%.0f%%\t%s\t%s\t%s\t%s\t%.2fx\t%.2fx\t\n", r.Path, r.Buckets, capText, broke,
+			r.ConfirmationsHeld, r.Confirmations, r.P99Ms, r.Errors, 100*r.SoldOutShare, masterCoresText(r.MasterCPU), spreadOf(r.MasterCPU).columns(),
 			perMasterText(r.Placement), ceiling, r.Speedup, r.CeilingSpeedup)
 	}
 	w.Flush()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"seckill-harness/compose"
+	"seckill-harness/reports"
 )
 
 // MasterCPU is one master's CPU over a measured window: the delta of
@@ -140,3 +141,74 @@ func (l *loadCPU) masters() ([]MasterCPU, error) {
 
 // clientSecs is this process's CPU over the window.
 func (l *loadCPU) clientSecs() float64 { return l.clientB - l.clientA }
+
+// CPUSpread is how a load's CPU sat on the masters: the hottest master
+// and its CPU, and the highest CPU among the other masters, in percent of
+// one core over the load. One master near its limit while the others idle
+// is the sign to split the stock into more buckets; all masters alike is
+// what buckets buy.
+type CPUSpread struct {
+	HotMaster       string  `json:"hot_master"`
+	HotCPUPct       float64 `json:"hot_master_cpu_pct"`
+	OthersMaxCPUPct float64 `json:"other_masters_cpu_max_pct"`
+}
+
+// spreadOf is the spread of masters' CPU (nil when there is none).
+func spreadOf(ms []MasterCPU) *CPUSpread {
+	if len(ms) == 0 {
+		return nil
+	}
+	hot := 0
+	for i, m := range ms {
+		if m.Cores > ms[hot].Cores {
+			hot = i
+		}
+	}
+	s := &CPUSpread{HotMaster: ms[hot].Addr, HotCPUPct: 100 * ms[hot].Cores}
+	for i, m := range ms {
+		if i != hot {
+			s.OthersMaxCPUPct = max(s.OthersMaxCPUPct, 100*m.Cores)
+		}
+	}
+	return s
+}
+
+// spreadColumns are the two table columns of a spread.
+const spreadColumns = "hot master cpu\tother masters cpu (max)"
+
+// columns renders a spread as the spreadColumns cells ("-" when unknown).
+func (s *CPUSpread) columns() string {
+	if s == nil {
+		return "-\t-"
+	}
+	return fmt.Sprintf("%.0f%%\t%.0f%%", s.HotCPUPct, s.OthersMaxCPUPct)
+}
+
+// mastersCPUOfServers is each master's (by its role when the load
+// started) mean CPU over the load from the servers section's per-interval
+// series, in address order; CPUSecs is the mean times the load's length.
+func mastersCPUOfServers(s *reports.Servers, loadS float64) []MasterCPU {
+	if s == nil {
+		return nil
+	}
+	var out []MasterCPU
+	for _, n := range s.Nodes {
+		if n.Role != "master" {
+			continue
+		}
+		sum, k := 0.0, 0
+		for _, p := range n.Series {
+			if p.CPUPct != nil {
+				sum += *p.CPUPct
+				k++
+			}
+		}
+		if k == 0 {
+			continue
+		}
+		cores := sum / float64(k) / 100
+		out = append(out, MasterCPU{Addr: n.Addr, Cores: cores, CPUSecs: cores * loadS})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
+	return out
+}
