@@ -14,6 +14,7 @@
 //	redis_pool_timeouts                  pool wait timeouts, last interval
 //	redis_pool_conns{state}              the load pool's connections: total, idle
 //	send_pending_count                   pipeline sends to the MQ neither acknowledged nor failed (0 without --pipeline)
+//	send_pending_oldest_age              seconds the oldest due send_pending entry has waited (0: none, or no --pipeline)
 //	stock_invariant_deviation{bucket}    initial − (available + reserved) of the last stock reading (0 when I1 holds)
 //	evicted_keys{node}                   the node's evicted_keys
 //	cluster_state{node}                  1 when the node says cluster_state:ok, else 0
@@ -55,6 +56,7 @@ type Live struct {
 	poolWait, poolTimeout prometheus.Gauge
 	poolConns             *prometheus.GaugeVec
 	sendPending           prometheus.Gauge
+	sendPendingAge        prometheus.Gauge
 	deviation             *prometheus.GaugeVec
 	evicted, clusterState *prometheus.GaugeVec
 	cpu, nodeOps          *prometheus.GaugeVec
@@ -116,6 +118,7 @@ func newLive() *Live {
 	l.poolTimeout = f.gauge("redis_pool_timeouts", "Pool wait timeouts of the load's pool during the last interval.")
 	l.poolConns = f.gaugeVec("redis_pool_conns", "Connections of the load's pool.", "state")
 	l.sendPending = f.gauge("send_pending_count", "Pipeline sends to the MQ neither acknowledged nor failed.")
+	l.sendPendingAge = f.gauge("send_pending_oldest_age", "Seconds the oldest due send_pending entry has waited (0: none).")
 	l.deviation = f.gaugeVec("stock_invariant_deviation", "initial - (available + reserved) of the last stock reading of the bucket (0 when I1 holds).", "bucket")
 	l.evicted = f.gaugeVec("evicted_keys", "The node's evicted_keys.", "node")
 	l.clusterState = f.gaugeVec("cluster_state", "1 when the node reports cluster_state:ok, else 0.", "node")
@@ -209,6 +212,9 @@ func (l *Live) ObserveServers(nodes map[string]reports.NodeSample, pool *reports
 
 // SetSendPending sets send_pending_count.
 func (l *Live) SetSendPending(n int64) { l.sendPending.Set(float64(n)) }
+
+// SetSendPendingOldestAge sets send_pending_oldest_age.
+func (l *Live) SetSendPendingOldestAge(d time.Duration) { l.sendPendingAge.Set(d.Seconds()) }
 
 // SetPhase marks the load phase running now (the previous one goes to 0).
 func (l *Live) SetPhase(name string) {

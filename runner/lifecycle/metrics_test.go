@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"seckill-harness/runner"
+	"seckill-harness/runner/pipeline"
 )
 
 // scrape reads the value of every sample of /metrics whose name (with
@@ -68,7 +69,7 @@ func TestMetricsMoveDuringARealRun(t *testing.T) {
 		t.Fatal("no scrape")
 	}
 	for _, name := range []string{`reserve_lua_rc_total{code="ACCEPTED"}`, "redis_timeout_total", "redis_outcome_unknown_total",
-		"redis_pool_wait_seconds", "send_pending_count", `stock_invariant_deviation{bucket="0"}`, `seckill_phase{phase="load"}`,
+		"redis_pool_wait_seconds", "send_pending_count", "send_pending_oldest_age", `stock_invariant_deviation{bucket="0"}`, `seckill_phase{phase="load"}`,
 		"seckill_latency_seconds_count"} {
 		if _, ok := r.second[name]; !ok {
 			t.Errorf("/metrics has no %s", name)
@@ -95,5 +96,47 @@ func TestMetricsMoveDuringARealRun(t *testing.T) {
 	}
 	if r.second[`seckill_phase{phase="load"}`] != 1 {
 		t.Errorf("phase gauge: %v", r.second[`seckill_phase{phase="load"}`])
+	}
+}
+
+// With the pipeline's dispatcher crashed, send_pending fills and its
+// oldest entry ages on /metrics: send_pending_oldest_age grows between two
+// scrapes in the crash window, by about the time between them.
+func TestSendPendingOldestAgeGrowsWhileTheDispatcherIsDown(t *testing.T) {
+	cfg := runner.DefaultConfig()
+	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Mix = 200, 6*time.Second, 5000, runner.Mix{}
+	planned, err := ParseFaults([]string{"dispatcher-crash:at=1s,for=4s"}, cfg.Duration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := pipeline.DefaultConfig()
+	p := &Plan{Name: "send-pending-age", Cluster: ClusterSpec{Masters: 3, Replicas: 0}, Stock: 100000, Buckets: 2,
+		Phases: []runner.Phase{{Name: "load", Config: cfg}}, Faults: planned, Pipeline: &pc, Drain: 15 * time.Second}
+	addrc := make(chan string, 1)
+	type result struct {
+		first, second map[string]float64
+		gap           time.Duration
+	}
+	got := make(chan result, 1)
+	go func() {
+		addr := <-addrc
+		time.Sleep(3 * time.Second) // two seconds into the crash
+		first, t0 := scrape(t, addr), time.Now()
+		time.Sleep(1500 * time.Millisecond)
+		got <- result{first, scrape(t, addr), time.Since(t0)}
+	}()
+	if _, err := Execute(context.Background(), p, Output{MetricsAddr: "127.0.0.1:0", OnMetrics: func(a string) { addrc <- a }}); err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	select {
+	case r = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no scrape")
+	}
+	a, b := r.first["send_pending_oldest_age"], r.second["send_pending_oldest_age"]
+	if a < 0.5 || b-a < r.gap.Seconds()-1.2 {
+		t.Fatalf("dispatcher down: send_pending_oldest_age %.2fs then %.2fs (%.1fs apart): want an entry aging with the clock",
+			a, b, r.gap.Seconds())
 	}
 }

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
@@ -45,6 +46,11 @@ func (x *execution) onServerRound(nodes map[string]reports.NodeSample, pool *rep
 		if x.pl != nil {
 			st := x.pl.Stats()
 			x.live.SetSendPending(max(0, st.Sends-st.Acked-st.UnknownSends-st.SendErrors))
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			if age, err := x.pl.OldestSendPendingAge(ctx); err == nil {
+				x.live.SetSendPendingOldestAge(age)
+			}
+			cancel()
 		}
 	}
 	if x.out.OnServers != nil {

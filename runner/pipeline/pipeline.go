@@ -327,6 +327,29 @@ func (p *Pipeline) readStuck(ctx context.Context) ([]Stuck, error) {
 	return out, nil
 }
 
+// OldestSendPendingAge is how long the oldest due entry of send_pending
+// (over every bucket) has been waiting: now minus the smallest score
+// (reserve.lua scores an entry with its acceptance time, a failed send
+// with its next retry time), 0 when send_pending is empty or every entry
+// is a retry not due yet. Now is this process's clock, the one the
+// dispatcher compares the scores with.
+func (p *Pipeline) OldestSendPendingAge(ctx context.Context) (time.Duration, error) {
+	oldest := int64(-1)
+	for b := uint32(0); b < p.a.Buckets; b++ {
+		z, err := p.st.Client().ZRangeWithScores(ctx, p.a.Scope(b).SendPendingKey(), 0, 0).Result()
+		if err != nil {
+			return 0, err
+		}
+		if len(z) == 1 && (oldest < 0 || int64(z[0].Score) < oldest) {
+			oldest = int64(z[0].Score)
+		}
+	}
+	if oldest < 0 {
+		return 0, nil
+	}
+	return max(0, time.Since(time.UnixMilli(oldest))), nil
+}
+
 // Stats returns the counters now.
 func (p *Pipeline) Stats() Stats {
 	c := &p.c
