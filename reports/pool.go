@@ -33,3 +33,24 @@ type PoolWaitSecond struct {
 	IdleConns  uint32  `json:"idle_conns"`
 	Pending    uint32  `json:"pending"` // acquisitions in progress at the reading
 }
+
+// PoolOf is the pool section of a run whose pool had size connections per
+// node, from the pool series the servers sampler read (servers.pool: one
+// entry per interval, counters as differences): the same readings, under
+// the pool section's names, with the totals summed.
+func PoolOf(size int, series []PoolSecond) *Pool {
+	p := &Pool{Size: size, PerSecond: []PoolWaitSecond{}}
+	for _, s := range series {
+		sec := PoolWaitSecond{T: s.TS, Waits: s.WaitCount, WaitMs: s.WaitMs, Timeouts: s.Timeouts,
+			TotalConns: uint32(s.TotalConns), IdleConns: uint32(s.IdleConns), Pending: uint32(s.Pending)}
+		if sec.Waits > 0 {
+			sec.MeanWaitMs = sec.WaitMs / float64(sec.Waits)
+		}
+		p.PerSecond = append(p.PerSecond, sec)
+		p.Waits += sec.Waits
+		p.WaitMs += sec.WaitMs
+		p.Timeouts += sec.Timeouts
+		p.MaxConns = max(p.MaxConns, sec.TotalConns)
+	}
+	return p
+}

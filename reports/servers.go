@@ -129,6 +129,8 @@ type PoolSecond struct {
 	TotalConns int64   `json:"total_conns"`
 	IdleConns  int64   `json:"idle_conns"`
 	StaleConns int64   `json:"stale_conns"`
+	// Pending is the acquisitions in progress at the reading (additive).
+	Pending int64 `json:"pending"`
 }
 
 // Roles is the node's role over the run: "master", or "replica→master"

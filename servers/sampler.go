@@ -112,7 +112,12 @@ func Start(ctx context.Context, c compose.Cluster, opt Options) *Sampler {
 	// The first round before returning: every node has its baseline (the
 	// start of its first rates) before the load begins.
 	s.round(sctx)
-	prevPool := s.samplePool(nil)
+	// The pool's baseline: its counters now (warm-up included), not
+	// recorded; every entry is a difference from here on.
+	var prevPool *redis.PoolStats
+	if s.opt.Pool != nil {
+		prevPool = s.opt.Pool.PoolStats()
+	}
 	go s.loop(sctx, prevPool)
 	return s
 }
@@ -262,11 +267,35 @@ func (s *Sampler) samplePool(prev *redis.PoolStats) *redis.PoolStats {
 		Timeouts: int64(cur.Timeouts) - int64(prev.Timeouts), WaitCount: int64(cur.WaitCount) - int64(prev.WaitCount),
 		WaitMs:     roundTo(float64(cur.WaitDurationNs-prev.WaitDurationNs)/1e6, 1000),
 		TotalConns: int64(cur.TotalConns), IdleConns: int64(cur.IdleConns), StaleConns: int64(cur.StaleConns) - int64(prev.StaleConns),
+		Pending: int64(cur.PendingRequests),
 	}
 	s.mu.Lock()
 	s.pool = append(s.pool, poolAt{at: time.Now(), s: p})
 	s.mu.Unlock()
 	return cur
+}
+
+// Pool returns the load client's pool series: one entry per round from
+// Start to Stop, each the differences of the counters since the previous
+// one (the first: since Start) and the connection levels at its reading,
+// with times in seconds since began. It is the one source of both
+// report.json's servers.pool and its pool section (reports.PoolOf).
+func (s *Sampler) Pool(began time.Time) []reports.PoolSecond {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []reports.PoolSecond
+	for _, p := range s.pool {
+		if p.at.Before(began.Add(-s.opt.Interval)) {
+			continue
+		}
+		ps := p.s
+		ps.TS = round3(p.at.Sub(began).Seconds())
+		out = append(out, ps)
+	}
+	return out
 }
 
 // Replication returns the replication lag series read in every round
@@ -339,16 +368,9 @@ func (s *Sampler) Finish(ctx context.Context, began time.Time) *reports.Servers 
 		}
 		out.Nodes = append(out.Nodes, n)
 	}
-	for _, p := range s.pool {
-		if p.at.Before(began.Add(-s.opt.Interval)) {
-			continue
-		}
-		ps := p.s
-		ps.TS = round3(p.at.Sub(began).Seconds())
-		out.Pool = append(out.Pool, ps)
-	}
 	out.Errors = append(out.Errors, s.errs...)
 	s.mu.Unlock()
+	out.Pool = s.Pool(began)
 	for a := range masters {
 		if !slices.ContainsFunc(out.Nodes, func(n reports.ServerNode) bool { return n.Addr == a }) {
 			out.Nodes = append(out.Nodes, reports.ServerNode{Addr: a, Role: "master", Series: []reports.NodeSample{}})

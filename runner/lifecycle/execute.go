@@ -30,7 +30,6 @@ type execution struct {
 	tgt     runner.Target
 	tl      *faults.Timeline
 	pl      *pipeline.Pipeline
-	pool    *PoolSampler
 	orders  *pipeline.Orders // the pipeline's PostgreSQL order store
 	cleanup []func()         // run in reverse order on the way out
 
@@ -331,7 +330,6 @@ func (x *execution) driveLoad(ctx context.Context) error {
 	tctx, stop := context.WithCancel(ctx)
 	x.stopTimeline = stop
 	opts := []runner.Option{runner.WithOnStart(func(began time.Time) {
-		x.pool = StartPoolSampler(x.stand.Client, x.stand.PoolSize, began, time.Second)
 		x.tl.Start(tctx, began)
 	})}
 	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }, x.liveProgress()); pp != nil {
@@ -346,15 +344,14 @@ func (x *execution) driveLoad(ctx context.Context) error {
 	if ended != nil {
 		ended()
 	}
-	if x.pool != nil {
-		x.poolReport = x.pool.Stop()
+	x.servers.Stop() // the series end with the load
+	if res != nil {
+		// report.pool and servers.pool: the servers sampler's one series.
+		x.poolReport = reports.PoolOf(x.stand.PoolSize, x.servers.Pool(res.Began))
 		if pr := x.poolReport; x.plan.Cluster.PoolSize > 0 || pr.Waits > 0 || pr.Timeouts > 0 {
 			fmt.Fprintf(x.out.log(), "pool: %d connection(s) per node, %d wait(s) for a connection (%.0f ms in all), %d pool timeout(s), at most %d connections open\n",
 				pr.Size, pr.Waits, pr.WaitMs, pr.Timeouts, pr.MaxConns)
 		}
-	}
-	x.servers.Stop() // the series end with the load
-	if res != nil {
 		// Replication lag was read in every round of the servers sampler.
 		x.lag = x.servers.Replication(res.Began)
 	}

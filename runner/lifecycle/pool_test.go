@@ -42,6 +42,16 @@ func TestPoolExhaustionIsMeasured(t *testing.T) {
 	if perSecond != pr.Timeouts {
 		t.Fatalf("per-second timeouts sum to %d, total %d", perSecond, pr.Timeouts)
 	}
+	// One sampler: report.json's pool and servers.pool are the same readings.
+	sp := small.Report.Servers.Pool
+	if len(sp) != len(pr.PerSecond) {
+		t.Fatalf("servers.pool has %d readings, pool.per_second %d: two samplers", len(sp), len(pr.PerSecond))
+	}
+	for i, s := range sp {
+		if p := pr.PerSecond[i]; s.TS != p.T || s.WaitCount != p.Waits || s.Timeouts != p.Timeouts || s.WaitMs != p.WaitMs || int64(p.TotalConns) != s.TotalConns {
+			t.Fatalf("reading %d: servers.pool %+v, pool.per_second %+v", i, s, p)
+		}
+	}
 	if u := small.Report.Unknown.Total; u != 0 {
 		t.Fatalf("pool timeouts reported as %d UNKNOWN outcomes: they were never sent", u)
 	}

@@ -29,7 +29,7 @@ type ClusterSpec struct {
 	// PoolSize is the load client's connection pool per node; 0: the
 	// workers plus 16 spare, so no worker waits for a connection. A pool
 	// smaller than the concurrency makes workers queue for connections
-	// (pool wait time, pool timeouts: see PoolSampler).
+	// (pool wait time, pool timeouts: report.json's pool section).
 	PoolSize int
 	// PoolTimeout is how long a worker waits for a free connection; 0:
 	// go-redis's default (read timeout + 1s).
