@@ -1,5 +1,7 @@
-# Two commands a fresh Debian machine needs: `make run` and `make test`.
-# Both install redis-server and postgresql with apt-get when missing (run as root).
+# Two commands a fresh Debian machine needs: `make run` and `make test`, with
+# Go $(GO_NEEDED) or newer (go.mod's go line) on PATH or in /usr/local/go/bin.
+# `make run` installs only what the run needs (redis-server); `make test` adds
+# postgresql and chromium. Both install with apt-get when missing (run as root).
 
 export PATH := $(PATH):/usr/local/go/bin
 GO        ?= go
@@ -9,21 +11,32 @@ TESTFLAGS ?= -count=1 -timeout 14m
 
 IMAGE     ?= seckill-harness:dev
 IMAGE_CONTEXT ?= bin/image
+GO_NEEDED := $(shell sed -n 's/^go //p' go.mod)
 
-.PHONY: all deps build run test vet fmt-check bench clean docker-images image
+.PHONY: all check-go deps deps-run deps-test build run test vet fmt-check bench clean docker-images image
 
 all: build
 
-## deps: install redis-server and postgresql (Debian packages) when missing. The
-## harness starts its own throwaway PostgreSQL (initdb into a temp dir) from
-## /usr/lib/postgresql/<version>/bin; the package's own cluster is not used.
-deps:
+## check-go: the Go toolchain go.mod asks for.
+check-go:
+	@command -v $(GO) >/dev/null 2>&1 || { echo "Go $(GO_NEEDED) or newer is needed (go.mod); install it into /usr/local/go (https://go.dev/dl/)"; exit 1; }
+	@$(GO) version
+
+## deps-run: what `make run` needs: Go and redis-server (Debian package, when
+## missing). The default run starts no PostgreSQL and opens no browser.
+deps-run: check-go
 	@if ! command -v redis-server >/dev/null 2>&1; then \
 		echo "redis-server missing: installing it with apt-get"; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	fi
 	@redis-server --version
+
+## deps-test: deps-run plus postgresql (the pipeline's orders: the harness
+## starts its own throwaway PostgreSQL, initdb into a temp dir, from
+## /usr/lib/postgresql/<version>/bin; the package's own cluster is not used)
+## and chromium (the HTML test loads report.html in it).
+deps-test: deps-run
 	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "postgresql missing: installing it with apt-get"; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
@@ -32,13 +45,16 @@ deps:
 	@ls -d /usr/lib/postgresql/*/bin/initdb | tail -1 | xargs -I{} sh -c '{} --version' 
 	@sh reports/testdata/ensure-chromium.sh
 
+## deps: everything (deps-test), as before the split.
+deps: deps-test
+
 ## build: compile bin/seckill-harness.
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) .
 
 ## run: the main job on the embedded default: a local 3x1 cluster it starts and
 ## removes, 20,000 users against stock 1,000 in 2 buckets at 2,000 req/s for 10 s.
-run: deps build
+run: deps-run build
 	./$(BIN) run --out out --history history.jsonl
 
 ## vet, fmt-check: the house checks.
@@ -54,7 +70,7 @@ fmt-check:
 ## (--bridge=none --iptables=false: host network only) when none answers, and
 ## this target stops the dockerd it started, whatever the tests' outcome.
 ## Without root or the package the Docker tests skip, naming the reason.
-test: deps vet fmt-check
+test: deps-test vet fmt-check
 	@state=$$(sh compose/testdata/ensure-docker.sh start 2>&1 | tail -1); echo "docker engine: $$state"; \
 	$(GO) test $(TESTFLAGS) ./...; rc=$$?; \
 	if [ "$$state" = started ]; then sh compose/testdata/ensure-docker.sh stop; fi; \
@@ -71,7 +87,7 @@ docker-images:
 ## client CPU and allocations per op of the closed loop, a 5-minute soak at
 ## 2,000 ops/s projected to one hour (SECKILL_SOAK_DURATION shortens it), then
 ## each component of the reserve hot path alone (ns/op, allocs/op).
-bench: deps
+bench: deps-run
 	$(GO) test -run '^$$' -bench . -skip 'Component' -benchtime 1x -count=1 -timeout 30m ./runner/
 	$(GO) test -run '^$$' -bench 'Component' -benchmem -benchtime 2000x -count=1 -timeout 10m ./runner/
 

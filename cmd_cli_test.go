@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -249,5 +250,26 @@ func TestRunJSONPrintsOneObjectAndLogsGoToStderr(t *testing.T) {
 	code, _, stderr = cliSplit(t, "list", "--log-level", "loud")
 	if code != exitHarnessError || !strings.Contains(stderr, "--log-level \"loud\"") {
 		t.Fatalf("--log-level loud: exit %d, %s", code, stderr)
+	}
+}
+
+// The README states the Go version go.mod asks for, next to the set-up
+// commands (a go.mod bump without the README fails here).
+func TestREADMEStatesTheGoVersionOfGoMod(t *testing.T) {
+	mod, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup, _, _ := strings.Cut(string(readme), "## Usage")
+	if !strings.Contains(setup, "Go "+string(m[1])+" or newer") || !strings.Contains(setup, "`go "+string(m[1])+"`") {
+		t.Fatalf("the README's set-up does not state go.mod's Go %s", m[1])
 	}
 }

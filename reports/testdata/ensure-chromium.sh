@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs Debian's chromium, the headless browser the reports package's
 # HTML test (TestHTMLInChromium) loads report.html in, when it is missing.
-# Run as root (make deps does; the test runs it itself when root).
+# Run as root (make deps-test does; the test runs it itself when root).
 set -eu
 if command -v chromium >/dev/null 2>&1; then
 	chromium --version 2>/dev/null || true
