@@ -44,18 +44,18 @@ func TestCPUSpreadNamesTheHottestMasterAgainstTheOthers(t *testing.T) {
 	pct := func(v float64) *float64 { return &v }
 	s := &reports.Servers{Nodes: []reports.ServerNode{
 		{Addr: "127.0.0.1:7002", Role: "master", Series: []reports.NodeSample{{CPUPct: nil}, {CPUPct: pct(10)}, {CPUPct: pct(30)}}},
-		{Addr: "127.0.0.1:7000", Role: "master", Series: []reports.NodeSample{{CPUPct: pct(80)}, {CPUPct: pct(90)}}},
+		{Addr: "127.0.0.1:7001", Role: "master", Series: []reports.NodeSample{{CPUPct: pct(80)}, {CPUPct: pct(90)}}},
 		{Addr: "127.0.0.1:7003", Role: "replica", Series: []reports.NodeSample{{CPUPct: pct(99)}}},
-		{Addr: "127.0.0.1:7001", Role: "master", Series: []reports.NodeSample{{CPUPct: pct(5)}}},
+		{Addr: "127.0.0.1:7000", Role: "master", Series: []reports.NodeSample{{CPUPct: pct(5)}}},
 	}}
 	ms := mastersCPUOfServers(s, 10)
-	if len(ms) != 3 || ms[0].Addr != "127.0.0.1:7000" || math.Abs(ms[0].Cores-0.85) > 1e-9 || math.Abs(ms[0].CPUSecs-8.5) > 1e-9 ||
-		math.Abs(ms[2].Cores-0.20) > 1e-9 {
+	if len(ms) != 3 || ms[1].Addr != "127.0.0.1:7001" || math.Abs(ms[1].Cores-0.85) > 1e-9 || math.Abs(ms[1].CPUSecs-8.5) > 1e-9 ||
+		math.Abs(ms[2].Cores-0.20) > 1e-9 || math.Abs(ms[0].Cores-0.05) > 1e-9 {
 		t.Fatalf("masters' CPU %+v: want the three masters (not the replica) in address order, mean over their samples", ms)
 	}
 	sp := spreadOf(ms)
-	if sp == nil || sp.HotMaster != "127.0.0.1:7000" || math.Abs(sp.HotCPUPct-85) > 1e-9 || math.Abs(sp.OthersMaxCPUPct-20) > 1e-9 {
-		t.Fatalf("spread %+v: want 7000 at 85%% against at most 20%%", sp)
+	if sp == nil || sp.HotMaster != "127.0.0.1:7001" || math.Abs(sp.HotCPUPct-85) > 1e-9 || math.Abs(sp.OthersMaxCPUPct-20) > 1e-9 {
+		t.Fatalf("spread %+v: want 7001 at 85%% against at most 20%%", sp)
 	}
 	if spreadOf(nil) != nil || (*CPUSpread)(nil).columns() != "-\t-" {
 		t.Fatal("no masters: no spread")
