@@ -131,6 +131,9 @@ func (x *execution) prepare(ctx context.Context) error {
 	if p.PostgresURL != "" && p.Pipeline == nil {
 		return errors.New("--pg holds the pipeline's orders, and this run has no pipeline: add --pipeline (or run a scenario with a pipeline: section)")
 	}
+	if p.PostgresKeep && p.PostgresURL == "" {
+		return errors.New("--pg-keep leaves the run's schema in an existing database: add --pg postgres://user@host:port/db (the throwaway local PostgreSQL is removed with its files)")
+	}
 	if p.Generator.Split() {
 		switch {
 		case p.ActivityID == "" || !p.SharedActivity:
@@ -312,7 +315,7 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 	var db *compose.PostgresDB
 	var err error
 	if x.plan.PostgresURL != "" {
-		db, err = compose.OpenPostgres(ctx, x.plan.PostgresURL, compose.PostgresDBOptions{MaxConns: 32})
+		db, err = compose.OpenPostgres(ctx, x.plan.PostgresURL, compose.PostgresDBOptions{MaxConns: 32, Keep: x.plan.PostgresKeep})
 	} else {
 		db, err = compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
 	}
@@ -320,7 +323,11 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 		return nil, err
 	}
 	x.cleanup = append(x.cleanup, func() { _ = db.Close() })
-	fmt.Fprintf(x.out.log(), "pipeline: orders in PostgreSQL %s, schema %s\n", db.Redacted(), db.Schema())
+	kept := ""
+	if x.plan.PostgresKeep {
+		kept = " (kept after the run: --pg-keep)"
+	}
+	fmt.Fprintf(x.out.log(), "pipeline: orders in PostgreSQL %s, schema %s%s\n", db.Redacted(), db.Schema(), kept)
 	return pipeline.OpenOrders(ctx, db.Pool(), pipeline.OrdersOptions{})
 }
 
@@ -396,6 +403,9 @@ func (x *execution) drain(ctx context.Context) {
 			fmt.Fprintf(x.out.log(), "pipeline: drain: %v\n", err)
 		}
 	}
+	// The load's ACCEPTED answers: reconciliation names a reservation Redis
+	// lost before any order from them alone.
+	x.pl.Acknowledged(runner.AcceptedReservations(x.res.History))
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	if _, err := x.pl.Reconcile(rctx); err != nil {
 		fmt.Fprintf(x.out.log(), "pipeline: reconciliation: %v\n", err)
