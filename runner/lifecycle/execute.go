@@ -32,7 +32,11 @@ type execution struct {
 	pl      *pipeline.Pipeline
 	pool    *PoolSampler
 	orders  *pipeline.Orders // the pipeline's PostgreSQL order store
-	cleanup []func()         // run in reverse order on the way out
+	// orderServer says which PostgreSQL holds the orders (report.json
+	// pipeline.order_db.server): "local throwaway postgres://…", "docker
+	// container <id> (<image>)", "existing postgres://…" (never credentials).
+	orderServer string
+	cleanup     []func() // run in reverse order on the way out
 
 	lag          []compose.ReplicationSample // replication lag, sampled beside the load
 	watchdog     *lua.Watchdog
@@ -314,9 +318,13 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 	}
 	var db *compose.PostgresDB
 	var err error
-	if x.plan.PostgresURL != "" {
+	switch {
+	case x.plan.PostgresURL != "":
 		db, err = compose.OpenPostgres(ctx, x.plan.PostgresURL, compose.PostgresDBOptions{MaxConns: 32, Keep: x.plan.PostgresKeep})
-	} else {
+	case x.stand.Cluster.Provider() == compose.ProviderDocker:
+		// --cluster docker: the order database is a container too.
+		db, err = compose.StartDockerPostgresDB(ctx, compose.DockerPostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
+	default:
 		db, err = compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
 	}
 	if err != nil {
@@ -324,8 +332,18 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 	}
 	x.cleanup = append(x.cleanup, func() { _ = db.Close() })
 	kept := ""
-	if x.plan.PostgresKeep {
+	switch {
+	case x.plan.PostgresKeep:
 		kept = " (kept after the run: --pg-keep)"
+		x.orderServer = "existing " + db.Redacted()
+	case db.Docker() != nil:
+		dp := db.Docker()
+		kept = fmt.Sprintf(" (container %.12s of %s, ready in %v, removed after the run)", dp.ContainerID(), dp.Image(), dp.Ready().Round(time.Millisecond))
+		x.orderServer = fmt.Sprintf("docker container %.12s (%s)", dp.ContainerID(), dp.Image())
+	case db.Local() != nil:
+		x.orderServer = "local throwaway " + db.Redacted()
+	default:
+		x.orderServer = "existing " + db.Redacted()
 	}
 	fmt.Fprintf(x.out.log(), "pipeline: orders in PostgreSQL %s, schema %s%s\n", db.Redacted(), db.Schema(), kept)
 	return pipeline.OpenOrders(ctx, db.Pool(), pipeline.OrdersOptions{})
@@ -466,6 +484,9 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	rep.ResolvedScenario = p.Resolved
 	if x.ev != nil {
 		rep.Pipeline = x.ev.Summary()
+		if db, ok := rep.Pipeline["order_db"].(map[string]any); ok && x.orderServer != "" {
+			db["server"] = x.orderServer
+		}
 	}
 	rep.Path = "reference"
 	if p.PathName != "" {
