@@ -30,6 +30,7 @@ type runOptions struct {
 	path     string
 	pipeline bool
 	pg       string
+	pgKeep   bool
 	drain    time.Duration
 
 	json    bool         // --json
@@ -148,6 +149,7 @@ func (o *runOptions) registerFlags(cmd *cobra.Command, mode, shape *string) {
 	f.StringArrayVar(&o.sets, "set", nil, "with a scenario: override a field, key=value (repeatable), e.g. activity.stock=5000, phases.0.rate=800, seed=7")
 	f.BoolVar(&o.pipeline, "pipeline", false, "run the rest of the reserve path beside the load: send_pending dispatcher, simulated MQ, orders, releases, expiry (default settings; scenarios set them in pipeline:)")
 	f.StringVar(&o.pg, "pg", "", "PostgreSQL for the pipeline's orders: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass, never printed); the run creates its own schema and drops it. Default: a throwaway local PostgreSQL the run starts and removes")
+	f.BoolVar(&o.pgKeep, "pg-keep", false, "with --pg: leave the run's schema (orders, inbox, ledger, stock) in the database for a look with psql; the log names it")
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may take after the load to bring every reservation to ORDER_CREATED or RELEASED")
 	f.StringVar(&o.path, "path", "", "reserve path to drive: reference (default) or a known-bad variant (negative control; see 'seckill-harness selftest')")
 	f.StringVar(&o.metrics, "metrics-addr", "", "serve live Prometheus metrics on http://127.0.0.1:PORT/metrics while the run goes on (loopback only; e.g. 127.0.0.1:9464)")
@@ -212,13 +214,14 @@ func (o runOptions) output(cmd *cobra.Command) lifecycle.Output {
 
 // scenarioRun is what the run flags add to every plan (a suite's members included).
 func (o runOptions) scenarioRun() runExtras {
-	return runExtras{luaDir: o.luaDir, gen: o.cfg.Generator, activity: o.activity, activityWait: o.activityWait, faults: o.faults, path: o.path, pg: o.pg}
+	return runExtras{luaDir: o.luaDir, gen: o.cfg.Generator, activity: o.activity, activityWait: o.activityWait, faults: o.faults, path: o.path, pg: o.pg, pgKeep: o.pgKeep}
 }
 
 // runExtras are the run flags that apply on top of a scenario.
 type runExtras struct {
 	luaDir, activity, path string
 	pg                     string // --pg: an existing database for the orders
+	pgKeep                 bool   // --pg-keep: leave the run's schema there
 	gen                    runner.Generator
 	activityWait           time.Duration
 	faults                 []string
@@ -227,6 +230,7 @@ type runExtras struct {
 // applyTo puts the scripts and the named activity on a plan.
 func (e runExtras) applyTo(p *lifecycle.Plan) {
 	p.LuaDir, p.Generator, p.ActivityWait, p.PostgresURL = e.luaDir, e.gen, e.activityWait, e.pg
+	p.PostgresKeep = e.pgKeep
 	if e.activity != "" {
 		p.ActivityID, p.SharedActivity = e.activity, true
 	}

@@ -79,4 +79,8 @@ func TestRunWithAnUnreachableDatabaseExitsTwo(t *testing.T) {
 	if code != exitHarnessError || !strings.Contains(text, "--pipeline") {
 		t.Fatalf("--pg without a pipeline: exit %d:\n%s", code, text)
 	}
+	code, text = cli(t, "run", "--pipeline", "--pg-keep", "--duration", "1s", "--out", t.TempDir())
+	if code != exitHarnessError || !strings.Contains(text, "add --pg postgres://") {
+		t.Fatalf("--pg-keep without --pg: exit %d:\n%s", code, text)
+	}
 }

@@ -28,6 +28,7 @@ var engine struct {
 
 	imgOnce         sync.Once
 	redis, toxiImg  string
+	postgres        string
 	imgErr          error
 	imgTook         time.Duration
 	imgBuildSummary string
@@ -56,8 +57,16 @@ func dockerEngine(t *testing.T) {
 	t.Logf("docker engine: started by this test binary %v (ensure took %v)", engine.started, engine.took.Round(time.Millisecond))
 }
 
+// localPostgresImage returns the locally built PostgreSQL image (built
+// with the others by localImages).
+func localPostgresImage(t *testing.T) string {
+	t.Helper()
+	localImages(t)
+	return engine.postgres
+}
+
 // localImages returns the locally built Redis and toxiproxy images,
-// building the missing ones first.
+// building the missing ones (the PostgreSQL image too) first.
 func localImages(t *testing.T) (redisImage, toxiproxyImage string) {
 	t.Helper()
 	dockerEngine(t)
@@ -80,9 +89,11 @@ func localImages(t *testing.T) (redisImage, toxiproxyImage string) {
 				engine.redis = tag
 			case strings.Contains(tag, "/toxiproxy:"):
 				engine.toxiImg = tag
+			case strings.Contains(tag, "/postgres:"):
+				engine.postgres = tag
 			}
 		}
-		if engine.redis == "" || engine.toxiImg == "" {
+		if engine.redis == "" || engine.toxiImg == "" || engine.postgres == "" {
 			engine.imgErr = fmt.Errorf("testdata/build-images.sh printed no tags: %q", engine.imgBuildSummary)
 		}
 	})

@@ -37,7 +37,8 @@ type PostgresDB struct {
 	schema   string
 	redacted string
 	keep     bool
-	local    *LocalPostgres // owned: closed after the schema is dropped
+	local    *LocalPostgres  // owned: closed after the schema is dropped
+	docker   *DockerPostgres // owned: removed after the schema is dropped
 }
 
 // OpenPostgres connects to the database conn names (a postgres:// URL or a
@@ -110,6 +111,25 @@ func StartPostgresDB(ctx context.Context, local PostgresOptions, opt PostgresDBO
 	return db, nil
 }
 
+// StartDockerPostgresDB starts a DockerPostgres and opens a run schema in
+// it; Close drops the schema and removes the container.
+func StartDockerPostgresDB(ctx context.Context, docker DockerPostgresOptions, opt PostgresDBOptions) (*PostgresDB, error) {
+	dp, err := StartDockerPostgres(ctx, docker)
+	if err != nil {
+		return nil, err
+	}
+	db, err := OpenPostgres(ctx, dp.URL(), opt)
+	if err != nil {
+		return nil, errors.Join(err, dp.Close())
+	}
+	db.docker = dp
+	return db, nil
+}
+
+// Docker is the container the harness started for this database (nil
+// otherwise).
+func (d *PostgresDB) Docker() *DockerPostgres { return d.docker }
+
 // Pool is the run's connection pool (search_path = Schema).
 func (d *PostgresDB) Pool() *pgxpool.Pool { return d.pool }
 
@@ -142,6 +162,10 @@ func (d *PostgresDB) Close() error {
 	if d.local != nil {
 		errs = append(errs, d.local.Close())
 		d.local = nil
+	}
+	if d.docker != nil {
+		errs = append(errs, d.docker.Close())
+		d.docker = nil
 	}
 	return errors.Join(errs...)
 }

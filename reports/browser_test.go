@@ -67,6 +67,11 @@ func TestHTMLInChromium(t *testing.T) {
 			withServers(rep)
 			return WriteArtifacts(dir, &Inputs{Report: rep, Hists: rec.Histograms()})
 		},
+		"pipeline": func(dir string) error {
+			rep, rec := syntheticFailoverRun()
+			withPipeline(rep)
+			return WriteArtifacts(dir, &Inputs{Report: rep, Hists: rec.Histograms()})
+		},
 		"compare-capacity": func(dir string) error {
 			rep, rec := syntheticFailoverRun()
 			withCompareAndCapacity(rep)
@@ -75,8 +80,8 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	// servers: the two time charts, the distribution, and CPU, lag and
 	// memory per node.
-	wantCharts := map[string]int{"real-failover-run": 3, "synthetic-failover": 3, "merged-two-generators": 3, "compare-capacity": 5, "servers": 6}
-	for _, name := range []string{"real-failover-run", "synthetic-failover", "merged-two-generators", "compare-capacity", "servers"} {
+	wantCharts := map[string]int{"real-failover-run": 3, "synthetic-failover": 3, "merged-two-generators": 3, "compare-capacity": 5, "servers": 6, "pipeline": 3}
+	for _, name := range []string{"real-failover-run", "synthetic-failover", "merged-two-generators", "compare-capacity", "servers", "pipeline"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(outRoot, name)
 			if err := os.RemoveAll(dir); err != nil {
@@ -128,6 +133,9 @@ func TestHTMLInChromium(t *testing.T) {
 				if n := strings.Count(static, "failover (kill)"); n < want {
 					t.Errorf("fault window label drawn %d times, want %d", n, want)
 				}
+			}
+			if name == "pipeline" && (!strings.Contains(static, `<section id="pipeline">`) || !strings.Contains(static, "accepted_reservation_lost")) {
+				t.Error("the rendered page lacks the pipeline section and its reconciliation classes")
 			}
 
 			shot := filepath.Join(dir, "screenshot.png")

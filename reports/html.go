@@ -108,6 +108,7 @@ type htmlView struct {
 	Compare       *CompareResult
 	Capacity      *CapacityResult
 	Servers       *serversView
+	Pipeline      *pipelineView
 
 	Data      chartData
 	ECharts   template.JS
@@ -326,6 +327,7 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 	} else {
 		v.Capacity = nil
 	}
+	v.Pipeline = pipelineHTML(r.Pipeline)
 	if v.Data.Servers, v.Servers = serversHTML(r.Servers); v.Servers != nil {
 		v.Charts += 2
 		if len(v.Data.Servers.Lag) > 0 {

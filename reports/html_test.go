@@ -283,3 +283,44 @@ func TestHTMLCompareCapacityKeepsProjectionApart(t *testing.T) {
 		t.Error("the projected rate must be in the projection table only")
 	}
 }
+
+// The pipeline section: the final stage's orders/s, order-transaction p99
+// and the hot stock row's UPDATE p99, then every divergence class of the
+// reconciliation with its final and during-load counts and its ids.
+// Absent without a pipeline.
+func TestHTMLPipelineSection(t *testing.T) {
+	rep, rec := syntheticFailoverRun()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, rep, rec.Histograms()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `id="pipeline"`) {
+		t.Fatal("pipeline section without a pipeline")
+	}
+	b.Reset()
+	if err := WriteHTML(&b, withPipeline(rep), rec.Histograms()); err != nil {
+		t.Fatal(err)
+	}
+	page := withoutScripts(b.String())
+	i := strings.Index(page, `<section id="pipeline">`)
+	if i < 0 {
+		t.Fatal("no pipeline section")
+	}
+	sec := page[i : i+strings.Index(page[i:], "</section>")]
+	for _, want := range []string{
+		"orders/s (first to last created, 5.9 s)</td><td class=\"num\">30.2",
+		"order transaction p50 / p99 / max (ms)</td><td class=\"num\">11.20 / 580.6 / 711.7",
+		"hot stock row: conditional UPDATE p50 / p99 (ms, its lock wait)</td><td class=\"num\">0.300 / 54.5",
+		"local throwaway postgres://seckill@127.0.0.1:5999/postgres",
+		"31 passes; the final pass compared 338 reservations with 180 orders: 4 divergences, 1 repaired",
+		`<td class="mono">order_reservation_lost</td><td class="num">2</td><td class="num">2</td>`,
+		`<td class="mono">accepted_reservation_lost</td><td class="num">1</td><td class="num">0</td>`,
+		`<td class="mono">order_not_fenced</td><td class="num">0</td><td class="num">2</td>`,
+		"lostwithorderaaaaaaaaaaaa1", "lostwithorderaaaaaaaaaaaa2", "ord-lostwithorderaaaaaaaaaaaa2", "lostwithoutorderbbbbbbbbb1",
+		"[ENQUEUED]", "(repaired)", "redis_lost_with_order",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("pipeline section lacks %q", want)
+		}
+	}
+}

@@ -198,3 +198,29 @@ func withServers(rep *Report) *Report {
 	rep.Servers = s
 	return rep
 }
+
+// withPipeline adds report.json's pipeline section as a failover-data-loss
+// run with the pipeline writes it: orders in PostgreSQL, their throughput,
+// and a final reconciliation that names lost reservations.
+func withPipeline(rep *Report) *Report {
+	divs := []any{}
+	for _, rid := range []string{"lostwithorderaaaaaaaaaaaa1", "lostwithorderaaaaaaaaaaaa2"} {
+		divs = append(divs, map[string]any{"class": "order_reservation_lost", "reservation_id": rid, "order_id": "ord-" + rid,
+			"detail": "order ord-" + rid + " stands; Redis has no record of its reservation"})
+	}
+	divs = append(divs, map[string]any{"class": "accepted_reservation_lost", "reservation_id": "lostwithoutorderbbbbbbbbb1",
+		"detail": "acknowledged ACCEPTED; Redis has no record of it and PostgreSQL no order (lost before its order)"})
+	divs = append(divs, map[string]any{"class": "order_not_fenced", "reservation_id": "repairedccccccccccccccccc1", "order_id": "ord-repairedccccccccccccccccc1",
+		"redis_status": "ENQUEUED", "detail": "order stands while the reservation is ENQUEUED; repaired", "repaired": true})
+	rep.Pipeline = map[string]any{
+		"orders": 180,
+		"order_db": map[string]any{"server": "local throwaway postgres://seckill@127.0.0.1:5999/postgres", "schema": "seckill_run_x",
+			"throughput": map[string]any{"transactions": 338, "tx_p50_ms": 11.2, "tx_p99_ms": 580.6, "tx_max_ms": 711.7,
+				"stock_row_update_p50_ms": 0.3, "stock_row_update_p99_ms": 54.5, "orders_created": 180, "orders_per_s": 30.2, "creating_window_s": 5.9}},
+		"reconciliation": map[string]any{"passes": 31, "during_load": map[string]any{"order_not_fenced": 2, "order_reservation_lost": 2},
+			"final": map[string]any{"reservations_compared": 338, "orders": 180, "repaired": 1, "divergences": divs,
+				"counts": map[string]any{"order_reservation_lost": 2, "accepted_reservation_lost": 1},
+				"stock":  map[string]any{"pg_total": 180, "pg_sold": 180, "redis_lost_with_order": 2}}},
+	}
+	return rep
+}

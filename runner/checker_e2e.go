@@ -21,7 +21,8 @@ import (
 //	E3 one_order_per_resv_msg    no reservation_id and no message_id has two orders
 //	E4 divergences_explained     every divergence the final reconciliation pass found is explained: an order whose
 //	                             reservation Redis lost (the reservation was ACCEPTED: Redis lost it, PostgreSQL kept
-//	                             the order) or a status it repaired; any other (a lost order, a released unit with an
+//	                             the order), an ACCEPTED reservation Redis lost before its order (I6 judges the loss;
+//	                             reconciliation names it), or a status it repaired; any other (a lost order, a released unit with an
 //	                             order, an unrepaired status, stock vs ledger, Redis counters vs its records) fails
 //	E5 end_to_end_liveness       after the drain every ACCEPTED reservation ended as an order, a recorded rejection
 //	                             (inbox), or a release with a stated reason that the facts support: a user's cancel; the
@@ -52,12 +53,9 @@ func CollectEndToEnd(ctx context.Context, tgt Target, h *History, ev *pipeline.E
 	a := tgt.Activity
 	f := &EndToEndFacts{Stock: a.Stock, Accepted: map[string]uint32{}, Sends: map[string]int{}, Received: map[string]int{},
 		Canceled: map[string]bool{}, Recon: ev.Reconciliation, Drained: ev.Drained}
+	f.Accepted = AcceptedReservations(h)
 	for i := range h.Ops {
-		o := &h.Ops[i]
-		if o.Accepted() && o.RID != "" {
-			f.Accepted[o.RID] = uint32(o.Bucket)
-		}
-		if o.Kind == KindRelease && o.RID != "" {
+		if o := &h.Ops[i]; o.Kind == KindRelease && o.RID != "" {
 			f.Canceled[o.RID] = true
 		}
 	}
@@ -84,6 +82,18 @@ func CollectEndToEnd(ctx context.Context, tgt Target, h *History, ev *pipeline.E
 		return nil, fmt.Errorf("end-to-end checks: %w", err)
 	}
 	return f, nil
+}
+
+// AcceptedReservations lists the distinct reservation ids h's answers
+// acknowledged ACCEPTED, with their buckets.
+func AcceptedReservations(h *History) map[string]uint32 {
+	out := map[string]uint32{}
+	for i := range h.Ops {
+		if o := &h.Ops[i]; o.Accepted() && o.RID != "" {
+			out[o.RID] = uint32(o.Bucket)
+		}
+	}
+	return out
 }
 
 // EndToEndChecks judges the table's end-to-end checks on the facts
@@ -212,6 +222,8 @@ func checkE4(f *EndToEndFacts) Check {
 			explained["repaired:"+d.Class]++
 		case d.Class == pipeline.DivOrderReservationLost && accepted:
 			explained["redis_lost_accepted_reservation"]++
+		case d.Class == pipeline.DivAcceptedReservationLost && accepted:
+			explained["redis_lost_accepted_reservation_without_order"]++
 		default:
 			bad = append(bad, fmt.Sprintf("%s %s: %s", d.Class, d.RID, d.Detail))
 		}
@@ -238,6 +250,7 @@ func checkE5(f *EndToEndFacts) Check {
 		decided[r.RID] = r
 	}
 	ends := map[string]int{}
+	lostByRedis := 0 // of the failures: reservations Redis lost (I6's loss)
 	var bad []string
 	rids := make([]string, 0, len(f.Accepted))
 	for rid := range f.Accepted {
@@ -257,6 +270,7 @@ func checkE5(f *EndToEndFacts) Check {
 		case hasInbox && pipeline.IsRejection(in.Result):
 			ends["rejection:"+in.Result]++
 		case !st.Found:
+			lostByRedis++
 			fail("ACCEPTED, no order, and Redis no longer has the reservation (lost)")
 		case st.Status != lua.StatusReleased:
 			if f.Sends[rid] == 0 {
@@ -288,7 +302,7 @@ func checkE5(f *EndToEndFacts) Check {
 	}
 	noDecision := len(bad) == 0 && decisions == 0 && len(f.Accepted) > ends["release:user-cancel"]
 	ev := map[string]any{"accepted": len(f.Accepted), "ends": ends, "failed": len(bad), "failed_ids": listed(append([]string(nil), bad...)),
-		"order_service_decisions": decisions}
+		"order_service_decisions": decisions, "lost_by_redis": lostByRedis, "failed_other": len(bad) - lostByRedis}
 	if !f.Drained {
 		return Check{ID: "E5", Name: e2eUnnamed, Status: StatusSkip,
 			Detail: fmt.Sprintf("no drain phase ran; %d of %d ACCEPTED not ended yet", len(bad), len(f.Accepted)), Evidence: ev}
@@ -296,8 +310,8 @@ func checkE5(f *EndToEndFacts) Check {
 	detail := fmt.Sprintf("all %d ACCEPTED ended: %v", len(f.Accepted), ends)
 	switch {
 	case len(bad) > 0:
-		detail = fmt.Sprintf("%d of %d ACCEPTED did not end as an order, a recorded rejection or a supported release, e.g. %s",
-			len(bad), len(f.Accepted), listed(bad)[0])
+		detail = fmt.Sprintf("%d of %d ACCEPTED did not end as an order, a recorded rejection or a supported release (%d of them lost by Redis), e.g. %s",
+			len(bad), len(f.Accepted), lostByRedis, listed(bad)[0])
 	case noDecision:
 		// A sale that accepted users and whose order service decided none
 		// of them (no order, no rejection) is never green.

@@ -75,4 +75,14 @@ func TestEndToEndChecksOnFixtures(t *testing.T) {
 	if c := checkE4(f); c.Status != StatusFail {
 		t.Errorf("order for a reservation never accepted: E4 %s", c.Status)
 	}
+	// So is an ACCEPTED reservation Redis lost before its order (I6 judges
+	// the loss); the same class for a reservation never acknowledged is not.
+	f.Recon.Final.Divergences = []pipeline.Divergence{{Class: pipeline.DivAcceptedReservationLost, RID: "r2"}}
+	if c := checkE4(f); c.Status != StatusPass {
+		t.Errorf("accepted reservation lost before its order: E4 %s %s", c.Status, c.Detail)
+	}
+	f.Recon.Final.Divergences[0].RID = "nobody"
+	if c := checkE4(f); c.Status != StatusFail {
+		t.Errorf("lost reservation never acknowledged: E4 %s", c.Status)
+	}
 }

@@ -111,7 +111,7 @@ var invariants = []Invariant{
 		Contract: "no reservation_id and no message_id has two orders",
 		Judge:    e2eJudge(checkE3)},
 	{ID: "E4", Name: "divergences_explained", Pipeline: true, EndToEnd: true,
-		Contract: "every divergence the final reconciliation found is explained (an order whose reservation Redis lost, or a status it repaired)",
+		Contract: "every divergence the final reconciliation found is explained (an ACCEPTED reservation Redis lost, with or without its order, or a status it repaired)",
 		Judge:    e2eJudge(checkE4), Applies: e2eApplies(checkE4), SkipWhen: "the reconciliation's final pass did not run"},
 	{ID: "E5", Name: "end_to_end_liveness", Pipeline: true, EndToEnd: true,
 		Contract: "after the drain every ACCEPTED reservation ended as an order, a recorded rejection or a release with a supported reason",

@@ -31,7 +31,11 @@ type execution struct {
 	tl      *faults.Timeline
 	pl      *pipeline.Pipeline
 	orders  *pipeline.Orders // the pipeline's PostgreSQL order store
-	cleanup []func()         // run in reverse order on the way out
+	// orderServer says which PostgreSQL holds the orders (report.json
+	// pipeline.order_db.server): "local throwaway postgres://…", "docker
+	// container <id> (<image>)", "existing postgres://…" (never credentials).
+	orderServer string
+	cleanup     []func() // run in reverse order on the way out
 
 	lag          []compose.ReplicationSample // replication lag, sampled beside the load
 	watchdog     *lua.Watchdog
@@ -132,6 +136,9 @@ func (x *execution) prepare(ctx context.Context) error {
 	x.scripts = scripts
 	if p.PostgresURL != "" && p.Pipeline == nil {
 		return errors.New("--pg holds the pipeline's orders, and this run has no pipeline: add --pipeline (or run a scenario with a pipeline: section)")
+	}
+	if p.PostgresKeep && p.PostgresURL == "" {
+		return errors.New("--pg-keep leaves the run's schema in an existing database: add --pg postgres://user@host:port/db (the throwaway local PostgreSQL is removed with its files)")
 	}
 	if p.Generator.Split() {
 		switch {
@@ -313,16 +320,34 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 	}
 	var db *compose.PostgresDB
 	var err error
-	if x.plan.PostgresURL != "" {
-		db, err = compose.OpenPostgres(ctx, x.plan.PostgresURL, compose.PostgresDBOptions{MaxConns: 32})
-	} else {
+	switch {
+	case x.plan.PostgresURL != "":
+		db, err = compose.OpenPostgres(ctx, x.plan.PostgresURL, compose.PostgresDBOptions{MaxConns: 32, Keep: x.plan.PostgresKeep})
+	case x.stand.Cluster.Provider() == compose.ProviderDocker:
+		// --cluster docker: the order database is a container too.
+		db, err = compose.StartDockerPostgresDB(ctx, compose.DockerPostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
+	default:
 		db, err = compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
 	}
 	if err != nil {
 		return nil, err
 	}
 	x.cleanup = append(x.cleanup, func() { _ = db.Close() })
-	x.out.logger().Info(fmt.Sprintf("pipeline: orders in PostgreSQL %s, schema %s", db.Redacted(), db.Schema()))
+	kept := ""
+	switch {
+	case x.plan.PostgresKeep:
+		kept = " (kept after the run: --pg-keep)"
+		x.orderServer = "existing " + db.Redacted()
+	case db.Docker() != nil:
+		dp := db.Docker()
+		kept = fmt.Sprintf(" (container %.12s of %s, ready in %v, removed after the run)", dp.ContainerID(), dp.Image(), dp.Ready().Round(time.Millisecond))
+		x.orderServer = fmt.Sprintf("docker container %.12s (%s)", dp.ContainerID(), dp.Image())
+	case db.Local() != nil:
+		x.orderServer = "local throwaway " + db.Redacted()
+	default:
+		x.orderServer = "existing " + db.Redacted()
+	}
+	x.out.logger().Info(fmt.Sprintf("pipeline: orders in PostgreSQL %s, schema %s%s", db.Redacted(), db.Schema(), kept))
 	return pipeline.OpenOrders(ctx, db.Pool(), pipeline.OrdersOptions{})
 }
 
@@ -396,6 +421,9 @@ func (x *execution) drain(ctx context.Context) {
 			x.out.logger().Warn(fmt.Sprintf("pipeline: drain: %v", err))
 		}
 	}
+	// The load's ACCEPTED answers: reconciliation names a reservation Redis
+	// lost before any order from them alone.
+	x.pl.Acknowledged(runner.AcceptedReservations(x.res.History))
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	if _, err := x.pl.Reconcile(rctx); err != nil {
 		x.out.logger().Warn(fmt.Sprintf("pipeline: reconciliation: %v", err))
@@ -456,6 +484,9 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	rep.ResolvedScenario = p.Resolved
 	if x.ev != nil {
 		rep.Pipeline = x.ev.Summary()
+		if db, ok := rep.Pipeline["order_db"].(map[string]any); ok && x.orderServer != "" {
+			db["server"] = x.orderServer
+		}
 	}
 	rep.Path = "reference"
 	if p.PathName != "" {

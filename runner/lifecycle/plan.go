@@ -53,7 +53,10 @@ type Plan struct {
 	// PostgreSQL the run starts and removes. Credentials may come from the
 	// PG* environment instead and are never printed.
 	PostgresURL string
-	Drain       time.Duration // with a pipeline: how long it may finish after the load
+	// PostgresKeep leaves the run's schema in the PostgresURL database
+	// (its name is logged) instead of dropping it; refused without PostgresURL.
+	PostgresKeep bool
+	Drain        time.Duration // with a pipeline: how long it may finish after the load
 
 	Bounds   Bounds                                    // what the run must have done to pass (evidence rules)
 	Evaluate func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none

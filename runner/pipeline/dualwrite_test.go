@@ -1,11 +1,15 @@
 package pipeline_test
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"seckill-harness/lua"
 	"seckill-harness/runner/pipeline"
 )
 
@@ -96,4 +100,77 @@ func TestFinalReconciliationDuringAnUnfencedCommit(t *testing.T) {
 		t.Fatalf("the held transaction was not seen as a repaired order_not_fenced: %+v", fin.Divergences)
 	}
 	o.expectPass(t, "E4")
+}
+
+// TestReconcilePassDuringLoadDoesNotRaceTheCommit: a reconciliation pass
+// during the load reads PostgreSQL, then Redis. One order transaction is
+// held just before its COMMIT until a pass has read PostgreSQL without its
+// order; it then commits and fences ORDER_CREATED before the pass reads
+// Redis. The pass must not report that reservation as an ORDER_CREATED
+// without an order (the false divergence a pass judging Redis against the
+// older snapshot reported during loads): it judges Redis against a
+// snapshot taken after the Redis read.
+func TestReconcilePassDuringLoadDoesNotRaceTheCommit(t *testing.T) {
+	var (
+		holdOnce, raceOnce sync.Once
+		heldMID            = make(chan string, 1)
+		commit             = make(chan struct{})
+		raced              atomic.Bool
+		racedRID           string
+	)
+	pc := pipeline.DefaultConfig()
+	pc.Reconcile.Every = 50 * time.Millisecond
+	o := run(t, spec{stock: 100, buckets: 1, load: loadConfig(200, 2*time.Second), pipe: pc, drain: 15 * time.Second,
+		before: func(p *pipeline.Pipeline) {
+			pipeline.SetCommitHooks(p, func(mid string) error {
+				holdOnce.Do(func() {
+					heldMID <- mid
+					select {
+					case <-commit:
+					case <-time.After(20 * time.Second):
+					}
+				})
+				return nil
+			}, nil)
+			pipeline.SetReconcileHook(p, func(final bool) {
+				if final {
+					return
+				}
+				var mid string
+				select {
+				case mid = <-heldMID:
+				default:
+					return // no transaction held yet
+				}
+				raceOnce.Do(func() {
+					// This pass read PostgreSQL while the order was not committed.
+					close(commit)
+					rid := strings.TrimSuffix(strings.TrimPrefix(mid, "reserve-order:"), ":v1")
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					for ctx.Err() == nil {
+						if pipeline.StatusOf(ctx, p, rid) == lua.StatusOrderCreated {
+							racedRID = rid
+							raced.Store(true)
+							return
+						}
+						time.Sleep(5 * time.Millisecond)
+					}
+				})
+			})
+		}})
+	o.log(t)
+	if !raced.Load() {
+		t.Fatal("no pass ran while an order was committed and fenced between its reads: the test exercised nothing")
+	}
+	rec := o.ev.Reconciliation
+	if n := rec.DuringLoad[pipeline.DivOrderCreatedWithoutOrder]; n != 0 {
+		t.Errorf("%d ORDER_CREATED reservations without an order reported during the load (the race on %s): %v", n, racedRID, rec.DuringLoad)
+	}
+	for _, d := range rec.Final.Divergences {
+		if d.Class == pipeline.DivOrderCreatedWithoutOrder {
+			t.Errorf("final pass: %+v", d)
+		}
+	}
+	o.expectPass(t, "E4", "E5")
 }

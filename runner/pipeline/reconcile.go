@@ -16,16 +16,30 @@ import (
 
 // Reconciliation (对账) compares the Redis reservations of the activity with
 // the PostgreSQL orders. It runs every ReconcileConfig.Every during the load
-// (passes whose findings may be transient: an order transaction fences
-// ORDER_CREATED in Redis before it commits) and once more after the drain
-// (Pipeline.Reconcile; the final pass is what the end-to-end checks judge).
+// (passes whose findings may be transient: a message still being handled
+// sits between its COMMIT and its Redis fence) and once more after the
+// drain (Pipeline.Reconcile; the final pass is what the end-to-end checks
+// judge).
+//
+// One pass reads PostgreSQL, then Redis, and judges the Redis records
+// against a PostgreSQL snapshot taken after them: the order stage commits
+// before it fences ORDER_CREATED, so every ORDER_CREATED read in Redis has
+// its order in that snapshot, and a message handled while the pass runs
+// shows at worst as the repairable order_not_fenced, never as a lost order.
+// (The snapshot is re-read only when the first one lacks the order of an
+// ORDER_CREATED record.)
 //
 // The reservations compared are those it can name without a scan: every
-// reservation_id in the orders, the inbox, the MQ's sends and the two zsets
-// of each bucket. Each divergence is classified:
+// reservation_id in the orders, the inbox, the MQ's sends, the two zsets of
+// each bucket and the reservations the load was told ACCEPTED
+// (Pipeline.Acknowledged: the gateway's answers, the only record of a
+// reservation Redis lost before anything else saw it). Each divergence is
+// classified:
 //
 //	order_created_without_order  Redis ORDER_CREATED, no CREATED order in PostgreSQL (a lost order)
 //	order_reservation_lost       a CREATED order whose reservation record Redis no longer has
+//	accepted_reservation_lost    a reservation acknowledged ACCEPTED that Redis no longer has and that
+//	                             has no CREATED order (lost before its order: the user holds nothing)
 //	released_with_order          a CREATED order whose reservation is RELEASED, RELEASE_PENDING or
 //	                             REJECTED in Redis (the unit was, or will be, given back while the order stands)
 //	order_not_fenced             a CREATED order whose reservation is still RESERVED, SEND_UNKNOWN or
@@ -59,7 +73,7 @@ type ReconcilePass struct {
 	Divergences  []Divergence      `json:"divergences"`
 	Counts       map[string]int    `json:"counts"`
 	Repaired     int               `json:"repaired"`
-	Stock        map[string]int64  `json:"stock"` // pg_total, pg_sold, ledger_sold, redis_reserved, redis_lost
+	Stock        map[string]int64  `json:"stock"` // pg_total, pg_sold, ledger_sold, orders, redis_reserved, redis_records_holding, redis_lost_with_order, redis_lost_without_order
 	RedisStatus  map[string]string `json:"-"`     // rid -> status ("" = no record)
 }
 
@@ -77,6 +91,7 @@ type Divergence struct {
 const (
 	DivOrderCreatedWithoutOrder = "order_created_without_order"
 	DivOrderReservationLost     = "order_reservation_lost"
+	DivAcceptedReservationLost  = "accepted_reservation_lost"
 	DivReleasedWithOrder        = "released_with_order"
 	DivOrderNotFenced           = "order_not_fenced"
 	DivStockVsLedger            = "stock_vs_ledger"
@@ -139,6 +154,25 @@ type reconciler struct {
 	during map[string]map[string]bool
 	final  *ReconcilePass
 	err    string
+	acked  map[string]uint32 // Acknowledged: rid -> bucket
+	// afterOrders is a test's hook, run in every pass between its first
+	// PostgreSQL read and its Redis read (nil in production).
+	afterOrders func(final bool)
+}
+
+// Acknowledged adds reservations the load was told ACCEPTED (rid ->
+// bucket) to those every later pass compares: one Redis no longer has is
+// order_reservation_lost when its order stands, accepted_reservation_lost
+// when it has none. Call it before Reconcile with the load's answers.
+func (p *Pipeline) Acknowledged(rids map[string]uint32) {
+	p.rec.mu.Lock()
+	defer p.rec.mu.Unlock()
+	if p.rec.acked == nil {
+		p.rec.acked = make(map[string]uint32, len(rids))
+	}
+	for rid, b := range rids {
+		p.rec.acked[rid] = b
+	}
 }
 
 func (p *Pipeline) reconcileLoop(ctx context.Context) {
@@ -197,6 +231,13 @@ func (p *Pipeline) reconcilePass(ctx context.Context, final, repair bool) (*Reco
 		return nil, err
 	}
 	rids := map[string]uint32{}
+	p.rec.mu.Lock()
+	acked := make(map[string]bool, len(p.rec.acked))
+	for rid, b := range p.rec.acked {
+		rids[rid], acked[rid] = b, true
+	}
+	hook := p.rec.afterOrders
+	p.rec.mu.Unlock()
 	for _, o := range facts.Orders {
 		rids[o.RID] = o.Bucket
 	}
@@ -223,11 +264,21 @@ func (p *Pipeline) reconcilePass(ctx context.Context, final, repair bool) (*Reco
 		}
 		reserved += v
 	}
+	if hook != nil {
+		hook(final)
+	}
 	states, err := ReadReservations(cctx, rdb, p.a, rids)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}
-	pass := classify(facts, states, reserved, final)
+	if orderCommittedSince(facts, states) {
+		// An order committed (and fenced) between the two reads: judge
+		// against a snapshot taken after the Redis read.
+		if facts, err = p.cfg.Orders.Facts(cctx, p.a); err != nil {
+			return nil, err
+		}
+	}
+	pass := classify(facts, states, acked, reserved, final)
 	if repair {
 		fixed := 0
 		for i := range pass.Divergences {
@@ -246,7 +297,7 @@ func (p *Pipeline) reconcilePass(ctx context.Context, final, repair bool) (*Reco
 				return nil, fmt.Errorf("reconcile: %w", err)
 			}
 			before := pass.Divergences
-			pass = classify(facts, again, reserved, final)
+			pass = classify(facts, again, acked, reserved, final)
 			for _, d := range before {
 				if d.Class == DivOrderNotFenced && again[d.RID].Status == lua.StatusOrderCreated {
 					d.Repaired = true
@@ -274,10 +325,29 @@ func (p *Pipeline) repairStatus(ctx context.Context, sc lua.Scope, rid string, s
 	return err == nil && (r.Code == lua.TransitionUpdated || r.Code == lua.TransitionIdempotent)
 }
 
+// orderCommittedSince reports whether a Redis record says ORDER_CREATED
+// while the snapshot f has no CREATED order for it: with the commit-first
+// order stage that order was committed after f was read.
+func orderCommittedSince(f *OrderFacts, states map[string]ResvState) bool {
+	ordered := make(map[string]bool, len(f.Orders))
+	for _, o := range f.Orders {
+		if o.Status == "CREATED" {
+			ordered[o.RID] = true
+		}
+	}
+	for rid, st := range states {
+		if st.Found && st.Status == lua.StatusOrderCreated && !ordered[rid] {
+			return true
+		}
+	}
+	return false
+}
+
 // classify compares one snapshot of PostgreSQL with the Redis records (a
-// pure function). redisReserved is Σ reserved of the buckets' stock hashes;
-// the redis_reserved_vs_records class is only judged in a final pass.
-func classify(f *OrderFacts, states map[string]ResvState, redisReserved int64, final bool) *ReconcilePass {
+// pure function). acked are the reservations the load was told ACCEPTED;
+// redisReserved is Σ reserved of the buckets' stock hashes; the
+// redis_reserved_vs_records class is only judged in a final pass.
+func classify(f *OrderFacts, states map[string]ResvState, acked map[string]bool, redisReserved int64, final bool) *ReconcilePass {
 	pass := &ReconcilePass{At: time.Now(), Reservations: len(states), Counts: map[string]int{}, RedisStatus: map[string]string{}}
 	add := func(d Divergence) {
 		pass.Divergences = append(pass.Divergences, d)
@@ -290,7 +360,7 @@ func classify(f *OrderFacts, states map[string]ResvState, redisReserved int64, f
 		}
 	}
 	pass.Orders = f.ValidOrders()
-	lost, holding := int64(0), int64(0)
+	lost, lostNoOrder, holding := int64(0), int64(0), int64(0)
 	rids := make([]string, 0, len(states))
 	for rid := range states {
 		rids = append(rids, rid)
@@ -314,6 +384,10 @@ func classify(f *OrderFacts, states map[string]ResvState, redisReserved int64, f
 		case has && st.Status != lua.StatusOrderCreated:
 			add(Divergence{Class: DivOrderNotFenced, RID: rid, OrderID: o.OrderID, RedisStatus: string(st.Status),
 				Detail: fmt.Sprintf("order %s stands while the reservation is %s", o.OrderID, st.Status)})
+		case !has && !st.Found && acked[rid]:
+			lostNoOrder++
+			add(Divergence{Class: DivAcceptedReservationLost, RID: rid,
+				Detail: "acknowledged ACCEPTED; Redis has no record of it and PostgreSQL no order (lost before its order)"})
 		case !has && st.Found && st.Status == lua.StatusOrderCreated:
 			add(Divergence{Class: DivOrderCreatedWithoutOrder, RID: rid, OrderID: st.OrderID, RedisStatus: string(st.Status),
 				Detail: fmt.Sprintf("Redis says ORDER_CREATED (order_id %q), PostgreSQL has no order", st.OrderID)})
@@ -321,7 +395,8 @@ func classify(f *OrderFacts, states map[string]ResvState, redisReserved int64, f
 	}
 	ledger := f.LedgerSold()
 	pass.Stock = map[string]int64{"pg_total": f.Total, "pg_sold": f.Sold, "ledger_sold": ledger, "orders": pass.Orders,
-		"redis_reserved": redisReserved, "redis_records_holding": holding, "redis_lost_with_order": lost}
+		"redis_reserved": redisReserved, "redis_records_holding": holding, "redis_lost_with_order": lost,
+		"redis_lost_without_order": lostNoOrder}
 	if f.Sold != ledger || f.Sold != pass.Orders {
 		add(Divergence{Class: DivStockVsLedger,
 			Detail: fmt.Sprintf("stock.sold %d, Σ ledger %d, CREATED orders %d", f.Sold, ledger, pass.Orders)})
