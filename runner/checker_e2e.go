@@ -52,8 +52,7 @@ func CollectEndToEnd(ctx context.Context, tgt Target, h *History, ev *pipeline.E
 	a := tgt.Activity
 	f := &EndToEndFacts{Stock: a.Stock, Accepted: map[string]uint32{}, Sends: map[string]int{}, Received: map[string]int{},
 		Canceled: map[string]bool{}, Recon: ev.Reconciliation, Drained: ev.Drained}
-	for i := range h.Ops {
-		o := &h.Ops[i]
+	for _, o := range h.All() {
 		if o.Accepted() && o.RID != "" {
 			f.Accepted[o.RID] = uint32(o.Bucket)
 		}
