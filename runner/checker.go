@@ -404,65 +404,63 @@ func notCachedForUser(code lua.ReserveCode) bool {
 // id; re-sent operations agree with their own request's result.
 func judgeI5(f *Facts) Verdict {
 	// The answered operations grouped by request id (request results are
-	// cached per bucket), each group in history order: sorted by a packed
-	// key, not a map of slices, so a million operations judge quickly.
-	// Only the groups judged below (a request id answered twice, or a
-	// REQUEST_ID_CONFLICT) are read again in full, by a second pass.
-	type keyed struct {
-		key      uint64 // bucket << 32 | request
-		op       uint32 // index in the history
-		conflict bool   // answered REQUEST_ID_CONFLICT
+	// cached per bucket), each group in history order. A first pass keeps
+	// one packed key per answered operation (8 bytes: bucket, request, and
+	// whether it answered REQUEST_ID_CONFLICT), sorted to find the groups
+	// judged — a request id answered twice, or a REQUEST_ID_CONFLICT; a
+	// second pass copies those groups' operations only.
+	const conflictBit = 1
+	pack := func(o *Op) uint64 { return (uint64(o.Bucket)<<32 | uint64(o.Req)) << 1 }
+	answers := func(o *Op) bool {
+		return o.Kind.IsReserve() && o.Outcome >= 0 && !notCachedForUser(lua.ReserveCode(o.Outcome))
 	}
-	var answered []keyed
-	for i, o := range f.all() {
-		if o.Kind.IsReserve() && o.Outcome >= 0 && !notCachedForUser(lua.ReserveCode(o.Outcome)) {
-			answered = append(answered, keyed{uint64(o.Bucket)<<32 | uint64(o.Req), uint32(i), o.Outcome == Outcome(lua.RequestIDConflict)})
+	keys := make([]uint64, 0, f.opCount())
+	for _, o := range f.all() {
+		if answers(o) {
+			k := pack(o)
+			if o.Outcome == Outcome(lua.RequestIDConflict) {
+				k |= conflictBit
+			}
+			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(answered, func(x, y keyed) int {
-		if c := cmp.Compare(x.key, y.key); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.op, y.op)
-	})
-	var judged [][2]int // [start, end) in answered
-	var wanted []uint32 // the judged groups' operations, by index
-	for start := 0; start < len(answered); {
+	slices.Sort(keys)
+	var judgedKeys []uint64 // sorted, without the conflict bit
+	for start := 0; start < len(keys); {
+		key := keys[start] &^ conflictBit
 		end := start + 1
-		for end < len(answered) && answered[end].key == answered[start].key {
+		for end < len(keys) && keys[end]&^conflictBit == key {
 			end++
 		}
-		if end-start >= 2 || answered[start].conflict {
-			judged = append(judged, [2]int{start, end})
-			for _, a := range answered[start:end] {
-				wanted = append(wanted, a.op)
-			}
+		// A group of one is judged when that one answer is a conflict (the
+		// first operation in history order; alone, the only one).
+		if end-start >= 2 || keys[start]&conflictBit != 0 {
+			judgedKeys = append(judgedKeys, key)
 		}
 		start = end
 	}
-	slices.Sort(wanted)
-	kept := make([]Op, len(wanted))
-	if len(wanted) > 0 {
-		next := 0
-		for i, o := range f.all() {
-			if uint32(i) == wanted[next] {
-				kept[next] = *o
-				if next++; next == len(wanted) {
-					break
+	keys = nil
+	var kept []Op // the judged groups' operations, in history order
+	if len(judgedKeys) > 0 {
+		for _, o := range f.all() {
+			if answers(o) {
+				if _, ok := slices.BinarySearch(judgedKeys, pack(o)); ok {
+					kept = append(kept, *o)
 				}
 			}
 		}
 	}
-	opAt := func(i uint32) *Op {
-		k, _ := slices.BinarySearch(wanted, i)
-		return &kept[k]
-	}
+	slices.SortStableFunc(kept, func(x, y Op) int { return cmp.Compare(pack(&x), pack(&y)) })
 	var bad []string
 	groups, foreignGroups, unreadable := 0, 0, 0
-	for _, g := range judged {
-		group := answered[g[0]:g[1]]
-		first := opAt(group[0].op)
-		key := RequestKey{first.Bucket, first.Req}
+	for start := 0; start < len(kept); {
+		end := start + 1
+		for end < len(kept) && pack(&kept[end]) == pack(&kept[start]) {
+			end++
+		}
+		group := kept[start:end]
+		start = end
+		key := RequestKey{group[0].Bucket, group[0].Req}
 		req := key.Req
 		groups++
 		type answer struct {
@@ -471,8 +469,8 @@ func judgeI5(f *Facts) Verdict {
 		}
 		answers := map[uint32]answer{} // per user: the first non-conflict answer
 		conflicted := map[uint32]bool{}
-		for _, a := range group {
-			o := opAt(a.op)
+		for i := range group {
+			o := &group[i]
 			code := lua.ReserveCode(o.Outcome)
 			if code == lua.RequestIDConflict {
 				conflicted[o.User] = true

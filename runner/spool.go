@@ -153,7 +153,8 @@ func durationOf(u uint64) time.Duration { return time.Duration(int64(u)) }
 // each calls fn with every record in order, decoded into one reused Op;
 // it stops when fn returns false (and then returns false).
 func (s *spool) each(fn func(*Op) bool) bool {
-	r := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.size), 1<<20)
+	// A record is at most spoolRecord + 64 KiB: it fits the reader's buffer.
+	r := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.size), 1<<17)
 	var o Op
 	for read := 0; read < s.n; read++ {
 		head, err := r.Peek(spoolRecord)
@@ -161,7 +162,6 @@ func (s *spool) each(fn func(*Op) bool) bool {
 			s.setErr(fmt.Errorf("history spool: read record %d of %d: %w", read, s.n, err))
 			return false
 		}
-		// A record is at most spoolRecord + 64 KiB: it fits the reader's buffer.
 		rec, err := r.Peek(spoolRecord + int(binary.LittleEndian.Uint16(head[47:])))
 		if err != nil {
 			s.setErr(fmt.Errorf("history spool: read record %d of %d: %w", read, s.n, err))
