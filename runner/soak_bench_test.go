@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,7 +49,9 @@ func BenchmarkSoakProjection(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users = soakRate, d, 200_000
 
-	runtime.GC()
+	// Start from what this run needs: the benchmarks before it in the same
+	// process may have left freed heap resident.
+	debug.FreeOSMemory()
 	type sample struct {
 		at  time.Duration
 		rss float64
