@@ -398,10 +398,12 @@ func (e *engine) runClosed(ctx context.Context, gate <-chan struct{}) func() {
 		for ctx.Err() == nil {
 			n := next.Add(1) - 1
 			if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) || base+n >= MaxOpsPerRun {
+				e.store.skip(sentBase + n)
 				return
 			}
 			now := e.since()
 			if now-e.phaseStart >= e.cfg.Duration {
+				e.store.skip(sentBase + n)
 				return
 			}
 			if e.live != nil {

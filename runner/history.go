@@ -181,6 +181,21 @@ func (s *opStore) put(slot uint64, o Op) {
 	s.mu.Unlock()
 }
 
+// skip counts slot as done without an operation (a closed loop's id
+// claimed but not run, which later phases' slots follow), so that its
+// chunk is still handed to the spool when the rest of it is recorded.
+func (s *opStore) skip(slot uint64) {
+	if s.spool == nil {
+		return
+	}
+	ci := int(slot / opChunk)
+	s.mu.Lock()
+	s.chunkLocked(ci)
+	s.filled[ci]++
+	s.flushLocked()
+	s.mu.Unlock()
+}
+
 // grow allocates the chunk that holds slot, when needed.
 func (s *opStore) grow(slot uint64) {
 	s.mu.Lock()
