@@ -71,7 +71,7 @@ func runRace(ctx context.Context, out, errOut io.Writer, o raceOptions) error {
 		return err
 	}
 	fmt.Fprintf(out, "race: %d users from %d workers in %.2fs: %.0f calls/s\n", o.users, o.concurrency,
-		oc.Result.Elapsed.Seconds(), float64(len(oc.Result.History.Ops))/oc.Result.Elapsed.Seconds())
+		oc.Result.Elapsed.Seconds(), float64(oc.Result.History.Len())/oc.Result.Elapsed.Seconds())
 	return exitOf(oc)
 }
 

@@ -122,25 +122,36 @@ func BucketFor(activityID, skuID, userID string, buckets uint32) uint32 {
 // HMAC-SHA256(secret, activity\0sku\0user\0request). The same request always
 // gets the same id, which is what makes a retry after a lost reply safe.
 func ReservationID(secret []byte, activityID, skuID, userID, requestID string) string {
-	return reservationID(hmac.New(sha256.New, secret), activityID, skuID, userID, requestID)
+	return newMACState(secret).reservationID(activityID, skuID, userID, requestID)
 }
 
 var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
-// reservationID computes the id with a fresh (or Reset) HMAC state.
-func reservationID(mac hash.Hash, activityID, skuID, userID, requestID string) string {
-	var buf [4*MaxIDLen + 3]byte
-	b := append(buf[:0], activityID...)
+// macState is one HMAC state keyed with a secret and the scratch space a
+// derivation needs: kept together (and reused through a pool), the input
+// and the digest do not escape to the heap at every call through the
+// hash.Hash interface.
+type macState struct {
+	mac hash.Hash
+	in  [4*MaxIDLen + 3]byte
+	sum [sha256.Size]byte
+}
+
+func newMACState(secret []byte) *macState { return &macState{mac: hmac.New(sha256.New, secret)} }
+
+// reservationID computes the id (ReservationID) with this state.
+func (m *macState) reservationID(activityID, skuID, userID, requestID string) string {
+	m.mac.Reset()
+	b := append(m.in[:0], activityID...)
 	b = append(b, 0)
 	b = append(b, skuID...)
 	b = append(b, 0)
 	b = append(b, userID...)
 	b = append(b, 0)
 	b = append(b, requestID...)
-	_, _ = mac.Write(b)
-	var sum [sha256.Size]byte
+	_, _ = m.mac.Write(b)
 	var enc [52]byte // base32 of 32 bytes, unpadded
-	lowerBase32.Encode(enc[:], mac.Sum(sum[:0]))
+	lowerBase32.Encode(enc[:], m.mac.Sum(m.sum[:0]))
 	return string(enc[:26])
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -216,10 +217,11 @@ type writeProbe struct {
 	n atomic.Int32
 }
 
-// MarshalBinary is called by go-redis as it writes the command.
+// MarshalBinary is called by go-redis as it writes the command. The bytes
+// are the string's own (go-redis only copies them into its buffer).
 func (w *writeProbe) MarshalBinary() ([]byte, error) {
 	w.n.Add(1)
-	return []byte(w.s), nil
+	return unsafe.Slice(unsafe.StringData(w.s), len(w.s)), nil
 }
 
 func (w *writeProbe) String() string { return w.s }

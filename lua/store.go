@@ -2,16 +2,14 @@ package lua
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -22,7 +20,7 @@ type Store struct {
 	rdb     redis.UniversalClient
 	scripts *Scripts
 	secret  []byte
-	macs    sync.Pool // of hash.Hash keyed with secret: one HMAC state per call, reused
+	macs    sync.Pool // of *macState keyed with secret: one HMAC state per call, reused
 	watch   atomic.Pointer[Watchdog]
 
 	constsMu sync.RWMutex
@@ -49,7 +47,7 @@ func NewStore(rdb redis.UniversalClient, scripts *Scripts, secret []byte) *Store
 		scripts = Embedded()
 	}
 	s := &Store{rdb: rdb, scripts: scripts, secret: append([]byte(nil), secret...)}
-	s.macs.New = func() any { return hmac.New(sha256.New, s.secret) }
+	s.macs.New = func() any { return newMACState(s.secret) }
 	return s
 }
 
@@ -92,10 +90,13 @@ func (c ReserveCall) Args() []any {
 
 // scopeConsts are the KEYS and ARGV a reserve call shares with every
 // other call of its scope (and schema version), built and boxed once: a
-// call then builds only its three own keys.
+// call then builds only its two own keys. prefix is the scope's key
+// prefix (seckill:{<hash tag>}:), reqShards its 256 request-result keys.
 type scopeConsts struct {
 	meta, stock, sendPending, expiry, soldout any
 	activityID, sku, version, schema, bucket  any
+	prefix                                    string
+	reqShards                                 [RequestShards]any
 }
 
 type scopeConstsKey struct {
@@ -114,7 +115,11 @@ func (s *Store) constsOf(sc Scope, schema string) *scopeConsts {
 	}
 	c = &scopeConsts{meta: sc.MetaKey(), stock: sc.StockKey(), sendPending: sc.SendPendingKey(),
 		expiry: sc.ExpiryKey(), soldout: sc.SoldoutKey(), activityID: sc.ActivityID, sku: sc.SKUID,
-		version: strconv.FormatInt(sc.Version, 10), schema: schema, bucket: strconv.FormatUint(uint64(sc.Bucket), 10)}
+		version: strconv.FormatInt(sc.Version, 10), schema: schema, bucket: strconv.FormatUint(uint64(sc.Bucket), 10),
+		prefix: sc.Key("")}
+	for n := range c.reqShards {
+		c.reqShards[n] = sc.ReqShardKeyN(n)
+	}
 	s.constsMu.Lock()
 	if s.consts == nil {
 		s.consts = map[scopeConstsKey]*scopeConsts{}
@@ -124,18 +129,41 @@ func (s *Store) constsOf(sc Scope, schema string) *scopeConsts {
 	return c
 }
 
+// reserveWire is one reserve call's command as go-redis writes it: the
+// argument slice and every per-call value it points to, in one
+// allocation. The per-call strings are referenced as *string and *int64
+// (which go-redis writes as their values), so none is boxed on its own;
+// the first key (the slot go-redis routes by) is a plain string.
+type reserveWire struct {
+	argv                [22]any
+	probe               writeProbe
+	userKey, resvKey    string
+	rid, uid, messageID string
+	ttlMs, nowMs        int64
+}
+
 // reserveArgv is the whole EVALSHA command of call for Script.runArgv:
 // [_, _, 8, call.Keys()…, call.Args()…], the shared parts from the scope's
 // cache and the write probe standing for ARGV[1] (see Script.Run): the same
-// values, in one slice, with a fraction of the allocations.
+// values, with two allocations (the reserveWire and its two keys' bytes).
 func (s *Store) reserveArgv(call ReserveCall) []any {
 	sc := call.Scope
 	c := s.constsOf(sc, call.SchemaVersion)
-	return []any{nil, nil, 8,
-		c.meta, c.stock, sc.ReqShardKey(call.RequestID), sc.UserKey(call.UserID),
-		sc.ResvKey(call.ReservationID), c.sendPending, c.expiry, c.soldout,
-		&writeProbe{s: call.RequestID}, call.ReservationID, c.activityID, c.sku, call.UserID,
-		c.version, call.TTLMs, c.schema, c.bucket, call.MessageID, call.NowMs}
+	w := &reserveWire{rid: call.ReservationID, uid: call.UserID, messageID: call.MessageID, ttlMs: call.TTLMs, nowMs: call.NowMs}
+	w.probe.s = call.RequestID
+	// user:<user> and resv:<reservation> after the prefix, in one buffer.
+	n := len(c.prefix) + len("user:") + len(call.UserID)
+	b := make([]byte, 0, n+len(c.prefix)+len("resv:")+len(call.ReservationID))
+	b = append(append(append(b, c.prefix...), "user:"...), call.UserID...)
+	b = append(append(append(b, c.prefix...), "resv:"...), call.ReservationID...)
+	keys := unsafe.String(unsafe.SliceData(b), len(b))
+	w.userKey, w.resvKey = keys[:n], keys[n:]
+	w.argv = [22]any{nil, nil, 8,
+		c.meta, c.stock, c.reqShards[RequestShard(call.RequestID)], &w.userKey,
+		&w.resvKey, c.sendPending, c.expiry, c.soldout,
+		&w.probe, &w.rid, c.activityID, c.sku, &w.uid,
+		c.version, &w.ttlMs, c.schema, c.bucket, &w.messageID, &w.nowMs}
+	return w.argv[:]
 }
 
 // NewReserveCall validates the ids and derives bucket, reservation_id and
@@ -165,10 +193,9 @@ func (s *Store) NewReserveCall(a *Activity, userID, requestID string, ttl time.D
 // ReservationIDFor is the reservation id this store derives for userID's
 // requestID in activity a (what reserve.lua will create for that request).
 func (s *Store) ReservationIDFor(a *Activity, userID, requestID string) string {
-	mac := s.macs.Get().(hash.Hash)
-	mac.Reset()
-	id := reservationID(mac, a.ID, a.SKU, userID, requestID)
-	s.macs.Put(mac)
+	m := s.macs.Get().(*macState)
+	id := m.reservationID(a.ID, a.SKU, userID, requestID)
+	s.macs.Put(m)
 	return id
 }
 

@@ -30,8 +30,10 @@ type MasterWarmth struct {
 // credentials): the load that follows neither dials nor meets NOSCRIPT.
 // The cluster's slot map is loaded first. Connections are dialled by
 // holding `conns` of them at once (a PING on each), then returned to the
-// pool, which keeps idle connections (MaxIdleConns 0: no limit). It
-// returns what CheckWarm then sees.
+// pool, which keeps idle connections (MaxIdleConns 0: no limit). A PING
+// through rdb then loads go-redis's command table (fetched with COMMAND
+// on a cluster client's first command). It returns what CheckWarm then
+// sees.
 func DialConns(ctx context.Context, rdb *redis.ClusterClient, scripts *Scripts, conns int) ([]MasterWarmth, error) {
 	if scripts == nil {
 		scripts = Embedded()
@@ -70,6 +72,13 @@ func DialConns(ctx context.Context, rdb *redis.ClusterClient, scripts *Scripts, 
 	})
 	if err != nil {
 		return nil, err
+	}
+	// The cluster client fetches the command table (COMMAND: a reply of
+	// hundreds of KB, parsed once) on its first command of its own; every
+	// call that arrives meanwhile waits for it. One PING through it loads
+	// the table here, not on the load's first operation.
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return nil, fmt.Errorf("warm-up: PING through the cluster client (loads its command table): %w", err)
 	}
 	return Warmth(ctx, rdb, scripts)
 }

@@ -257,7 +257,7 @@ func noAcknowledgement(f *Facts, _ Verdict) string {
 	if f.derive().acked > 0 {
 		return ""
 	}
-	return fmt.Sprintf("no operation was answered ACCEPTED (%d operations): no acknowledged reservation to judge", len(f.Ops))
+	return fmt.Sprintf("no operation was answered ACCEPTED (%d operations): no acknowledged reservation to judge", f.opCount())
 }
 
 // judgeI3: distinct reservation ids acknowledged ACCEPTED, less those
@@ -311,7 +311,6 @@ func heldByBucket(f *Facts) []int64 {
 // told ACCEPTED for a second reservation while the first had not been
 // released.
 func judgeI4(f *Facts) Verdict {
-	ops := f.Ops
 	liveByUser := map[string][]string{}
 	for rid, r := range f.Records {
 		if r.Status != lua.StatusReleased {
@@ -333,16 +332,14 @@ func judgeI4(f *Facts) Verdict {
 	}
 	firstAck := map[uint32][]ack{}
 	releasedStart := map[string]time.Duration{}
-	for i := range ops {
-		o := &ops[i]
+	for _, o := range f.all() {
 		if o.Kind == KindRelease && o.Outcome == Outcome(lua.CompensateReleased) {
 			if t, ok := releasedStart[o.RID]; !ok || o.Start < t {
 				releasedStart[o.RID] = o.Start
 			}
 		}
 	}
-	for i := range ops {
-		o := &ops[i]
+	for _, o := range f.all() {
 		if !o.Accepted() || o.RID == "" {
 			continue
 		}
@@ -406,45 +403,65 @@ func notCachedForUser(code lua.ReserveCode) bool {
 // and another user reusing it gets REQUEST_ID_CONFLICT with no reservation
 // id; re-sent operations agree with their own request's result.
 func judgeI5(f *Facts) Verdict {
-	ops := f.Ops
 	// The answered operations grouped by request id (request results are
-	// cached per bucket), each group in history order: sorted by a packed
-	// key, not a map of slices, so a million operations judge quickly.
-	type keyed struct {
-		key uint64 // bucket << 32 | request
-		op  int
+	// cached per bucket), each group in history order. A first pass keeps
+	// one packed key per answered operation (8 bytes: bucket, request, and
+	// whether it answered REQUEST_ID_CONFLICT), sorted to find the groups
+	// judged — a request id answered twice, or a REQUEST_ID_CONFLICT; a
+	// second pass copies those groups' operations only.
+	const conflictBit = 1
+	pack := func(o *Op) uint64 { return (uint64(o.Bucket)<<32 | uint64(o.Req)) << 1 }
+	answers := func(o *Op) bool {
+		return o.Kind.IsReserve() && o.Outcome >= 0 && !notCachedForUser(lua.ReserveCode(o.Outcome))
 	}
-	var answered []keyed
-	for i := range ops {
-		o := &ops[i]
-		if o.Kind.IsReserve() && o.Outcome >= 0 && !notCachedForUser(lua.ReserveCode(o.Outcome)) {
-			answered = append(answered, keyed{uint64(o.Bucket)<<32 | uint64(o.Req), i})
+	keys := make([]uint64, 0, f.opCount())
+	for _, o := range f.all() {
+		if answers(o) {
+			k := pack(o)
+			if o.Outcome == Outcome(lua.RequestIDConflict) {
+				k |= conflictBit
+			}
+			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(answered, func(x, y keyed) int {
-		if c := cmp.Compare(x.key, y.key); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.op, y.op)
-	})
-	var bad []string
-	var idx []int
-	groups, foreignGroups, unreadable := 0, 0, 0
-	for start := 0; start < len(answered); {
+	slices.Sort(keys)
+	var judgedKeys []uint64 // sorted, without the conflict bit
+	for start := 0; start < len(keys); {
+		key := keys[start] &^ conflictBit
 		end := start + 1
-		for end < len(answered) && answered[end].key == answered[start].key {
+		for end < len(keys) && keys[end]&^conflictBit == key {
 			end++
 		}
-		idx = idx[:0]
-		for _, a := range answered[start:end] {
-			idx = append(idx, a.op)
+		// A group of one is judged when that one answer is a conflict (the
+		// first operation in history order; alone, the only one).
+		if end-start >= 2 || keys[start]&conflictBit != 0 {
+			judgedKeys = append(judgedKeys, key)
 		}
 		start = end
-		key := RequestKey{ops[idx[0]].Bucket, ops[idx[0]].Req}
-		req := key.Req
-		if len(idx) < 2 && ops[idx[0]].Outcome != Outcome(lua.RequestIDConflict) {
-			continue
+	}
+	keys = nil
+	var kept []Op // the judged groups' operations, in history order
+	if len(judgedKeys) > 0 {
+		for _, o := range f.all() {
+			if answers(o) {
+				if _, ok := slices.BinarySearch(judgedKeys, pack(o)); ok {
+					kept = append(kept, *o)
+				}
+			}
 		}
+	}
+	slices.SortStableFunc(kept, func(x, y Op) int { return cmp.Compare(pack(&x), pack(&y)) })
+	var bad []string
+	groups, foreignGroups, unreadable := 0, 0, 0
+	for start := 0; start < len(kept); {
+		end := start + 1
+		for end < len(kept) && pack(&kept[end]) == pack(&kept[start]) {
+			end++
+		}
+		group := kept[start:end]
+		start = end
+		key := RequestKey{group[0].Bucket, group[0].Req}
+		req := key.Req
 		groups++
 		type answer struct {
 			code lua.ReserveCode
@@ -452,8 +469,8 @@ func judgeI5(f *Facts) Verdict {
 		}
 		answers := map[uint32]answer{} // per user: the first non-conflict answer
 		conflicted := map[uint32]bool{}
-		for _, i := range idx {
-			o := &ops[i]
+		for i := range group {
+			o := &group[i]
 			code := lua.ReserveCode(o.Outcome)
 			if code == lua.RequestIDConflict {
 				conflicted[o.User] = true
@@ -528,9 +545,7 @@ func judgeI5(f *Facts) Verdict {
 // marker turns the second run into USER_ALREADY_RESERVED, which overwrites
 // or never meets the first answer, which the client never saw.
 func judgeResent(f *Facts) (checked int, bad []string, unreadable int) {
-	ops := f.Ops
-	for i := range ops {
-		o := &ops[i]
+	for _, o := range f.all() {
 		if !o.Kind.IsReserve() || o.Outcome < 0 {
 			continue
 		}
@@ -574,8 +589,7 @@ func vacuousI5(f *Facts, v Verdict) string {
 	if v.Evidence["repeated_request_ids"] != 0 || v.Evidence["resent_ops"] != 0 {
 		return ""
 	}
-	for i := range f.Ops {
-		o := &f.Ops[i]
+	for _, o := range f.all() {
 		if o.Kind.IsReserve() && o.Outcome == Outcome(lua.UserAlreadyReserved) && o.RID != "" {
 			return ""
 		}
@@ -592,9 +606,9 @@ func lostAcks(f *Facts) []string {
 
 func lostAndAcked(f *Facts) ([]string, int) {
 	acked := map[string]bool{}
-	for i := range f.Ops {
-		if f.Ops[i].Accepted() && f.Ops[i].RID != "" {
-			acked[f.Ops[i].RID] = true
+	for _, o := range f.all() {
+		if o.Accepted() && o.RID != "" {
+			acked[o.RID] = true
 		}
 	}
 	var lost []string
@@ -664,8 +678,7 @@ func namedLostAcks(f *Facts, lost []string) []LostAck {
 		want[rid] = true
 	}
 	named := make([]LostAck, 0, len(lost))
-	for i := range f.Ops {
-		o := &f.Ops[i]
+	for _, o := range f.all() {
 		if !o.Accepted() || !want[o.RID] {
 			continue
 		}
@@ -687,8 +700,7 @@ func unknownSummary(f *Facts) UnknownSummary {
 func resolveUnknowns(f *Facts) (UnknownSummary, []string) {
 	var u UnknownSummary
 	var unresolved []string
-	for i := range f.Ops {
-		o := &f.Ops[i]
+	for _, o := range f.all() {
 		if o.HadUnknown() && o.Outcome >= 0 {
 			u.ResolvedByRetry++
 		}
@@ -736,8 +748,7 @@ func vacuousI7(_ *Facts, v Verdict) string {
 func judgeI8(f *Facts) Verdict {
 	releases := 0
 	releasedBy := map[string]int{}
-	for i := range f.Ops {
-		o := &f.Ops[i]
+	for _, o := range f.all() {
 		if o.Kind != KindRelease || o.Outcome < 0 {
 			continue
 		}
@@ -781,8 +792,7 @@ func judgeI9(f *Facts) Verdict {
 	nb := f.Buckets()
 	lastRelease := make([]time.Duration, nb)
 	releasedIn := make([]int, nb)
-	for i := range f.Ops {
-		o := &f.Ops[i]
+	for _, o := range f.all() {
 		if o.Kind == KindRelease && o.Outcome == Outcome(lua.CompensateReleased) && int(o.Bucket) < nb {
 			releasedIn[o.Bucket]++
 			if o.End > lastRelease[o.Bucket] {
@@ -792,8 +802,7 @@ func judgeI9(f *Facts) Verdict {
 	}
 	soldOutAfter := make([]int, nb)
 	demand := demandByBucket(f)
-	for i := range f.Ops {
-		o := &f.Ops[i]
+	for _, o := range f.all() {
 		if !o.Kind.IsReserve() || o.Outcome < 0 || int(o.Bucket) >= nb {
 			continue
 		}
@@ -835,8 +844,7 @@ func demandByBucket(f *Facts) []map[uint32]struct{} {
 	for b := range demand {
 		demand[b] = map[uint32]struct{}{}
 	}
-	for i := range f.Ops {
-		o := &f.Ops[i]
+	for _, o := range f.all() {
 		if !o.Kind.IsReserve() || o.Outcome < 0 || int(o.Bucket) >= len(demand) {
 			continue
 		}
@@ -860,8 +868,8 @@ func appliesI9(f *Facts, v Verdict) string {
 // vacuousI9: no bucket was tested for undersell — none sold out, none
 // answered SOLD_OUT, and in each the demand stayed below the stock.
 func vacuousI9(f *Facts, _ Verdict) string {
-	for i := range f.Ops {
-		if f.Ops[i].Kind.IsReserve() && f.Ops[i].Outcome == Outcome(lua.SoldOut) {
+	for _, o := range f.all() {
+		if o.Kind.IsReserve() && o.Outcome == Outcome(lua.SoldOut) {
 			return ""
 		}
 	}

@@ -54,8 +54,8 @@ func CollectEndToEnd(ctx context.Context, tgt Target, h *History, ev *pipeline.E
 	f := &EndToEndFacts{Stock: a.Stock, Accepted: map[string]uint32{}, Sends: map[string]int{}, Received: map[string]int{},
 		Canceled: map[string]bool{}, Recon: ev.Reconciliation, Drained: ev.Drained}
 	f.Accepted = AcceptedReservations(h)
-	for i := range h.Ops {
-		if o := &h.Ops[i]; o.Kind == KindRelease && o.RID != "" {
+	for _, o := range h.All() {
+		if o.Kind == KindRelease && o.RID != "" {
 			f.Canceled[o.RID] = true
 		}
 	}
@@ -88,8 +88,8 @@ func CollectEndToEnd(ctx context.Context, tgt Target, h *History, ev *pipeline.E
 // acknowledged ACCEPTED, with their buckets.
 func AcceptedReservations(h *History) map[string]uint32 {
 	out := map[string]uint32{}
-	for i := range h.Ops {
-		if o := &h.Ops[i]; o.Accepted() && o.RID != "" {
+	for _, o := range h.All() {
+		if o.Accepted() && o.RID != "" {
 			out[o.RID] = uint32(o.Bucket)
 		}
 	}

@@ -39,14 +39,14 @@ const FlagPipelineRelease uint8 = 1 << 5
 // after the last release) count the pipeline's releases. Keep the original
 // history for reports and for VerifyPipeline.
 func WithPipelineReleases(h *History, ev *PipelineEvidence, began time.Time) *History {
-	out := &History{Ops: append([]Op(nil), h.Ops...)}
+	out := &History{Ops: append([]Op(nil), h.Ops...), spool: h.spool}
 	if ev == nil {
 		return out
 	}
 	var next uint32
-	for i := range h.Ops {
-		if h.Ops[i].ID >= next {
-			next = h.Ops[i].ID + 1
+	for _, o := range h.All() {
+		if o.ID >= next {
+			next = o.ID + 1
 		}
 	}
 	for i := range ev.Events {
@@ -172,8 +172,7 @@ func fencedBefore(obs map[string][]observation, rid string, t time.Time) (bool, 
 // release operations (not the pipeline's).
 func loadReleases(f *Facts) map[string][]Outcome {
 	out := map[string][]Outcome{}
-	for i := range f.Ops {
-		o := &f.Ops[i]
+	for _, o := range f.all() {
 		if o.Kind == KindRelease && o.RID != "" && o.Flags&FlagPipelineRelease == 0 {
 			out[o.RID] = append(out[o.RID], o.Outcome)
 		}

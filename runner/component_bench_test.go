@@ -226,3 +226,18 @@ func BenchmarkClosedLoopClientCost(b *testing.B) {
 	fmt.Printf("closed loop, %d workers, %0.f ops: client CPU %.1f µs/op, %.1f allocs/op, %.0f B/op, %.0f ops/s\n",
 		benchConns, ops, perOp, allocs, bytes, ops/res.Elapsed.Seconds())
 }
+
+// BenchmarkComponentEvalShaNoRouting: the hardened client with go-redis's
+// request/response routing policies disabled (DisableRoutingPolicies):
+// the policies' share of a keyed EVALSHA (a command-info lookup that,
+// with ContextTimeoutEnabled, builds a 5 s context twice per call) is the
+// difference with BenchmarkComponentEvalShaHardened.
+func BenchmarkComponentEvalShaNoRouting(b *testing.B) {
+	benchEvalSha(b, lua.NewClusterClient(&redis.ClusterOptions{Addrs: testCluster.Addrs(), Protocol: 2, ContextTimeoutEnabled: true, DisableRoutingPolicies: true}))
+}
+
+// BenchmarkComponentEvalShaTimeouts: the hardened client as the stand
+// makes it (ContextTimeoutEnabled), routing policies on.
+func BenchmarkComponentEvalShaTimeouts(b *testing.B) {
+	benchEvalSha(b, lua.NewClusterClient(&redis.ClusterOptions{Addrs: testCluster.Addrs(), Protocol: 2, ContextTimeoutEnabled: true}))
+}

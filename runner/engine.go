@@ -78,6 +78,18 @@ type options struct {
 	progressEvery time.Duration
 	opObserver    func(*Op)
 	stockObserver func(StockSample)
+	spool         bool
+	spoolDir      string
+}
+
+// WithHistorySpool streams the history to a file in dir (the system's
+// temporary directory when empty) as the run goes, instead of holding it:
+// the run keeps a few chunks of operations in memory whatever its length,
+// and Result.History reads them back from the file (History.All). The
+// file is unlinked as soon as it is created, so nothing is left on disk.
+// A spool that cannot be created or written fails the run.
+func WithHistorySpool(dir string) Option {
+	return func(o *options) { o.spool, o.spoolDir = true, dir }
 }
 
 // WithOpObserver calls fn with every operation that was sent, once it
@@ -138,6 +150,13 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	}
 	e := &engine{tgt: tgt, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) }, first.Generator)}
 	e.ctx = ctx
+	if o.spool {
+		sp, err := newSpool(o.spoolDir)
+		if err != nil {
+			return nil, err
+		}
+		e.store.spool = sp
+	}
 	// The first phase's workers are running (parked on their gate) before
 	// offset 0: no goroutine is spawned on the load's clock.
 	e.cfg = phases[0].Config
@@ -202,13 +221,20 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	stopSampler()
 	res.Samples = <-samplerDone
 
-	ops := e.store.flatten()
-	res.History = &History{Ops: ops}
+	if e.store.spool != nil {
+		sp, err := e.store.finishSpool()
+		if err != nil {
+			return nil, err
+		}
+		res.History = &History{spool: sp}
+	} else {
+		res.History = &History{Ops: e.store.flatten()}
+	}
 	res.ErrorTexts = e.errs.snapshot()
 	res.Drops = e.drops
-	res.Observed = Observed{Scheduled: int64(len(ops)) + e.drops.Total, Dropped: e.drops.Total}
-	for i := range ops {
-		if late := ops[i].Start - ops[i].Intended; late > first.LateThreshold {
+	res.Observed = Observed{Scheduled: int64(res.History.Len()) + e.drops.Total, Dropped: e.drops.Total}
+	for _, o := range res.History.All() {
+		if late := o.Start - o.Intended; late > first.LateThreshold {
 			res.Observed.LateStarts++
 			if late > res.Observed.MaxLateBy {
 				res.Observed.MaxLateBy = late
@@ -372,10 +398,12 @@ func (e *engine) runClosed(ctx context.Context, gate <-chan struct{}) func() {
 		for ctx.Err() == nil {
 			n := next.Add(1) - 1
 			if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) || base+n >= MaxOpsPerRun {
+				e.store.skip(sentBase + n)
 				return
 			}
 			now := e.since()
 			if now-e.phaseStart >= e.cfg.Duration {
+				e.store.skip(sentBase + n)
 				return
 			}
 			if e.live != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sort"
 	"time"
 
@@ -23,8 +24,13 @@ type Facts struct {
 	// Stock is each bucket's stock hash as read back at the end.
 	Stock []lua.Stock
 	// Ops is the history (with the pipeline's releases when the run had a
-	// pipeline: see WithPipelineReleases).
+	// pipeline: see WithPipelineReleases) when it is held in memory; for a
+	// spooled history CollectFacts keeps the history itself and Ops is
+	// empty. The judges read both through all.
 	Ops []Op
+	// spooled is the history CollectFacts read a spooled run from (nil
+	// when the operations are in Ops).
+	spooled *History
 	// Samples are the stock readings taken during the run.
 	Samples []StockSample
 	// Records are the reservation records read back, by reservation id:
@@ -95,6 +101,23 @@ type derivedFacts struct {
 	obs           map[string][]observation // per reservation, the statuses the pipeline's answers revealed
 }
 
+// all yields every operation of the history judged, with its index (see
+// History.All: copy an Op to keep it).
+func (f *Facts) all() iter.Seq2[int, *Op] {
+	if f.spooled != nil {
+		return f.spooled.All()
+	}
+	return (&History{Ops: f.Ops}).All()
+}
+
+// opCount is the number of operations judged.
+func (f *Facts) opCount() int {
+	if f.spooled != nil {
+		return f.spooled.Len()
+	}
+	return len(f.Ops)
+}
+
 // Buckets is the activity's bucket count.
 func (f *Facts) Buckets() int { return len(f.Planned) }
 
@@ -106,8 +129,7 @@ func (f *Facts) derive() *derivedFacts {
 	for b := range d.ackedByBucket {
 		d.ackedByBucket[b] = map[string]struct{}{}
 	}
-	for i := range f.Ops {
-		o := &f.Ops[i]
+	for _, o := range f.all() {
 		if o.Accepted() && o.RID != "" && int(o.Bucket) < len(d.ackedByBucket) {
 			if _, dup := d.ackedByBucket[o.Bucket][o.RID]; !dup {
 				d.ackedByBucket[o.Bucket][o.RID] = struct{}{}
@@ -136,11 +158,15 @@ func CollectFacts(ctx context.Context, tgt Target, in CheckInput) (*Facts, error
 	a := tgt.Activity
 	st := tgt.Store
 	rdb := st.Client()
-	ops := in.History.Ops
-	f := &Facts{Ops: ops, Samples: in.Samples, FaultsInjected: in.FaultsInjected, Generator: in.Generator,
+	f := &Facts{Samples: in.Samples, FaultsInjected: in.FaultsInjected, Generator: in.Generator,
 		ClockSkew: in.ClockSkew, Pipeline: in.Pipeline, Requests: map[RequestKey]RequestFact{},
 		OwnReservation:  map[UserRequest]string{},
 		SendPendingLeft: make([]int64, a.Buckets), ExpiryLeft: make([]int64, a.Buckets)}
+	if in.History.Spooled() {
+		f.spooled = in.History
+	} else {
+		f.Ops = in.History.Ops
+	}
 	for b := uint32(0); b < a.Buckets; b++ {
 		f.Planned = append(f.Planned, a.BucketStock(b))
 		s, err := lua.ReadStock(ctx, rdb, a.Scope(b))
@@ -162,8 +188,7 @@ func CollectFacts(ctx context.Context, tgt Target, in CheckInput) (*Facts, error
 			reqs = append(reqs, k)
 		}
 	}
-	for i := range ops {
-		o := &ops[i]
+	for _, o := range f.all() {
 		if o.RID != "" {
 			cand[o.RID] = uint32(o.Bucket)
 		}
@@ -214,6 +239,9 @@ func CollectFacts(ctx context.Context, tgt Target, in CheckInput) (*Facts, error
 				f.ExpiryLeft[b] = int64(len(ms))
 			}
 		}
+	}
+	if err := in.History.Err(); err != nil {
+		return nil, fmt.Errorf("checker: %w", err)
 	}
 	recs, err := readRecords(ctx, rdb, a, cand)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -92,8 +93,60 @@ func (o *Op) Accepted() bool { return o.Kind.IsReserve() && o.Outcome == Outcome
 // are numbered from 0 in schedule order; a dropped operation's id is
 // skipped (drops are counted in Result.Drops, not kept), and a closed-loop
 // run may end with ids claimed but not run.
+//
+// A history is held in memory (Ops) or, for a run with WithHistorySpool,
+// streamed to disk during the run and read back from there; Ops then holds
+// only operations added after the run (WithPipelineReleases). Read every
+// history with All and Len: they cover both.
 type History struct {
-	Ops []Op
+	Ops   []Op
+	spool *spool // the run's operations, before Ops; nil when held in memory
+}
+
+// Len is the number of operations.
+func (h *History) Len() int {
+	if h.spool != nil {
+		return h.spool.n + len(h.Ops)
+	}
+	return len(h.Ops)
+}
+
+// Spooled reports whether the history's operations are on disk.
+func (h *History) Spooled() bool { return h.spool != nil }
+
+// All yields every operation in order with its index. The *Op of a
+// spooled history is one buffer decoded again at every step: copy the Op
+// to keep it. A spool that cannot be read back ends the iteration early
+// and Err says why.
+func (h *History) All() iter.Seq2[int, *Op] {
+	return func(yield func(int, *Op) bool) {
+		i := 0
+		if h.spool != nil {
+			more := h.spool.each(func(o *Op) bool {
+				ok := yield(i, o)
+				i++
+				return ok
+			})
+			if !more {
+				return
+			}
+		}
+		for j := range h.Ops {
+			if !yield(i, &h.Ops[j]) {
+				return
+			}
+			i++
+		}
+	}
+}
+
+// Err is the error that cut an iteration of a spooled history short (a
+// read of the spool failed); nil for a history held in memory.
+func (h *History) Err() error {
+	if h.spool == nil {
+		return nil
+	}
+	return h.spool.Err()
 }
 
 // opStore keeps the sent operations by slot (their index among the run's
@@ -102,33 +155,97 @@ type History struct {
 // is built with one exact allocation (a million operations fit in about
 // 64 MB). Slots, not ids: dropped operations skip ids, and the chunks stay
 // dense however many were dropped.
+//
+// With a spool, each chunk is handed to the spool's writer as soon as every
+// slot of it is recorded and every earlier chunk was handed over, and its
+// memory is reused: the store holds the few chunks still being filled.
 type opStore struct {
-	mu     sync.Mutex
-	chunks [][]Op
+	mu      sync.Mutex
+	chunks  [][]Op
+	spool   *spool // nil: keep every chunk until flatten
+	filled  []int  // per chunk, the slots recorded (with a spool)
+	flushed int    // chunks handed to the spool so far
 }
 
 const opChunk = 1 << 16
 
 func (s *opStore) put(slot uint64, o Op) {
-	c := s.grow(slot)
 	o.Flags |= flagRecorded
-	c[slot%opChunk] = o
-}
-
-// grow returns the chunk that holds slot, allocating it when needed.
-func (s *opStore) grow(slot uint64) []Op {
 	ci := int(slot / opChunk)
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.chunkLocked(ci)[slot%opChunk] = o
+	if s.spool != nil {
+		s.filled[ci]++
+		s.flushLocked()
+	}
+	s.mu.Unlock()
+}
+
+// skip counts slot as done without an operation (a closed loop's id
+// claimed but not run, which later phases' slots follow), so that its
+// chunk is still handed to the spool when the rest of it is recorded.
+func (s *opStore) skip(slot uint64) {
+	if s.spool == nil {
+		return
+	}
+	ci := int(slot / opChunk)
+	s.mu.Lock()
+	s.chunkLocked(ci)
+	s.filled[ci]++
+	s.flushLocked()
+	s.mu.Unlock()
+}
+
+// grow allocates the chunk that holds slot, when needed.
+func (s *opStore) grow(slot uint64) {
+	s.mu.Lock()
+	s.chunkLocked(int(slot / opChunk))
+	s.mu.Unlock()
+}
+
+func (s *opStore) chunkLocked(ci int) []Op {
 	for len(s.chunks) <= ci {
 		s.chunks = append(s.chunks, nil)
+		s.filled = append(s.filled, 0)
 	}
 	c := s.chunks[ci]
 	if c == nil {
-		c = make([]Op, opChunk)
+		if s.spool != nil {
+			select {
+			case c = <-s.spool.free:
+			default:
+			}
+		}
+		if c == nil {
+			c = make([]Op, opChunk)
+		}
 		s.chunks[ci] = c
 	}
 	return c
+}
+
+// flushLocked hands the spool every full chunk that follows the ones
+// already handed over, in order.
+func (s *opStore) flushLocked() {
+	for s.flushed < len(s.chunks) && s.filled[s.flushed] == opChunk {
+		s.spool.chunks <- s.chunks[s.flushed]
+		s.chunks[s.flushed] = nil
+		s.flushed++
+	}
+}
+
+// finishSpool hands the spool the chunks left (their unrecorded slots are
+// skipped) and waits until everything is on disk. Call it once every
+// writer is done.
+func (s *opStore) finishSpool() (*spool, error) {
+	for ; s.flushed < len(s.chunks); s.flushed++ {
+		if c := s.chunks[s.flushed]; c != nil {
+			s.spool.chunks <- c
+			s.chunks[s.flushed] = nil
+		}
+	}
+	s.chunks = nil
+	return s.spool, s.spool.finish()
 }
 
 // flatten returns the recorded operations in ID order and frees the chunks.
@@ -183,8 +300,7 @@ func (h *History) WriteJSONL(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	for i := range h.Ops {
-		o := &h.Ops[i]
+	for _, o := range h.All() {
 		j := jsonOp{ID: o.ID, Kind: o.Kind.String(), User: o.UserID(), Request: o.RequestID(), RID: o.RID,
 			Bucket: o.Bucket, IntendedMs: ms(o.Intended), StartMs: ms(o.Start), EndMs: ms(o.End),
 			Attempts: o.Attempts, Sends: o.Sends, Outcome: o.OutcomeName(), Replay: o.Replay(), HadUnknown: o.HadUnknown(),
@@ -198,6 +314,9 @@ func (h *History) WriteJSONL(w io.Writer) error {
 		if err := enc.Encode(&j); err != nil {
 			return err
 		}
+	}
+	if err := h.Err(); err != nil {
+		return err
 	}
 	return bw.Flush()
 }

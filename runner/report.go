@@ -26,8 +26,7 @@ func BuildReport(res *Result, chk *CheckReport, meta ReportMeta) (*reports.Repor
 	rec := reports.NewRecorder(res.Began, meta.Phases)
 	rec.SetLateStartThreshold(cfg.LateThreshold)
 	var wire int64
-	for i := range res.History.Ops {
-		o := &res.History.Ops[i]
+	for _, o := range res.History.All() {
 		s := reports.Sample{Intended: o.Intended, Start: o.Start, End: o.End, Outcome: o.OutcomeName(), Dropped: o.Outcome == OutcomeDropped}
 		if o.Outcome == OutcomeError {
 			s.ErrorClass = o.ErrClass.String()

@@ -38,8 +38,7 @@ func AnalyzeSellOut(h *History, a *lua.Activity) SellOut {
 	seen := map[string]bool{}
 	var acks []ack
 	var soldOut []ack
-	for i := range h.Ops {
-		o := &h.Ops[i]
+	for _, o := range h.All() {
 		if o.Accepted() && o.RID != "" && !seen[o.RID] {
 			seen[o.RID] = true
 			acks = append(acks, ack{o.End, o.Bucket})

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,15 +58,23 @@ func TestWarmStartIsReadyBeforeTheFirstOperation(t *testing.T) {
 	goroutines := runtime.NumGoroutine()
 	var atStart error
 	var workersAtStart int
+	var commandsAtStart int64
 	res, err := Run(ctx, cfg, tgt, WithOnStart(func(time.Time) {
 		workersAtStart = runtime.NumGoroutine() - goroutines
 		atStart = lua.CheckWarm(ctx, rdb, scripts, workers)
+		commandsAtStart = commandCalls(t)
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if atStart != nil {
 		t.Fatalf("at offset 0: %v", atStart)
+	}
+	// go-redis fetches the command table (COMMAND, a large reply every
+	// worker's first call waits for) on the cluster client's first
+	// command: the warm-up sent it, the load does not.
+	if n := commandCalls(t); n != commandsAtStart {
+		t.Fatalf("the load sent COMMAND %d time(s): the client's command table was not loaded before t=0", n-commandsAtStart)
 	}
 	if workersAtStart < workers {
 		t.Fatalf("at offset 0: %d new goroutines, want the %d workers running", workersAtStart, workers)
@@ -105,6 +115,30 @@ func masterPoolMisses(t *testing.T, rdb *redis.ClusterClient) uint32 {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return n
+}
+
+// commandCalls sums the COMMAND calls (INFO commandstats, cmdstat_command)
+// every node of the test cluster has served.
+func commandCalls(t *testing.T) int64 {
+	t.Helper()
+	var n int64
+	for _, addr := range testCluster.Addrs() {
+		adm, err := testCluster.Admin(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := adm.Info(context.Background(), "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\n") {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_command:calls="); ok {
+				v, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+				n += v
+			}
+		}
 	}
 	return n
 }

@@ -62,8 +62,7 @@ func WindowEvidence(h *History, w FaultWindow, end, settle time.Duration, hotBuc
 	var ops, unknown, lostReplies, replayed, tryAgain, redirs, lostAcks int
 	firstSuccess := time.Duration(-1)
 	var successEnds []time.Duration
-	for i := range h.Ops {
-		o := &h.Ops[i]
+	for _, o := range h.All() {
 		if o.Outcome == OutcomeDropped {
 			continue
 		}

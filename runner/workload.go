@@ -111,10 +111,17 @@ func NewGeneratorWorkload(seed int64, users int, m Mix, bucketOf func(user uint3
 }
 
 // UserID is the id of user u.
-func UserID(u uint32) string { return "u" + strconv.FormatUint(uint64(u), 10) }
+func UserID(u uint32) string { return prefixed('u', u) }
 
 // RequestID is the id of request r.
-func RequestID(r uint32) string { return "r" + strconv.FormatUint(uint64(r), 10) }
+func RequestID(r uint32) string { return prefixed('r', r) }
+
+// prefixed is p followed by n in decimal, with one allocation.
+func prefixed(p byte, n uint32) string {
+	var buf [11]byte
+	buf[0] = p
+	return string(strconv.AppendUint(buf[:1], uint64(n), 10))
+}
 
 // Op returns operation i: its kind, its user and its request index (global
 // indices: with a Generator I/N both are congruent to I mod N).

@@ -283,13 +283,12 @@ func runOne(ctx context.Context, env Env, newPath func(*lua.Store) runner.Path, 
 		return RunResult{}, fmt.Errorf("fault did not happen: %s", strings.Join(oc.NotInjected, "; "))
 	}
 	res, chk := oc.Result, oc.Checks
-	out := RunResult{Run: run, Seed: seed, Activity: oc.Activity.ID, Ops: len(res.History.Ops), Outcomes: map[string]int{},
+	out := RunResult{Run: run, Seed: seed, Activity: oc.Activity.ID, Ops: res.History.Len(), Outcomes: map[string]int{},
 		Failed: chk.Failed(), Passed: chk.Passed()}
 	if oc.Pipeline != nil {
 		out.Pipeline = oc.Pipeline.Summary()
 	}
-	for i := range res.History.Ops {
-		o := &res.History.Ops[i]
+	for _, o := range res.History.All() {
 		out.Outcomes[o.Kind.String()+":"+o.OutcomeName()]++
 		if o.HadUnknown() {
 			out.LostReplies++

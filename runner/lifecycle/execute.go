@@ -361,6 +361,9 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		opts = append(opts, pp)
 	}
 	opts = append(opts, x.liveOptions()...)
+	// The history streams to disk as the run goes (soak-length runs hold a
+	// few chunks, not every operation); every reader streams it back.
+	opts = append(opts, runner.WithHistorySpool(""))
 	var ended func()
 	if x.plan.OnLoad != nil {
 		ended = x.plan.OnLoad(ctx)

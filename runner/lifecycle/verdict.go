@@ -60,8 +60,7 @@ type runFacts struct {
 func collectFacts(res *runner.Result, rep *reports.Report, notInjected []string, planned int, interrupted string) runFacts {
 	f := runFacts{scheduled: res.Observed.Scheduled, dropped: res.Observed.Dropped, pathErrors: map[string]int64{},
 		errorTexts: res.ErrorTexts, planned: planned, notInjected: notInjected, interrupted: interrupted}
-	for i := range res.History.Ops {
-		o := &res.History.Ops[i]
+	for _, o := range res.History.All() {
 		if o.Outcome == runner.OutcomeDropped {
 			continue
 		}

@@ -16,14 +16,15 @@ const settleLimit = 30 * time.Second
 
 // warmExcluded is report.json's warm_up.excluded: the warm-up keeps the
 // harness's start-up out of the figures without dropping any operation.
-const warmExcluded = "no operation: the warm-up's own commands (PING, SCRIPT LOAD, SCRIPT EXISTS, INFO) precede t=0 and are not operations of the load; its time is outside duration_s, every latency and every timeseries second"
+const warmExcluded = "no operation: the warm-up's own commands (PING, SCRIPT LOAD, SCRIPT EXISTS, INFO, and the client's COMMAND table fetch) precede t=0 and are not operations of the load; its time is outside duration_s, every latency and every timeseries second"
 
 // warmUp readies, before t=0, everything the load will use, so that the
 // first second measures the cluster and not the harness's start-up: every
 // connection the load's workers will hold is dialled (through the stand's
-// client, so through its proxies) and the scripts are cached on every
-// master (lua.DialConns), then the cluster is waited on until it is
-// settled — no fork in progress, replicas online and linked
+// client, so through its proxies), the scripts are cached on every master
+// and the client's command table is loaded (lua.DialConns), then the
+// cluster is waited on until it is settled — no fork in progress, replicas
+// online and linked
 // (lua.WaitSettled, at most settleLimit). The first phase's workers are
 // started before t=0 by the engine itself. What could not be readied is a
 // problem in report.json's warm_up, never a harness error: the load then

@@ -37,7 +37,7 @@ func TestRunReportsItsWarmUp(t *testing.T) {
 			t.Errorf("master %s: %d connections, %d scripts before t=0; want >= %d and 3", m.Addr, m.Conns, m.Scripts, cfg.Concurrency)
 		}
 	}
-	for _, o := range oc.Result.History.Ops {
+	for _, o := range oc.Result.History.All() {
 		if o.Flags&runner.FlagEvalFallback != 0 {
 			t.Fatalf("op %d met NOSCRIPT after the warm-up", o.ID)
 		}
