@@ -86,6 +86,14 @@ var invariants = []Invariant{
 		Contract: "without faults and with demand ≥ stock, no bucket refuses SOLD_OUT while it holds stock (no undersell); reports the stock left",
 		Judge:    judgeI9, WholeLoad: true, Applies: appliesI9, Vacuous: vacuousI9,
 		SkipWhen: "faults were injected; demand below stock and no SOLD_OUT"},
+	{ID: "K1", Name: "keys_expire_by_retention",
+		Contract: "every key of the activity the path's contract names (per bucket meta, stock, soldout, both zsets, the 256 request shards; the reservation records and user markers the run reached) has a TTL and expires no later than the activity's retention time",
+		Judge:    judgeK1, Vacuous: vacuousK1, SkipWhen: "the path left no key of its own",
+		FailCount: "leaked_keys", FailCountOf: "keys without a TTL or expiring after the retention time"},
+	{ID: "K2", Name: "no_key_evicted",
+		Contract: "no node evicted a key during the run (evicted_keys of every node unchanged from before the load to after the run settled)",
+		Judge:    judgeK2, Vacuous: vacuousK2, SkipWhen: "the servers' counters were not read (verify)",
+		FailCount: "evicted_keys", FailCountOf: "keys the nodes evicted"},
 	{ID: "P1", Name: "resale_no_oversell", Pipeline: true,
 		Contract: "per bucket distinct ACCEPTED − RELEASED ≤ initial (released stock may sell again), orders ≤ initial, every order's reservation ORDER_CREATED",
 		Judge:    judgeP1, Vacuous: vacuousP1, SkipWhen: "no ACCEPTED answer and no order"},
@@ -237,6 +245,10 @@ func judgedOnMerge(inv *Invariant, g Generator) Check {
 // when f.EndToEnd is), in table order. It is pure: it reads nothing but f.
 func JudgeFacts(f *Facts) *CheckReport {
 	rep := &CheckReport{Buckets: f.Stock, Unknown: unknownSummary(f), LostAcks: lostAcks(f)}
+	if f.Keys != nil {
+		ks := f.Keys.Space
+		rep.KeySpace = &ks
+	}
 	for i := range invariants {
 		inv := &invariants[i]
 		if (inv.Pipeline && !inv.EndToEnd && f.Pipeline == nil) || (inv.EndToEnd && f.EndToEnd == nil) {

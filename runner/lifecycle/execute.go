@@ -451,7 +451,7 @@ func (x *execution) judge(ctx context.Context) error {
 	}
 	// One read of the state: the invariants and, with a pipeline, its checks.
 	chk, err := runner.Verify(ctx, x.tgt, runner.CheckInput{History: history, Samples: x.res.Samples,
-		FaultsInjected: len(x.plan.Faults) > 0, Generator: x.plan.Generator, Pipeline: x.ev})
+		FaultsInjected: len(x.plan.Faults) > 0, Generator: x.plan.Generator, Pipeline: x.ev, Evictions: x.evictions(ctx)})
 	if err != nil {
 		return fmt.Errorf("reading the final state back: %w", err)
 	}
@@ -464,6 +464,21 @@ func (x *execution) judge(ctx context.Context) error {
 	}
 	x.chk = chk
 	return nil
+}
+
+// evictions reads every node's evicted_keys once more, now that the run
+// settled, and returns each node's evictions since the servers sampler's
+// first round, before the load (K2's facts); nil without a sampler.
+func (x *execution) evictions(ctx context.Context) *runner.EvictionFacts {
+	if x.servers == nil {
+		return nil
+	}
+	nodes, unread := x.servers.Evictions(ctx)
+	ef := &runner.EvictionFacts{Unread: unread}
+	for _, n := range nodes {
+		ef.Nodes = append(ef.Nodes, runner.NodeEvictions{Node: n.Addr, Role: n.Role, Evicted: n.Evicted, Restarted: n.Restarted})
+	}
+	return ef
 }
 
 // assemble builds the report: meta, faults and phases, assertions,
