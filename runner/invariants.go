@@ -40,6 +40,11 @@ type Invariant struct {
 	// judge ("" when they do): a passing verdict then becomes skip with
 	// that reason. A failing verdict stays a failure.
 	Vacuous func(f *Facts, v Verdict) string
+	// ServerSide marks a check judged from the servers' own counters
+	// alone (Facts.Evictions), not the activity's state: it is judged even
+	// when that state cannot be read back (JudgeServerSide), where its
+	// verdict often says why.
+	ServerSide bool
 	// FailCount, when set, names the evidence entry (an integer) that
 	// counts a failure of the check, and FailCountOf says what it counts.
 	// Only such a check may be expected to fail (a scenario's expect_fail:
@@ -92,7 +97,7 @@ var invariants = []Invariant{
 		FailCount: "leaked_keys", FailCountOf: "keys without a TTL or expiring after the retention time"},
 	{ID: "K2", Name: "no_key_evicted",
 		Contract: "no node evicted a key during the run (evicted_keys of every node unchanged from before the load to after the run settled)",
-		Judge:    judgeK2, Vacuous: vacuousK2, SkipWhen: "the servers' counters were not read (verify)",
+		Judge:    judgeK2, Vacuous: vacuousK2, SkipWhen: "the servers' counters were not read (verify)", ServerSide: true,
 		FailCount: "evicted_keys", FailCountOf: "keys the nodes evicted"},
 	{ID: "P1", Name: "resale_no_oversell", Pipeline: true,
 		Contract: "per bucket distinct ACCEPTED − RELEASED ≤ initial (released stock may sell again), orders ≤ initial, every order's reservation ORDER_CREATED",
@@ -257,6 +262,19 @@ func JudgeFacts(f *Facts) *CheckReport {
 		rep.Checks = append(rep.Checks, inv.judge(f))
 	}
 	return rep
+}
+
+// JudgeServerSide judges only the table's ServerSide checks over f: what
+// a run can still say when the activity's state could not be read back
+// (CollectFacts failed), e.g. that a node evicted its keys.
+func JudgeServerSide(f *Facts) []Check {
+	var out []Check
+	for i := range invariants {
+		if inv := &invariants[i]; inv.ServerSide {
+			out = append(out, inv.judge(f))
+		}
+	}
+	return out
 }
 
 // InvariantsMarkdown is the README's table of checks, generated from the
