@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ import (
 func TestK2FailsWhenAMasterEvicts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	st, err := OpenStand(ctx, io.Discard, ClusterSpec{Masters: 1, Replicas: 0}, 32, false)
+	st, err := OpenStand(ctx, discardLogger, ClusterSpec{Masters: 1, Replicas: 0}, 32, false)
 	if err != nil {
 		t.Fatal(err)
 	}
