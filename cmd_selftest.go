@@ -28,6 +28,7 @@ version of the reserve path (the anti-patterns of docs/SPECIFICATION.md) runs
 that exposes it:
 
   get-then-decr, decr-then-incr     contention: many users, small stock, 64 workers
+  lua-no-ttl                        contention (its reservation records never expire: K1)
   lua-no-request-idempotency        replays of earlier requests (and request ids reused by others)
   lua-no-user-marker                earlier users sending a new request_id
   compensate-without-status-check   releases of earlier reservations, many of them repeated

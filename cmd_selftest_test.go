@@ -57,7 +57,7 @@ func TestSelftestOneRunPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 2 bad paths, the reference under same-user and under mq-timeout.
-	if !doc.OK || len(doc.Rows) != 4 || doc.Wall <= 0 || len(doc.Paths) != 7 {
+	if !doc.OK || len(doc.Rows) != 4 || doc.Wall <= 0 || len(doc.Paths) != 8 {
 		t.Fatalf("selftest.json: %s", raw)
 	}
 }

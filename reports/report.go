@@ -120,6 +120,10 @@ type Report struct {
 	// WarmUp is what the run readied before its t=0 and how long that took
 	// (additive; absent when the run had no warm-up step).
 	WarmUp *WarmUp `json:"warm_up,omitempty"`
+	// KeySpace is the activity's keys as read back after the run: their
+	// expiries against the retention time (check K1) and the size figures
+	// of a capacity plan (additive; see the KeySpace type).
+	KeySpace *KeySpace `json:"keyspace,omitempty"`
 }
 
 // WarmUp is the step before t=0 that keeps the harness's own start-up out

@@ -332,6 +332,14 @@ func (t *textWriter) stock(r *Report) {
 	e.printf("\nunknown outcomes %d: executed %d, not executed %d, unresolved %d\n",
 		u.Total, u.Executed, u.NotExecuted, u.Unresolved)
 	e.printf("lost acks %d\n", r.LostAcks)
+	if k := r.KeySpace; k != nil {
+		e.printf("keys %d checked: %d without TTL, %d beyond retention\n", k.KeysChecked, k.KeysWithoutTTL, k.KeysBeyondRetention)
+		e.printf("memory %.0f B per reservation (record + marker), %.1f B per request result\n",
+			k.MemoryPerReservationBytes, k.RequestResultBytes)
+		if s := k.LargestRequestShard; s != nil {
+			e.printf("largest request shard %d entries, %d B (skew %.2f over %d shards)\n", s.HLen, s.MemoryBytes, k.RequestShardSkew, k.RequestShards)
+		}
+	}
 }
 
 func (t *textWriter) checks(r *Report) {

@@ -153,3 +153,20 @@ func TestSummariesNameTheHottestNode(t *testing.T) {
 		t.Errorf("text: the killed master's 4 unanswered samples are not shown:\n%s", txt.String())
 	}
 }
+
+// The keyspace figures a capacity plan needs are in the summary, taken
+// from the report.
+func TestWriteTextKeySpace(t *testing.T) {
+	r := &Report{Passed: true, KeySpace: &KeySpace{KeysChecked: 15124, KeysWithoutTTL: 3, MemoryPerReservationBytes: 672, RequestResultBytes: 67.8,
+		RequestShards: 512, RequestShardSkew: 2.18, LargestRequestShard: &RequestShardSize{HLen: 32, MemoryBytes: 2168}}}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"keys 15124 checked: 3 without TTL", "memory 672 B per reservation", "67.8 B per request result",
+		"largest request shard 32 entries, 2168 B (skew 2.18 over 512 shards)"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("no %q in:\n%s", want, buf.String())
+		}
+	}
+}

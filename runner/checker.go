@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"seckill-harness/lua"
+	"seckill-harness/reports"
 )
 
 // The checker judges the invariants of the table (invariants.go) in two
@@ -59,6 +60,10 @@ type CheckInput struct {
 	// History must then hold the pipeline's releases (WithPipelineReleases),
 	// so that I4, I8 and I9 count them.
 	Pipeline *PipelineEvidence
+	// Evictions are the servers' evicted_keys counters over the run, read
+	// by the caller (the lifecycle's servers sampler) for K2; nil: not
+	// read (K2 then reports skip).
+	Evictions *EvictionFacts
 }
 
 // UnknownSummary is how the UNKNOWN outcomes were resolved (I7).
@@ -73,6 +78,9 @@ type CheckReport struct {
 	Buckets  []lua.Stock // final stock per bucket, read back from Redis
 	Unknown  UnknownSummary
 	LostAcks []string // acknowledged reservation ids missing from Redis
+	// KeySpace is the activity's keys as read back (report.json's
+	// keyspace); nil when they were not read.
+	KeySpace *reports.KeySpace
 }
 
 // Passed reports whether no check failed.

@@ -62,6 +62,12 @@ type Facts struct {
 	// EndToEnd are the order database's facts (CollectEndToEnd); nil when
 	// they were not collected (the end-to-end checks then do not apply).
 	EndToEnd *EndToEndFacts
+	// Keys are the activity's keys and their expiries (K1) and sizes; nil
+	// when they were not read.
+	Keys *KeyFacts
+	// Evictions are the servers' evicted_keys counters over the run (K2),
+	// as the caller read them (CheckInput.Evictions); nil when not read.
+	Evictions *EvictionFacts
 
 	derived *derivedFacts // indexes shared by several checks, built on first use
 }
@@ -146,9 +152,10 @@ func (f *Facts) derive() *derivedFacts {
 
 // CollectFacts reads back from Redis, once, everything the checks of in
 // need about tgt's activity: the stock hashes, the two zsets, one HMGET per
-// reservation id named by the history, the pipeline or the zsets, and one
-// HGET per request result judged against Redis, pipelined. Never KEYS or
-// SCAN. A Go error means the state could not be read (the checks are then
+// reservation id named by the history, the pipeline or the zsets, one
+// HGET per request result judged against Redis, and the expiry and sizes
+// of the keys the path's contract names (collectKeyFacts), pipelined.
+// Never KEYS or SCAN. A Go error means the state could not be read (the checks are then
 // unknown, not passed); a request result that exists but cannot be read
 // (e.g. a wrong type) is a fact, kept in RequestFact.Err.
 func CollectFacts(ctx context.Context, tgt Target, in CheckInput) (*Facts, error) {
@@ -159,7 +166,7 @@ func CollectFacts(ctx context.Context, tgt Target, in CheckInput) (*Facts, error
 	st := tgt.Store
 	rdb := st.Client()
 	f := &Facts{Samples: in.Samples, FaultsInjected: in.FaultsInjected, Generator: in.Generator,
-		ClockSkew: in.ClockSkew, Pipeline: in.Pipeline, Requests: map[RequestKey]RequestFact{},
+		ClockSkew: in.ClockSkew, Pipeline: in.Pipeline, Evictions: in.Evictions, Requests: map[RequestKey]RequestFact{},
 		OwnReservation:  map[UserRequest]string{},
 		SendPendingLeft: make([]int64, a.Buckets), ExpiryLeft: make([]int64, a.Buckets)}
 	if in.History.Spooled() {
@@ -249,6 +256,9 @@ func CollectFacts(ctx context.Context, tgt Target, in CheckInput) (*Facts, error
 	}
 	f.Records = recs
 	if err := readRequests(ctx, rdb, a, reqs, f.Requests); err != nil {
+		return nil, err
+	}
+	if f.Keys, err = collectKeyFacts(ctx, rdb, a, f.all(), recs); err != nil {
 		return nil, err
 	}
 	return f, nil

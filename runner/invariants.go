@@ -40,6 +40,11 @@ type Invariant struct {
 	// judge ("" when they do): a passing verdict then becomes skip with
 	// that reason. A failing verdict stays a failure.
 	Vacuous func(f *Facts, v Verdict) string
+	// ServerSide marks a check judged from the servers' own counters
+	// alone (Facts.Evictions), not the activity's state: it is judged even
+	// when that state cannot be read back (JudgeServerSide), where its
+	// verdict often says why.
+	ServerSide bool
 	// FailCount, when set, names the evidence entry (an integer) that
 	// counts a failure of the check, and FailCountOf says what it counts.
 	// Only such a check may be expected to fail (a scenario's expect_fail:
@@ -86,6 +91,14 @@ var invariants = []Invariant{
 		Contract: "without faults and with demand ≥ stock, no bucket refuses SOLD_OUT while it holds stock (no undersell); reports the stock left",
 		Judge:    judgeI9, WholeLoad: true, Applies: appliesI9, Vacuous: vacuousI9,
 		SkipWhen: "faults were injected; demand below stock and no SOLD_OUT"},
+	{ID: "K1", Name: "keys_expire_by_retention",
+		Contract: "every key of the activity the path's contract names (per bucket meta, stock, soldout, both zsets, the 256 request shards; the reservation records and user markers the run reached) has a TTL and expires no later than the activity's retention time",
+		Judge:    judgeK1, Vacuous: vacuousK1, SkipWhen: "the path left no key of its own",
+		FailCount: "leaked_keys", FailCountOf: "keys without a TTL or expiring after the retention time"},
+	{ID: "K2", Name: "no_key_evicted",
+		Contract: "no node evicted a key during the run (evicted_keys of every node unchanged from before the load to after the run settled)",
+		Judge:    judgeK2, Vacuous: vacuousK2, SkipWhen: "the servers' counters were not read (verify)", ServerSide: true,
+		FailCount: "evicted_keys", FailCountOf: "keys the nodes evicted"},
 	{ID: "P1", Name: "resale_no_oversell", Pipeline: true,
 		Contract: "per bucket distinct ACCEPTED − RELEASED ≤ initial (released stock may sell again), orders ≤ initial, every order's reservation ORDER_CREATED",
 		Judge:    judgeP1, Vacuous: vacuousP1, SkipWhen: "no ACCEPTED answer and no order"},
@@ -237,6 +250,10 @@ func judgedOnMerge(inv *Invariant, g Generator) Check {
 // when f.EndToEnd is), in table order. It is pure: it reads nothing but f.
 func JudgeFacts(f *Facts) *CheckReport {
 	rep := &CheckReport{Buckets: f.Stock, Unknown: unknownSummary(f), LostAcks: lostAcks(f)}
+	if f.Keys != nil {
+		ks := f.Keys.Space
+		rep.KeySpace = &ks
+	}
 	for i := range invariants {
 		inv := &invariants[i]
 		if (inv.Pipeline && !inv.EndToEnd && f.Pipeline == nil) || (inv.EndToEnd && f.EndToEnd == nil) {
@@ -245,6 +262,19 @@ func JudgeFacts(f *Facts) *CheckReport {
 		rep.Checks = append(rep.Checks, inv.judge(f))
 	}
 	return rep
+}
+
+// JudgeServerSide judges only the table's ServerSide checks over f: what
+// a run can still say when the activity's state could not be read back
+// (CollectFacts failed), e.g. that a node evicted its keys.
+func JudgeServerSide(f *Facts) []Check {
+	var out []Check
+	for i := range invariants {
+		if inv := &invariants[i]; inv.ServerSide {
+			out = append(out, inv.judge(f))
+		}
+	}
+	return out
 }
 
 // InvariantsMarkdown is the README's table of checks, generated from the

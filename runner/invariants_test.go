@@ -187,6 +187,8 @@ var okFixtures = map[string][]fixture{
 		return f
 	}}},
 	"P5": {{"released through RELEASE_PENDING", piped}},
+	"K1": {{"every key expires by retention", keysClean}},
+	"K2": {{"counters read, nothing evicted", evictionsNone}},
 }
 
 // bad: broken histories, each caught by the check.
@@ -317,6 +319,8 @@ var badFixtures = map[string][]fixture{
 		f.Pipeline.Events[2].Code, f.Pipeline.Events[2].Status = int64(lua.TransitionIllegal), lua.StatusReleased
 		return f
 	}}},
+	"K1": {{"reservation records without a TTL", keysWithoutTTL}, {"a request shard beyond retention", keysBeyondRetention}},
+	"K2": {{"a master evicted keys", evictionsOnAMaster}},
 }
 
 // vacuous: histories that give the check nothing to judge.
@@ -357,6 +361,8 @@ var vacuousFixtures = map[string][]fixture{
 	"P3": {{"nothing reserved", idlePipeline}},
 	"P4": {{"nothing reserved", idlePipeline}},
 	"P5": {{"nothing reserved", idlePipeline}},
+	"K1": {{"only the set-up keys", keysSetUpOnly}, {"keys not read", keysNotRead}},
+	"K2": {{"counters not read", soldOut}, {"no node read at both ends", evictionsUnread}},
 }
 
 func judgeOne(t *testing.T, id string, f *Facts) Check {

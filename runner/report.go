@@ -82,6 +82,7 @@ func BuildReport(res *Result, chk *CheckReport, meta ReportMeta) (*reports.Repor
 		rep.Unknown = reports.Unknown{Total: int64(chk.Unknown.Total), Executed: int64(chk.Unknown.Executed),
 			NotExecuted: int64(chk.Unknown.NotExecuted), Unresolved: int64(chk.Unknown.Unresolved)}
 		rep.LostAcks = int64(len(chk.LostAcks))
+		rep.KeySpace = chk.KeySpace
 		for _, c := range chk.Checks {
 			rep.Invariants = append(rep.Invariants, reports.Invariant{ID: c.ID, Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail, Evidence: c.Evidence})
 		}

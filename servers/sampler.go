@@ -74,6 +74,32 @@ type nodeSeries struct {
 	role, master string // at the first sample
 	samples      []sampleAt
 	prev         *counters
+	evict        evictions
+}
+
+// evictions accumulates one node's evicted_keys over every reading.
+type evictions struct {
+	readings  int    // successful readings
+	last      int64  // evicted_keys at the last reading
+	runID     string // run_id at the last reading
+	evicted   int64  // keys evicted since the first reading
+	restarted bool   // run_id changed: counted from the restart
+}
+
+// add takes one reading of evicted_keys: the increase since the last one
+// counts; after a restart (another run_id, counters reset) the whole new
+// value does.
+func (e *evictions) add(evicted int64, runID string) {
+	switch {
+	case e.readings == 0:
+	case runID != e.runID:
+		e.evicted += evicted
+		e.restarted = true
+	case evicted >= e.last:
+		e.evicted += evicted - e.last
+	}
+	e.readings++
+	e.last, e.runID = evicted, runID
 }
 
 type sampleAt struct {
@@ -234,6 +260,7 @@ func (s *Sampler) record(in nodeInfo, byReplica map[string]compose.ReplicaLag) {
 	smp.UsedMemory = in.int("used_memory")
 	smp.MaxMemory = in.int("maxmemory")
 	smp.EvictedKeys = in.int("evicted_keys")
+	ns.evict.add(smp.EvictedKeys, cur.runID)
 	smp.ReplOffset = in.int("master_repl_offset")
 	smp.AOFRewrite = in.field("aof_rewrite_in_progress") == "1"
 	smp.RDBBgsave = in.field("rdb_bgsave_in_progress") == "1"

@@ -15,6 +15,7 @@ const (
 	DecrThenIncr                 = "decr-then-incr"
 	LuaNoRequestIdempotency      = "lua-no-request-idempotency"
 	LuaNoUserMarker              = "lua-no-user-marker"
+	LuaNoTTL                     = "lua-no-ttl"
 	CompensateWithoutStatusCheck = "compensate-without-status-check"
 	NewRequestIDOnTimeout        = "new-request-id-on-timeout"
 	ReleaseOnSendTimeout         = "release-on-send-timeout"
@@ -96,6 +97,16 @@ var registry = []Info{
 		Load:        LoadSameUser,
 		new:         newScriptPath(LuaNoUserMarker, reserveVariant(LuaNoUserMarker, noUserMarkerEdits)),
 		validate:    func() error { _, err := reserveVariant("", noUserMarkerEdits).get(); return err },
+	},
+	{
+		Name:        LuaNoTTL,
+		Description: "reserve.lua that writes the reservation record without its PEXPIREAT at retention_until_ms: the record never expires",
+		Source:      "spec §8.3, §10.2, §14.3 (every key expires at the activity's retention time)",
+		Expect:      []string{"K1"},
+		Why:         "every ACCEPTED reservation leaves a resv key with no TTL (PEXPIRETIME -1): a memory leak that outlives the sale, named in K1's evidence",
+		Load:        LoadContention,
+		new:         newScriptPath(LuaNoTTL, reserveVariant(LuaNoTTL, noTTLEdits)),
+		validate:    func() error { _, err := reserveVariant("", noTTLEdits).get(); return err },
 	},
 	{
 		Name:        CompensateWithoutStatusCheck,

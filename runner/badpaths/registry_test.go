@@ -13,7 +13,7 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("a Lua variant does not derive from the embedded scripts: %v", err)
 	}
 	names := Names()
-	if len(names) != 7 {
+	if len(names) != 8 {
 		t.Fatalf("names %v", names)
 	}
 	valid := map[string]bool{}
@@ -84,6 +84,10 @@ func TestVariantsAreTheIntendedEdits(t *testing.T) {
 				return s.Compensate.SHA1 == emb.Compensate.SHA1 && s.Transition.SHA1 == emb.Transition.SHA1
 			}},
 		{reserveVariant("x", noUserMarkerEdits), lua.ReserveFile, `redis.call("GET", KEYS[4])`,
+			func(s *lua.Scripts) bool {
+				return s.Compensate.SHA1 == emb.Compensate.SHA1 && s.Transition.SHA1 == emb.Transition.SHA1
+			}},
+		{reserveVariant("x", noTTLEdits), lua.ReserveFile, `redis.call("PEXPIREAT", KEYS[5], retention_until_ms)`,
 			func(s *lua.Scripts) bool {
 				return s.Compensate.SHA1 == emb.Compensate.SHA1 && s.Transition.SHA1 == emb.Transition.SHA1
 			}},

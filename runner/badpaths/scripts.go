@@ -60,6 +60,13 @@ var (
 		{`local held = redis.call("GET", KEYS[4])`,
 			`local held = false -- badpath lua-no-user-marker: the one-per-user marker is never read`},
 	}
+	// lua-no-ttl: the reservation record is written without its absolute
+	// expiry (the PEXPIREAT at retention_until_ms dropped): every
+	// reservation outlives the sale.
+	noTTLEdits = []edit{
+		{`redis.call("PEXPIREAT", KEYS[5], retention_until_ms)`,
+			`-- badpath lua-no-ttl: the reservation record never expires`},
+	}
 	// compensate-without-status-check: releases whatever the status
 	// (RELEASED again, SEND_UNKNOWN, ENQUEUED, RESERVED).
 	compensateNoStatusEdits = []edit{

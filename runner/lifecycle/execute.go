@@ -46,8 +46,9 @@ type execution struct {
 
 	res         *runner.Result
 	runErr      error
-	interrupted string // why the load stopped early ("" = it ran to its end)
-	checkErr    error  // the final state could not be read back
+	interrupted string                // why the load stopped early ("" = it ran to its end)
+	checkErr    error                 // the final state could not be read back
+	evicted     *runner.EvictionFacts // the nodes' evictions over the run (K2)
 	healthErr   error
 	ev          *pipeline.Evidence
 	poolReport  *reports.Pool
@@ -441,9 +442,12 @@ func (x *execution) drain(ctx context.Context) {
 // still failing over after Ctrl-C, say), the checks are empty and checkErr
 // says why: the partial report is still written.
 func (x *execution) check(ctx context.Context) {
+	x.evicted = x.evictions(ctx)
 	if err := x.judge(ctx); err != nil {
 		x.checkErr = err
-		x.chk = &runner.CheckReport{}
+		// The servers' own counters still judge (an evicted stock hash is
+		// a reason the state cannot be read).
+		x.chk = &runner.CheckReport{Checks: runner.JudgeServerSide(&runner.Facts{Evictions: x.evicted})}
 	}
 }
 
@@ -454,7 +458,7 @@ func (x *execution) judge(ctx context.Context) error {
 	}
 	// One read of the state: the invariants and, with a pipeline, its checks.
 	chk, err := runner.Verify(ctx, x.tgt, runner.CheckInput{History: history, Samples: x.res.Samples,
-		FaultsInjected: len(x.plan.Faults) > 0, Generator: x.plan.Generator, Pipeline: x.ev})
+		FaultsInjected: len(x.plan.Faults) > 0, Generator: x.plan.Generator, Pipeline: x.ev, Evictions: x.evicted})
 	if err != nil {
 		return fmt.Errorf("reading the final state back: %w", err)
 	}
@@ -467,6 +471,21 @@ func (x *execution) judge(ctx context.Context) error {
 	}
 	x.chk = chk
 	return nil
+}
+
+// evictions reads every node's evicted_keys once more, now that the run
+// settled, and returns each node's evictions since the servers sampler's
+// first round, before the load (K2's facts); nil without a sampler.
+func (x *execution) evictions(ctx context.Context) *runner.EvictionFacts {
+	if x.servers == nil {
+		return nil
+	}
+	nodes, unread := x.servers.Evictions(ctx)
+	ef := &runner.EvictionFacts{Unread: unread}
+	for _, n := range nodes {
+		ef.Nodes = append(ef.Nodes, runner.NodeEvictions{Node: n.Addr, Role: n.Role, Evicted: n.Evicted, Restarted: n.Restarted})
+	}
+	return ef
 }
 
 // assemble builds the report: meta, faults and phases, assertions,

@@ -1,0 +1,437 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/lua"
+	"seckill-harness/reports"
+)
+
+// Key hygiene (K1) and evictions (K2): the two checks of the activity's
+// keys' lifetime. A key that outlives the activity's retention time is a
+// memory leak that survives the sale; a key the server evicted died
+// before it. Both judge facts read once after the run (collectKeyFacts,
+// and the servers' evicted_keys counters the caller passes in).
+
+// Key kinds, as counted in KeyFacts and report.json's keyspace.keys_by_kind.
+const (
+	KeyKindMeta        = "meta"
+	KeyKindStock       = "stock"
+	KeyKindSoldout     = "soldout"
+	KeyKindSendPending = "send_pending"
+	KeyKindExpiry      = "reservation_expiry"
+	KeyKindRequest     = "req"
+	KeyKindReservation = "resv"
+	KeyKindUserMarker  = "user"
+)
+
+// harnessKeyKinds are the kinds the harness writes itself (lua.Setup)
+// before the path runs: present whatever the path did, so they do not make
+// the check non-vacuous.
+var harnessKeyKinds = map[string]bool{KeyKindMeta: true, KeyKindStock: true}
+
+// PTTLExpirySlackMs is the tolerance of an expiry estimated from PTTL (a
+// server without PEXPIRETIME, before Redis 7.0): read time + PTTL may
+// exceed the true expiry by the round trip.
+const PTTLExpirySlackMs = 1000
+
+// maxKeyFacts bounds the offending key names a KeyFacts keeps (the counts
+// stay exact).
+const maxKeyFacts = 1000
+
+// memorySamples is the most reservation records MEMORY USAGE reads.
+const memorySamples = 64
+
+// KeyFacts are the activity's keys as read back: which the path's
+// contract names exist, which of them expire after the retention time or
+// never, and the size figures (report.json's keyspace).
+type KeyFacts struct {
+	// Space is report.json's keyspace section (counts and sizes).
+	Space reports.KeySpace
+	// WithoutTTL are keys with no expiry (at most maxKeyFacts, sorted).
+	WithoutTTL []string
+	// BeyondRetention are keys expiring after the retention time, with
+	// their expiry (at most maxKeyFacts, sorted by key).
+	BeyondRetention []KeyExpiry
+	// PathKeys counts the keys present that the path wrote (every kind
+	// but meta and stock, which the harness set up).
+	PathKeys int64
+}
+
+// KeyExpiry is one key and its absolute expiry (Unix ms).
+type KeyExpiry struct {
+	Key         string `json:"key"`
+	ExpiresAtMs int64  `json:"expires_at_ms"`
+}
+
+// probe is one key to read, with its kind.
+type probe struct {
+	key, kind string
+}
+
+// collectKeyFacts reads the expiry of every key of a's namespace the
+// path's contract names and the run can reach: per bucket meta, stock,
+// soldout, both zsets and the 256 request shards; the reservation record
+// of every reservation found (records) and the user marker of every user
+// that holds one, was answered ACCEPTED or USER_ALREADY_RESERVED, or whose
+// request ended UNKNOWN. Then the size figures: HLEN of every shard,
+// MEMORY USAGE of the largest and of up to memorySamples reservations.
+// Pipelined in batches of 1000; never KEYS or SCAN.
+func collectKeyFacts(ctx context.Context, rdb redis.UniversalClient, a *lua.Activity, ops iter.Seq2[int, *Op], records map[string]ReservationRecord) (*KeyFacts, error) {
+	var probes []probe
+	for b := uint32(0); b < a.Buckets; b++ {
+		sc := a.Scope(b)
+		probes = append(probes, probe{sc.MetaKey(), KeyKindMeta}, probe{sc.StockKey(), KeyKindStock},
+			probe{sc.SoldoutKey(), KeyKindSoldout}, probe{sc.SendPendingKey(), KeyKindSendPending},
+			probe{sc.ExpiryKey(), KeyKindExpiry})
+		for n := 0; n < lua.RequestShards; n++ {
+			probes = append(probes, probe{sc.ReqShardKeyN(n), KeyKindRequest})
+		}
+	}
+	rids := make([]string, 0, len(records))
+	for rid := range records {
+		rids = append(rids, rid)
+	}
+	sort.Strings(rids)
+	markers := map[string]bool{}
+	marker := func(b uint32, user string) {
+		if lua.ValidateID("user_id", user) != nil {
+			return
+		}
+		k := a.Scope(b).UserKey(user)
+		if !markers[k] {
+			markers[k] = true
+			probes = append(probes, probe{k, KeyKindUserMarker})
+		}
+	}
+	for _, rid := range rids {
+		r := records[rid]
+		probes = append(probes, probe{a.Scope(r.Bucket).ResvKey(rid), KeyKindReservation})
+		marker(r.Bucket, r.User)
+	}
+	for _, o := range ops {
+		if !o.Kind.IsReserve() {
+			continue
+		}
+		if o.Accepted() || o.Outcome == Outcome(lua.UserAlreadyReserved) || o.Outcome == OutcomeUnknown || o.HadUnknown() {
+			marker(uint32(o.Bucket), o.UserID())
+		}
+	}
+
+	kf := &KeyFacts{Space: reports.KeySpace{RetentionUntilMs: a.RetentionUntilMs, KeysByKind: map[string]int64{}}}
+	if err := readExpiries(ctx, rdb, probes, kf); err != nil {
+		return nil, err
+	}
+	if err := readKeySizes(ctx, rdb, a, rids, records, kf); err != nil {
+		return nil, err
+	}
+	return kf, nil
+}
+
+// readExpiries reads each probe's absolute expiry (PEXPIRETIME, or PTTL
+// on a server without it) and records it in kf.
+func readExpiries(ctx context.Context, rdb redis.UniversalClient, probes []probe, kf *KeyFacts) error {
+	sp := &kf.Space
+	sp.ExpiryRead = "PEXPIRETIME"
+	for start := 0; start < len(probes); start += 1000 {
+		batch := probes[start:min(start+1000, len(probes))]
+		at, exps, err := readExpiryBatch(ctx, rdb, batch, sp.ExpiryRead == "PTTL")
+		if err != nil && sp.ExpiryRead == "PEXPIRETIME" && isUnknownCommand(err) {
+			sp.ExpiryRead, sp.ExpirySlackMs = "PTTL", PTTLExpirySlackMs
+			at, exps, err = readExpiryBatch(ctx, rdb, batch, true)
+		}
+		if err != nil {
+			return fmt.Errorf("checker: read key expiries: %w", err)
+		}
+		for i, p := range batch {
+			v := exps[i]
+			if v == -2 {
+				continue // no such key
+			}
+			sp.KeysChecked++
+			sp.KeysByKind[p.kind]++
+			if !harnessKeyKinds[p.kind] {
+				kf.PathKeys++
+			}
+			if v == -1 {
+				sp.KeysWithoutTTL++
+				if len(kf.WithoutTTL) < maxKeyFacts {
+					kf.WithoutTTL = append(kf.WithoutTTL, p.key)
+				}
+				continue
+			}
+			exp := v
+			if sp.ExpiryRead == "PTTL" {
+				exp = at + v
+			}
+			sp.LatestExpiryMs = max(sp.LatestExpiryMs, exp)
+			if exp > sp.RetentionUntilMs+sp.ExpirySlackMs {
+				sp.KeysBeyondRetention++
+				if len(kf.BeyondRetention) < maxKeyFacts {
+					kf.BeyondRetention = append(kf.BeyondRetention, KeyExpiry{Key: p.key, ExpiresAtMs: exp})
+				}
+			}
+		}
+	}
+	sort.Strings(kf.WithoutTTL)
+	sort.Slice(kf.BeyondRetention, func(i, j int) bool { return kf.BeyondRetention[i].Key < kf.BeyondRetention[j].Key })
+	return nil
+}
+
+// readExpiryBatch returns, per key, PEXPIRETIME (absolute ms, -1 no
+// expiry, -2 no key) or, with pttl, PTTL (remaining ms) and the local time
+// the batch was sent at.
+func readExpiryBatch(ctx context.Context, rdb redis.UniversalClient, batch []probe, pttl bool) (int64, []int64, error) {
+	cmds := make([]*redis.DurationCmd, len(batch))
+	at := time.Now().UnixMilli()
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, pr := range batch {
+			if pttl {
+				cmds[i] = p.PTTL(ctx, pr.key)
+			} else {
+				cmds[i] = p.PExpireTime(ctx, pr.key)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]int64, len(batch))
+	for i, c := range cmds {
+		d := c.Val()
+		if d < 0 {
+			out[i] = int64(d) // -1, -2 as is
+		} else {
+			out[i] = d.Milliseconds()
+		}
+	}
+	return at, out, nil
+}
+
+func isUnknownCommand(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command")
+}
+
+// readKeySizes fills the size figures: HLEN of every request shard,
+// MEMORY USAGE (SAMPLES 0) of the largest one, and of up to memorySamples
+// reservation records (evenly spread over rids) and their user markers.
+func readKeySizes(ctx context.Context, rdb redis.UniversalClient, a *lua.Activity, rids []string, records map[string]ReservationRecord, kf *KeyFacts) error {
+	sp := &kf.Space
+	type shardAt struct {
+		b   uint32
+		n   int
+		key string
+	}
+	var shards []shardAt
+	for b := uint32(0); b < a.Buckets; b++ {
+		for n := 0; n < lua.RequestShards; n++ {
+			shards = append(shards, shardAt{b, n, a.Scope(b).ReqShardKeyN(n)})
+		}
+	}
+	sp.RequestShards = len(shards)
+	var largest *shardAt
+	var largestLen int64
+	for start := 0; start < len(shards); start += 1000 {
+		batch := shards[start:min(start+1000, len(shards))]
+		cmds := make([]*redis.IntCmd, len(batch))
+		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, s := range batch {
+				cmds[i] = p.HLen(ctx, s.key)
+			}
+			return nil
+		})
+		for i, c := range cmds {
+			n, err := c.Result()
+			var rerr redis.Error
+			switch {
+			case errors.As(err, &rerr):
+				continue // not a hash (WRONGTYPE): a fact for I5/I7, no size here
+			case err != nil:
+				return fmt.Errorf("checker: HLEN of the request shards: %w", err)
+			}
+			sp.RequestResults += n
+			if n > largestLen {
+				largestLen, largest = n, &batch[i]
+			}
+		}
+	}
+	if largest != nil {
+		mem, err := rdb.MemoryUsage(ctx, largest.key, 0).Result()
+		if err != nil {
+			return fmt.Errorf("checker: MEMORY USAGE %s: %w", largest.key, err)
+		}
+		sp.LargestRequestShard = &reports.RequestShardSize{Key: largest.key, Bucket: int(largest.b), Shard: largest.n, HLen: largestLen, MemoryBytes: mem}
+		sp.RequestResultBytes = roundBytes(float64(mem) / float64(largestLen))
+		sp.RequestShardSkew = float64(largestLen) / (float64(sp.RequestResults) / float64(sp.RequestShards))
+		sp.RequestShardSkew = float64(int64(sp.RequestShardSkew*100+0.5)) / 100
+	}
+	if len(rids) == 0 {
+		return nil
+	}
+	step := max(1, len(rids)/memorySamples)
+	var resvKeys, userKeys []string
+	for i := 0; i < len(rids) && len(resvKeys) < memorySamples; i += step {
+		r := records[rids[i]]
+		sc := a.Scope(r.Bucket)
+		resvKeys = append(resvKeys, sc.ResvKey(rids[i]))
+		if lua.ValidateID("user_id", r.User) == nil {
+			userKeys = append(userKeys, sc.UserKey(r.User))
+		}
+	}
+	resv, err := meanMemoryUsage(ctx, rdb, resvKeys)
+	if err != nil {
+		return err
+	}
+	users, err := meanMemoryUsage(ctx, rdb, userKeys)
+	if err != nil {
+		return err
+	}
+	sp.ReservationsSampled = len(resvKeys)
+	sp.ReservationRecordBytes, sp.UserMarkerBytes = roundBytes(resv), roundBytes(users)
+	sp.MemoryPerReservationBytes = roundBytes(resv + users)
+	return nil
+}
+
+// meanMemoryUsage is the mean MEMORY USAGE (SAMPLES 0) of the keys that
+// exist (0 when none does).
+func meanMemoryUsage(ctx context.Context, rdb redis.UniversalClient, keys []string) (float64, error) {
+	cmds := make([]*redis.IntCmd, len(keys))
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.MemoryUsage(ctx, k, 0)
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return 0, fmt.Errorf("checker: MEMORY USAGE: %w", err)
+	}
+	var sum, n int64
+	for _, c := range cmds {
+		if v, err := c.Result(); err == nil {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return float64(sum) / float64(n), nil
+}
+
+func roundBytes(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
+
+// judgeK1: every key of the activity the path's contract names expires,
+// and no later than the activity's retention time.
+func judgeK1(f *Facts) Verdict {
+	kf := f.Keys
+	if kf == nil {
+		return Verdict{Evidence: map[string]any{"keys_checked": 0}}
+	}
+	sp := &kf.Space
+	ev := map[string]any{"keys_checked": sp.KeysChecked, "keys_by_kind": sp.KeysByKind, "path_keys": kf.PathKeys,
+		"retention_until_ms": sp.RetentionUntilMs, "latest_expiry_ms": sp.LatestExpiryMs, "expiry_read": sp.ExpiryRead,
+		"keys_without_ttl": sp.KeysWithoutTTL, "keys_beyond_retention": sp.KeysBeyondRetention}
+	bad := sp.KeysWithoutTTL + sp.KeysBeyondRetention
+	ev["leaked_keys"] = bad
+	if bad == 0 {
+		return Verdict{Detail: fmt.Sprintf("all %d keys of the activity expire by its retention time %s (%d written by the path)",
+			sp.KeysChecked, time.UnixMilli(sp.RetentionUntilMs).UTC().Format(time.RFC3339), kf.PathKeys), Evidence: ev}
+	}
+	var parts []string
+	if sp.KeysWithoutTTL > 0 {
+		ev["without_ttl"] = kf.WithoutTTL[:min(len(kf.WithoutTTL), maxListed)]
+		parts = append(parts, fmt.Sprintf("%d keys without a TTL (first: %s)", sp.KeysWithoutTTL, strings.Join(kf.WithoutTTL[:min(len(kf.WithoutTTL), 3)], ", ")))
+	}
+	if sp.KeysBeyondRetention > 0 {
+		ev["beyond_retention"] = kf.BeyondRetention[:min(len(kf.BeyondRetention), maxListed)]
+		first := kf.BeyondRetention[0]
+		parts = append(parts, fmt.Sprintf("%d keys expiring after the retention time (first: %s at %s)", sp.KeysBeyondRetention,
+			first.Key, time.UnixMilli(first.ExpiresAtMs).UTC().Format(time.RFC3339)))
+	}
+	return Verdict{Failed: true, Detail: fmt.Sprintf("%s: they outlive the sale (retention until %s)", strings.Join(parts, "; "),
+		time.UnixMilli(sp.RetentionUntilMs).UTC().Format(time.RFC3339)), Evidence: ev}
+}
+
+// vacuousK1: the path left no key of its own (no request result,
+// reservation, marker, zset or sold-out flag): only the harness's set-up
+// was there to judge.
+func vacuousK1(f *Facts, _ Verdict) string {
+	switch {
+	case f.Keys == nil:
+		return "the activity's keys were not read"
+	case f.Keys.PathKeys == 0:
+		return fmt.Sprintf("the path left no key of its own (%d set-up keys checked)", f.Keys.Space.KeysChecked)
+	}
+	return ""
+}
+
+// EvictionFacts are the servers' evicted_keys counters over the run: per
+// node, the keys it evicted between a read before the load and one after
+// the run settled (a node that restarted counts from its restart).
+type EvictionFacts struct {
+	Nodes []NodeEvictions
+	// Unread names the nodes whose counters could not be read at one of
+	// the two ends (their evictions are unknown).
+	Unread []string
+}
+
+// NodeEvictions is one node's evictions during the run.
+type NodeEvictions struct {
+	Node    string `json:"node"`
+	Role    string `json:"role"`
+	Evicted int64  `json:"evicted_keys"`
+	// Restarted: the node's run_id changed, so its count starts at its restart.
+	Restarted bool `json:"restarted,omitempty"`
+}
+
+// judgeK2: no node evicted a key while the run went on.
+func judgeK2(f *Facts) Verdict {
+	ef := f.Evictions
+	if ef == nil {
+		return Verdict{Evidence: map[string]any{"nodes_read": 0}}
+	}
+	var total int64
+	var evicting []NodeEvictions
+	for _, n := range ef.Nodes {
+		total += n.Evicted
+		if n.Evicted > 0 {
+			evicting = append(evicting, n)
+		}
+	}
+	ev := map[string]any{"evicted_keys": total, "nodes_read": len(ef.Nodes)}
+	if len(ef.Unread) > 0 {
+		ev["unread"] = ef.Unread
+	}
+	if total == 0 {
+		return Verdict{Detail: fmt.Sprintf("no key evicted on the %d nodes read (evicted_keys unchanged from before the load to after the run)", len(ef.Nodes)), Evidence: ev}
+	}
+	sort.Slice(evicting, func(i, j int) bool { return evicting[i].Evicted > evicting[j].Evicted })
+	ev["nodes"] = evicting
+	var parts []string
+	for _, n := range evicting {
+		parts = append(parts, fmt.Sprintf("%s (%s) evicted %d", n.Node, n.Role, n.Evicted))
+	}
+	return Verdict{Failed: true, Detail: fmt.Sprintf("%d keys evicted during the run: %s — a full node drops keys instead of refusing writes (maxmemory-policy must be noeviction)",
+		total, strings.Join(parts, ", ")), Evidence: ev}
+}
+
+// vacuousK2: the servers' counters were not read (a re-check with
+// verify, which has no view of the servers during the run).
+func vacuousK2(f *Facts, _ Verdict) string {
+	switch {
+	case f.Evictions == nil:
+		return "the servers' evicted_keys counters were not read during the run (verify re-judges without them)"
+	case len(f.Evictions.Nodes) == 0:
+		return "no node's evicted_keys counter could be read at both ends of the run"
+	}
+	return ""
+}
