@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -465,6 +466,10 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 		cancel()
 		attempts += res.Attempts
 		op.Sends = sat8(send + 1)
+		if errors.Is(err, ErrAnsweredLocally) {
+			op.Outcome, op.ErrClass = OutcomeLocalSoldOut, ErrNone
+			break
+		}
 		if res.EvalFallback {
 			op.Flags |= FlagEvalFallback
 		}

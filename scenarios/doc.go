@@ -17,6 +17,10 @@
 //	                              # amplitude and peak (and users when
 //	                              # activity.scale_users); must be > 0
 //	path: reference               # reserve path (KnownPaths)
+//	local_soldout: 0s             # TTL of the path's local sold-out flag
+//	                              # (set by SOLD_OUT, broadcast over Redis
+//	                              # Pub/Sub, answers LOCAL_SOLD_OUT until it
+//	                              # expires; check L1); 0: none
 //	topology:
 //	  masters: 3
 //	  replicas: 1                 # per master

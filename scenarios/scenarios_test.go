@@ -781,6 +781,8 @@ func TestSetKeysCoverSchema(t *testing.T) {
 			val = "load"
 		case strings.HasSuffix(key, "appendfsync"):
 			val = "everysec"
+		case strings.HasSuffix(key, "local_soldout"):
+			val = "1s"
 		case strings.HasSuffix(key, "max_lag"):
 			val = "1s"
 		case strings.HasSuffix(key, "appendonly") || strings.HasSuffix(key, "scale_users"):

@@ -156,6 +156,7 @@ var (
 		{"seed", sInt},
 		{"rate_scale", sFloat},
 		{"path", sString},
+		{"local_soldout", sDuration},
 		{"topology", topologySchema},
 		{"activity", activitySchema},
 		{"defaults", defaultsSchema},
