@@ -50,6 +50,9 @@ func TestLoadedRunPerKind(t *testing.T) {
 		// Acts on the reserve path's local sold-out flag: its loaded run
 		// is in runner/lifecycle (TestLocalSoldOutFlagOnARealCluster).
 		kindSoldOutNoticeLost: true,
+		// Acts on the pipeline's access service: its loaded runs (with the
+		// scanner, and with the scanner disabled) are in runner/pipeline.
+		kindServiceCrash: true,
 	}
 	for _, spec := range kinds {
 		covered[strings.SplitN(spec, ":", 2)[0]] = true

@@ -79,6 +79,15 @@ type options struct {
 	progressEvery time.Duration
 	opObserver    func(*Op)
 	stockObserver func(StockSample)
+	onAccepted    func(ctx context.Context, bucket uint32, rid string)
+}
+
+// WithAccepted calls fn, from the worker that ran it, after every reserve
+// answered ACCEPTED for the first time (not a replay), once its answer is
+// recorded (its latency does not include fn): the access service's own
+// send of the reservation's message (pipeline.Pipeline.ServiceSend).
+func WithAccepted(fn func(ctx context.Context, bucket uint32, rid string)) Option {
+	return func(o *options) { o.onAccepted = fn }
 }
 
 // WithOpObserver calls fn with every operation that was sent, once it
@@ -150,6 +159,7 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	runtime.GC()
 	e.began = time.Now()
 	e.observe = o.opObserver
+	e.onAccepted = o.onAccepted
 
 	sampleCtx, stopSampler := context.WithCancel(context.Background())
 	samplerDone := make(chan []StockSample, 1)
@@ -230,10 +240,11 @@ type engine struct {
 	drops      Drops  // written by the scheduling goroutine only
 	sent       uint64 // operations handed to workers so far: the next opStore slot
 	wg         *sync.WaitGroup
-	ctx        context.Context // the run's context, set by RunPhases
-	live       *liveStats      // nil unless progress is reported
-	observe    func(*Op)       // WithOpObserver's; nil: none
-	errs       errorTexts      // the first error texts of each class
+	ctx        context.Context                                      // the run's context, set by RunPhases
+	live       *liveStats                                           // nil unless progress is reported
+	observe    func(*Op)                                            // WithOpObserver's; nil: none
+	onAccepted func(ctx context.Context, bucket uint32, rid string) // WithAccepted's; nil: none
+	errs       errorTexts                                           // the first error texts of each class
 }
 
 // reportProgress calls fn every `every` until the returned stop is called,
@@ -435,6 +446,9 @@ func (e *engine) executeOp(ctx context.Context, op Op) Op {
 		e.release(ctx, &op)
 	}
 	op.End = e.since()
+	if e.onAccepted != nil && op.Accepted() && !op.Replay() && op.RID != "" {
+		e.onAccepted(ctx, uint32(op.Bucket), op.RID)
+	}
 	return op
 }
 

@@ -382,6 +382,9 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		opts = append(opts, pp)
 	}
 	opts = append(opts, x.liveOptions()...)
+	if x.pl.ServiceSends() {
+		opts = append(opts, runner.WithAccepted(x.pl.ServiceSend))
+	}
 	var ended func()
 	if x.plan.OnLoad != nil {
 		ended = x.plan.OnLoad(ctx)
