@@ -136,7 +136,8 @@ func TestNightlySizes(t *testing.T) {
 			t.Errorf("nightly lacks the pipeline member %s", p)
 		}
 	}
-	if d := n.Duration(); d > 4*time.Minute {
+	// 4 m 20 s since soldout-notice-lost and service-crash joined.
+	if d := n.Duration(); d > 4*time.Minute+30*time.Second {
 		t.Errorf("nightly: %s of load", d)
 	}
 	ci := mustBuiltin(t, "nightly-ci")
