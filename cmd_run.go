@@ -39,6 +39,7 @@ type runOptions struct {
 	generator    string // --generator I/N
 	activity     string
 	activityWait time.Duration
+	localSoldOut time.Duration // --local-soldout TTL
 }
 
 func newRunCmd() *cobra.Command {
@@ -151,6 +152,7 @@ func (o *runOptions) registerFlags(cmd *cobra.Command, mode, shape *string) {
 	f.StringVar(&o.pg, "pg", "", "PostgreSQL for the pipeline's orders: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass, never printed); the run creates its own schema and drops it. Default: a throwaway local PostgreSQL the run starts and removes")
 	f.BoolVar(&o.pgKeep, "pg-keep", false, "with --pg: leave the run's schema (orders, inbox, ledger, stock) in the database for a look with psql; the log names it")
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may take after the load to bring every reservation to ORDER_CREATED or RELEASED")
+	f.DurationVar(&o.localSoldOut, "local-soldout", 0, "TTL of a local sold-out flag in front of the path: SOLD_OUT sets it per bucket, Redis Pub/Sub tells the other service instances, requests are answered LOCAL_SOLD_OUT until it expires (0: none; overrides a scenario's local_soldout)")
 	f.StringVar(&o.path, "path", "", "reserve path to drive: reference (default) or a known-bad variant (negative control; see 'seckill-harness selftest')")
 	f.StringVar(&o.metrics, "metrics-addr", "", "serve live Prometheus metrics on http://127.0.0.1:PORT/metrics while the run goes on (loopback only; e.g. 127.0.0.1:9464)")
 	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (a rewritten line on a terminal, a plain line every 5 s otherwise), tty, plain, off")
@@ -214,7 +216,7 @@ func (o runOptions) output(cmd *cobra.Command) lifecycle.Output {
 
 // scenarioRun is what the run flags add to every plan (a suite's members included).
 func (o runOptions) scenarioRun() runExtras {
-	return runExtras{luaDir: o.luaDir, gen: o.cfg.Generator, activity: o.activity, activityWait: o.activityWait, faults: o.faults, path: o.path, pg: o.pg, pgKeep: o.pgKeep}
+	return runExtras{luaDir: o.luaDir, gen: o.cfg.Generator, activity: o.activity, activityWait: o.activityWait, faults: o.faults, path: o.path, pg: o.pg, pgKeep: o.pgKeep, localSoldOut: o.localSoldOut}
 }
 
 // runExtras are the run flags that apply on top of a scenario.
@@ -225,6 +227,7 @@ type runExtras struct {
 	gen                    runner.Generator
 	activityWait           time.Duration
 	faults                 []string
+	localSoldOut           time.Duration // --local-soldout: the flag's TTL (0: the scenario's)
 }
 
 // applyTo puts the scripts and the named activity on a plan.
@@ -233,6 +236,9 @@ func (e runExtras) applyTo(p *lifecycle.Plan) {
 	p.PostgresKeep = e.pgKeep
 	if e.activity != "" {
 		p.ActivityID, p.SharedActivity = e.activity, true
+	}
+	if e.localSoldOut > 0 {
+		p.LocalSoldOut.TTL = e.localSoldOut
 	}
 }
 

@@ -77,7 +77,7 @@ func planFromScenario(s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed f
 	p := &lifecycle.Plan{Name: s.Name, Cluster: c, Stock: s.Activity.Stock, Buckets: uint32(s.Activity.Buckets),
 		Window: s.Activity.Window, Faults: planned, Evaluate: s.Evaluate, Waived: s.Waived, Resolved: s.Resolved(),
 		ExpectFail: s.Assertions.ExpectFail,
-		Pipeline:   s.Pipeline, Drain: s.Drain}
+		Pipeline:   s.Pipeline, Drain: s.Drain, LocalSoldOut: runner.LocalSoldOutConfig{TTL: s.LocalSoldOut}}
 	if r := s.Assertions.MaxDroppedRatio; r != nil {
 		p.Bounds.MaxDroppedRatio = *r
 	}
@@ -306,7 +306,8 @@ func verdict(passed bool, err error) error {
 
 func newCompareCmd() *cobra.Command {
 	var f scenarioCmdFlags
-	var buckets string
+	var buckets, poolSizes string
+	var localSoldOut time.Duration
 	var capacity bool
 	var co lifecycle.CapacityOptions
 	cmd := &cobra.Command{
@@ -318,6 +319,13 @@ last bucket sold out, the stock still unsold in other buckets when the first
 bucket sold out (the specification's partial sell-out), SOLD_OUT answers given while
 stock was left elsewhere, and the final unsold stock. Reports go to
 <out>/buckets-N/, the table to <out>/compare.json.
+
+--pool-sizes 4,16,64 compares the load client's pool sizes per node instead
+(throughput, p99, pool waits, their time and pool timeouts per size; reports
+in <out>/pool-N/); --local-soldout TTL compares the path without and with
+the local sold-out flag (Redis calls after the sell-out and answers given
+locally against the false sold-out window after releases; reports in
+<out>/local-soldout-off/ and <out>/local-soldout-TTL/). One axis at a time.
 
 With --capacity it runs capacity's search (see 'seckill-harness capacity
 --help'; the same flags) once per bucket count and --path-mix, each on a
@@ -332,7 +340,9 @@ CPU per op, placement, client CPU per op). Steps go to
 <out>/<path>/buckets-N/step-NN-RATE/, the rows to <out>/compare.json
 (capacity_rows) and <out>/report.html.`,
 		Example: "  seckill-harness compare sold-out-90 --buckets " + lifecycle.DefaultCompareBuckets + "\n" +
-			"  seckill-harness compare sold-out-90 --buckets 1,16,32 --capacity --slo-p99 20ms --path-mix both",
+			"  seckill-harness compare sold-out-90 --buckets 1,16,32 --capacity --slo-p99 20ms --path-mix both\n" +
+			"  seckill-harness compare pool-exhaustion --pool-sizes 4,16,64\n" +
+			"  seckill-harness compare sold-out-90 --local-soldout 1s --set phases.sold-out.mix.release=0.05",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			counts, err := lifecycle.ParseBuckets(buckets)
@@ -350,6 +360,12 @@ CPU per op, placement, client CPU per op). Steps go to
 			if err != nil {
 				return err
 			}
+			if axis, err := otherCompareAxis(cmd, poolSizes, localSoldOut, capacity); axis != nil || err != nil {
+				if err != nil {
+					return err
+				}
+				return verdict(lifecycle.CompareOver(cmd.Context(), cmd.OutOrStdout(), p, *axis, f.output(cmd)))
+			}
 			if !capacity {
 				return verdict(lifecycle.Compare(cmd.Context(), cmd.OutOrStdout(), p, counts, f.output(cmd)))
 			}
@@ -361,9 +377,47 @@ CPU per op, placement, client CPU per op). Steps go to
 	}
 	f.register(cmd.Flags(), "out/compare")
 	cmd.Flags().StringVar(&buckets, "buckets", lifecycle.DefaultCompareBuckets, "bucket counts to compare")
+	cmd.Flags().StringVar(&poolSizes, "pool-sizes", "", "compare client pool sizes (connections per node) instead of bucket counts, e.g. 4,16,64: throughput, p99, pool waits and timeouts per size")
+	cmd.Flags().DurationVar(&localSoldOut, "local-soldout", 0, "compare the path without and with a local sold-out flag of this TTL instead of bucket counts: Redis calls after the sell-out against the undersell window")
 	cmd.Flags().BoolVar(&capacity, "capacity", false, "find each bucket count's capacity (capacity's search and SLO flags) instead of running one fixed load")
 	addCapacityFlags(cmd.Flags(), &co, "scenario, accept, sold-out or both")
 	return cmd
+}
+
+// otherCompareAxis is the compare axis --pool-sizes or --local-soldout
+// asks for (nil: compare bucket counts); one axis at a time, without
+// --capacity and --buckets.
+func otherCompareAxis(cmd *cobra.Command, poolSizes string, localSoldOut time.Duration, capacity bool) (*lifecycle.CompareAxis, error) {
+	var given []string
+	for _, name := range []string{"pool-sizes", "local-soldout"} {
+		if cmd.Flags().Changed(name) {
+			given = append(given, "--"+name)
+		}
+	}
+	switch {
+	case len(given) == 0:
+		return nil, nil
+	case len(given) > 1 || capacity || cmd.Flags().Changed("buckets"):
+		if cmd.Flags().Changed("buckets") {
+			given = append(given, "--buckets")
+		}
+		if capacity {
+			given = append(given, "--capacity")
+		}
+		return nil, fmt.Errorf("%s: compare varies one thing at a time: keep one of them", strings.Join(given, ", "))
+	case cmd.Flags().Changed("pool-sizes"):
+		sizes, err := lifecycle.ParsePoolSizes(poolSizes)
+		if err != nil {
+			return nil, err
+		}
+		ax := lifecycle.PoolSizeAxis(sizes)
+		return &ax, nil
+	}
+	if localSoldOut <= 0 {
+		return nil, fmt.Errorf("--local-soldout %s: want a positive TTL like 1s", localSoldOut)
+	}
+	ax := lifecycle.LocalSoldOutAxis(localSoldOut)
+	return &ax, nil
 }
 
 func newCapacityCmd() *cobra.Command {

@@ -54,6 +54,9 @@ type Env struct {
 	// Pipeline is the background order pipeline (dispatcher, order, release,
 	// expiry stages) when the run has one; nil otherwise (dispatcher-crash refuses).
 	Pipeline PipelineControl
+	// SoldOutNotices is the reserve path's local sold-out flag when the run
+	// has one (--local-soldout); nil otherwise (soldout-notice-lost refuses).
+	SoldOutNotices SoldOutNotices
 }
 
 // PipelineControl is what faults may do to the background pipeline:

@@ -47,6 +47,12 @@ func TestLoadedRunPerKind(t *testing.T) {
 		// Kills processes: its loaded run is TestSlotDownUnderLoad, on a
 		// cluster of its own.
 		"slot-down": true,
+		// Acts on the reserve path's local sold-out flag: its loaded run
+		// is in runner/lifecycle (TestLocalSoldOutFlagOnARealCluster).
+		kindSoldOutNoticeLost: true,
+		// Acts on the pipeline's access service: its loaded runs (with the
+		// scanner, and with the scanner disabled) are in runner/pipeline.
+		kindServiceCrash: true,
 	}
 	for _, spec := range kinds {
 		covered[strings.SplitN(spec, ":", 2)[0]] = true

@@ -265,6 +265,7 @@ type Setting struct {
 	Replicas         int    // the fewest replicas any of those masters has
 	Proxies          bool   // toxiproxy sits in front of the nodes
 	Pipeline         bool   // the run has the order pipeline
+	LocalSoldOut     bool   // the reserve path has the local sold-out flag (--local-soldout)
 	// ReplicationProxies: the cluster's replication runs through proxies
 	// of the harness (compose.ReplicationLinks), which the replication
 	// kinds act on.

@@ -124,6 +124,55 @@ type Report struct {
 	// expiries against the retention time (check K1) and the size figures
 	// of a capacity plan (additive; see the KeySpace type).
 	KeySpace *KeySpace `json:"keyspace,omitempty"`
+	// LocalSoldOut is what the reserve path's local sold-out flag
+	// (--local-soldout) saved and cost (additive; absent without the flag).
+	LocalSoldOut *LocalSoldOut `json:"local_soldout,omitempty"`
+}
+
+// LocalSoldOut is report.json's local_soldout: the process-local sold-out
+// flag of the reserve path. Each simulated service instance keeps a flag
+// per bucket, set when Redis answers SOLD_OUT, broadcast to the other
+// instances over Redis Pub/Sub, and held for TTL; while it holds, that
+// instance answers SOLD_OUT itself (outcome LOCAL_SOLD_OUT) without a
+// Redis call. The cost is the false sold-out window: a unit released
+// after its bucket sold out is sold again only when some instance's flag
+// has expired and it asks Redis again.
+type LocalSoldOut struct {
+	TTLMs     int64 `json:"ttl_ms"`
+	Instances int   `json:"instances"`
+	// AnsweredLocally counts the LOCAL_SOLD_OUT answers; each is a reserve
+	// call Redis did not get (RedisCallsSaved, the same figure).
+	AnsweredLocally int64 `json:"answered_locally"`
+	RedisCallsSaved int64 `json:"redis_calls_saved"`
+	// RedisCallsAfterSellOut counts the reserve calls on the wire that
+	// started after their bucket's first SOLD_OUT from Redis.
+	RedisCallsAfterSellOut int64 `json:"redis_calls_after_sell_out"`
+	// Pub/Sub: notices published (a flag newly set by a SOLD_OUT), notices
+	// received by another instance and applied, notices dropped by the
+	// soldout-notice-lost fault; flags set by an answer and by a notice.
+	NoticesPublished int64 `json:"notices_published"`
+	NoticesReceived  int64 `json:"notices_received"`
+	NoticesDropped   int64 `json:"notices_dropped"`
+	FlagsSetByAnswer int64 `json:"flags_set_by_answer"`
+	FlagsSetByNotice int64 `json:"flags_set_by_notice"`
+	// Recovery: releases after their bucket's sell-out (units made
+	// available again), how many were sold again, within TTL plus
+	// RecoverySlackMs, never (although the load ran TTL plus the slack
+	// past the release), and not judged (released too near the end).
+	ReleasesAfterSellOut int   `json:"releases_after_sell_out"`
+	Recovered            int   `json:"recovered"`
+	RecoveredWithinTTL   int   `json:"recovered_within_ttl"`
+	Unrecovered          int   `json:"unrecovered"`
+	NotJudged            int   `json:"not_judged"`
+	RecoverySlackMs      int64 `json:"recovery_slack_ms"`
+	// FalseSoldOutWindowMs is, over the recovered releases, the time from
+	// the release to the reserve that sold the unit again (the undersell
+	// window); FalseSoldOutAnswers the LOCAL_SOLD_OUT answers given in a
+	// bucket inside such a window.
+	FalseSoldOutWindowMs Percentiles `json:"false_sold_out_window_ms"`
+	FalseSoldOutAnswers  int         `json:"false_sold_out_answers"`
+	// UnrecoveredExamples names a few releases never sold again.
+	UnrecoveredExamples []string `json:"unrecovered_examples,omitempty"`
 }
 
 // WarmUp is the step before t=0 that keeps the harness's own start-up out

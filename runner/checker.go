@@ -45,6 +45,9 @@ type CheckInput struct {
 	// FaultsInjected turns the no-undersell check (I9) into a report of the
 	// stock left behind: a fault may legitimately leave stock unsold.
 	FaultsInjected bool
+	// LocalSoldOutTTL is the TTL of the local sold-out flag the run's
+	// reserve path had (L1 judges its recovery); 0: none.
+	LocalSoldOutTTL time.Duration
 	// Generator is the share of the load this history holds. When the load
 	// was split (N > 1) the checks that compare the activity's global
 	// counters with the records reachable from this history (the table's

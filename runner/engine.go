@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -80,6 +81,7 @@ type options struct {
 	stockObserver func(StockSample)
 	spool         bool
 	spoolDir      string
+	onAccepted    func(ctx context.Context, bucket uint32, rid string)
 }
 
 // WithHistorySpool streams the history to a file in dir (the system's
@@ -90,6 +92,14 @@ type options struct {
 // A spool that cannot be created or written fails the run.
 func WithHistorySpool(dir string) Option {
 	return func(o *options) { o.spool, o.spoolDir = true, dir }
+}
+
+// WithAccepted calls fn, from the worker that ran it, after every reserve
+// answered ACCEPTED for the first time (not a replay), once its answer is
+// recorded (its latency does not include fn): the access service's own
+// send of the reservation's message (pipeline.Pipeline.ServiceSend).
+func WithAccepted(fn func(ctx context.Context, bucket uint32, rid string)) Option {
+	return func(o *options) { o.onAccepted = fn }
 }
 
 // WithOpObserver calls fn with every operation that was sent, once it
@@ -168,6 +178,7 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	runtime.GC()
 	e.began = time.Now()
 	e.observe = o.opObserver
+	e.onAccepted = o.onAccepted
 
 	sampleCtx, stopSampler := context.WithCancel(context.Background())
 	samplerDone := make(chan []StockSample, 1)
@@ -255,10 +266,11 @@ type engine struct {
 	drops      Drops  // written by the scheduling goroutine only
 	sent       uint64 // operations handed to workers so far: the next opStore slot
 	wg         *sync.WaitGroup
-	ctx        context.Context // the run's context, set by RunPhases
-	live       *liveStats      // nil unless progress is reported
-	observe    func(*Op)       // WithOpObserver's; nil: none
-	errs       errorTexts      // the first error texts of each class
+	ctx        context.Context                                      // the run's context, set by RunPhases
+	live       *liveStats                                           // nil unless progress is reported
+	observe    func(*Op)                                            // WithOpObserver's; nil: none
+	onAccepted func(ctx context.Context, bucket uint32, rid string) // WithAccepted's; nil: none
+	errs       errorTexts                                           // the first error texts of each class
 }
 
 // reportProgress calls fn every `every` until the returned stop is called,
@@ -462,6 +474,9 @@ func (e *engine) executeOp(ctx context.Context, op Op) Op {
 		e.release(ctx, &op)
 	}
 	op.End = e.since()
+	if e.onAccepted != nil && op.Accepted() && !op.Replay() && op.RID != "" {
+		e.onAccepted(ctx, uint32(op.Bucket), op.RID)
+	}
 	return op
 }
 
@@ -493,6 +508,10 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 		cancel()
 		attempts += res.Attempts
 		op.Sends = sat8(send + 1)
+		if errors.Is(err, ErrAnsweredLocally) {
+			op.Outcome, op.ErrClass = OutcomeLocalSoldOut, ErrNone
+			break
+		}
 		if res.EvalFallback {
 			op.Flags |= FlagEvalFallback
 		}

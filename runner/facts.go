@@ -52,6 +52,9 @@ type Facts struct {
 
 	// FaultsInjected: a fault ran, so stock may legitimately stay unsold (I9).
 	FaultsInjected bool
+	// LocalSoldOutTTL is the TTL of the reserve path's local sold-out flag;
+	// 0 without one (L1 then does not apply).
+	LocalSoldOutTTL time.Duration
 	// Generator is the share of the load the history holds (see CheckInput).
 	Generator Generator
 	// ClockSkew bounds how far apart merged histories' clocks may be (I9).
@@ -165,7 +168,7 @@ func CollectFacts(ctx context.Context, tgt Target, in CheckInput) (*Facts, error
 	a := tgt.Activity
 	st := tgt.Store
 	rdb := st.Client()
-	f := &Facts{Samples: in.Samples, FaultsInjected: in.FaultsInjected, Generator: in.Generator,
+	f := &Facts{Samples: in.Samples, FaultsInjected: in.FaultsInjected, LocalSoldOutTTL: in.LocalSoldOutTTL, Generator: in.Generator,
 		ClockSkew: in.ClockSkew, Pipeline: in.Pipeline, Evictions: in.Evictions, Requests: map[RequestKey]RequestFact{},
 		OwnReservation:  map[UserRequest]string{},
 		SendPendingLeft: make([]int64, a.Buckets), ExpiryLeft: make([]int64, a.Buckets)}

@@ -26,6 +26,11 @@ const (
 	OutcomeUnknown Outcome = -1 // the reply was lost on every send: the script may have run
 	OutcomeError   Outcome = -2 // Redis refused (ErrClass says why) or the client failed before sending
 	OutcomeDropped Outcome = -3 // never sent: the in-flight cap was reached
+	// OutcomeLocalSoldOut: the reserve path's local sold-out flag answered
+	// SOLD_OUT without asking Redis (LocalSoldOut). No script ran and no
+	// reservation was made: the checks count it as no answer from Redis,
+	// never as Redis' SOLD_OUT.
+	OutcomeLocalSoldOut Outcome = -4
 )
 
 // Op flags.
@@ -79,6 +84,8 @@ func (o *Op) OutcomeName() string {
 		return "ERROR"
 	case OutcomeDropped:
 		return "DROPPED"
+	case OutcomeLocalSoldOut:
+		return LocalSoldOutName
 	}
 	if o.Kind == KindRelease {
 		return lua.CompensateCode(o.Outcome).String()
@@ -432,6 +439,8 @@ func outcomeOf(k Kind, name string) (Outcome, error) {
 		return OutcomeError, nil
 	case "DROPPED":
 		return OutcomeDropped, nil
+	case LocalSoldOutName:
+		return OutcomeLocalSoldOut, nil
 	}
 	if s, ok := strings.CutPrefix(name, "CODE_"); ok {
 		if n, err := strconv.ParseInt(s, 10, 16); err == nil && n >= 0 {

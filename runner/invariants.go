@@ -25,6 +25,9 @@ type Invariant struct {
 	// EndToEnd marks a pipeline check down to the order database: judged
 	// only when its facts were collected (Facts.EndToEnd, CollectEndToEnd).
 	EndToEnd bool
+	// LocalSoldOut marks a check of the reserve path's local sold-out
+	// flag: judged only in runs with it (Facts.LocalSoldOutTTL > 0).
+	LocalSoldOut bool
 	// WholeLoad marks a check of the activity's global counters against
 	// the history: a generator of a split load holds only part of the
 	// history, so it reports skip, "judged on the merge".
@@ -99,6 +102,9 @@ var invariants = []Invariant{
 		Contract: "no node evicted a key during the run (evicted_keys of every node unchanged from before the load to after the run settled)",
 		Judge:    judgeK2, Vacuous: vacuousK2, SkipWhen: "the servers' counters were not read (verify)", ServerSide: true,
 		FailCount: "evicted_keys", FailCountOf: "keys the nodes evicted"},
+	{ID: "L1", Name: "local_soldout_recovery", LocalSoldOut: true,
+		Contract: "with the local sold-out flag, every unit released after its bucket sold out is sold again within the flag's TTL + 1 s (the flag expires into a re-check of Redis): the undersell window is bounded",
+		Judge:    judgeL1, Vacuous: vacuousL1, SkipWhen: "no unit released after a sell-out"},
 	{ID: "P1", Name: "resale_no_oversell", Pipeline: true,
 		Contract: "per bucket distinct ACCEPTED − RELEASED ≤ initial (released stock may sell again), orders ≤ initial, every order's reservation ORDER_CREATED",
 		Judge:    judgeP1, Vacuous: vacuousP1, SkipWhen: "no ACCEPTED answer and no order"},
@@ -256,7 +262,7 @@ func JudgeFacts(f *Facts) *CheckReport {
 	}
 	for i := range invariants {
 		inv := &invariants[i]
-		if (inv.Pipeline && !inv.EndToEnd && f.Pipeline == nil) || (inv.EndToEnd && f.EndToEnd == nil) {
+		if (inv.Pipeline && !inv.EndToEnd && f.Pipeline == nil) || (inv.EndToEnd && f.EndToEnd == nil) || (inv.LocalSoldOut && f.LocalSoldOutTTL <= 0) {
 			continue
 		}
 		rep.Checks = append(rep.Checks, inv.judge(f))
@@ -289,6 +295,8 @@ func InvariantsMarkdown() string {
 			judged = "runs with a pipeline (orders in PostgreSQL)"
 		case inv.Pipeline:
 			judged = "runs with a pipeline"
+		case inv.LocalSoldOut:
+			judged = "runs with `--local-soldout`"
 		}
 		skip := inv.SkipWhen
 		if inv.WholeLoad {

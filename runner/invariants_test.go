@@ -52,6 +52,15 @@ func soldOut() *Facts {
 	}
 }
 
+// flagged is a one-bucket run with a 1 s local sold-out flag (lsoOps):
+// sold out at 1 s, a unit released at releaseAt and sold again at saleAt
+// (never when saleAt < 0), the load running to 6 s.
+func flagged(releaseAt, saleAt time.Duration) *Facts {
+	return &Facts{Ops: lsoOps(releaseAt, saleAt, 6*time.Second), Stock: []lua.Stock{{Initial: 1}}, Planned: []int64{1},
+		Records: map[string]ReservationRecord{}, Requests: map[RequestKey]RequestFact{}, OwnReservation: map[UserRequest]string{},
+		SendPendingLeft: []int64{0}, ExpiryLeft: []int64{0}, LocalSoldOutTTL: time.Second}
+}
+
 // withRelease is soldOut where r-b was released once (and its repeat
 // answered ALREADY_RELEASED), and user 4 then bought the unit back.
 func withRelease() *Facts {
@@ -143,6 +152,9 @@ type fixture struct {
 
 // ok: the correct histories each check passes on.
 var okFixtures = map[string][]fixture{
+	"L1": {{"the unit released after the sell-out sold again 0.8 s later (TTL 1 s)", func() *Facts {
+		return flagged(2*time.Second, 2800*time.Millisecond)
+	}}},
 	"I1": {{"sold out", soldOut}, {"with a release", withRelease}},
 	"I2": {{"sold out", soldOut}, {"with a release", withRelease}},
 	"I3": {{"sold out", soldOut}, {"sold again after a release", withRelease}},
@@ -193,6 +205,11 @@ var okFixtures = map[string][]fixture{
 
 // bad: broken histories, each caught by the check.
 var badFixtures = map[string][]fixture{
+	"L1": {{"a flag that never expires: the released unit never sold again", func() *Facts {
+		return flagged(2*time.Second, -1)
+	}}, {"sold again only 2.5 s after the release (TTL 1 s)", func() *Facts {
+		return flagged(2*time.Second, 4500*time.Millisecond)
+	}}},
 	"I1": {{"available drifted", func() *Facts {
 		f := soldOut()
 		f.Stock[0].Available = 1
@@ -325,6 +342,9 @@ var badFixtures = map[string][]fixture{
 
 // vacuous: histories that give the check nothing to judge.
 var vacuousFixtures = map[string][]fixture{
+	"L1": {{"the only release came too near the end to judge", func() *Facts {
+		return flagged(5500*time.Millisecond, -1)
+	}}},
 	"I1": {{"nothing reached the script", untouched}},
 	"I2": {{"nothing reached the script", untouched}},
 	"I3": {{"only SOLD_OUT answers", func() *Facts {
@@ -490,6 +510,9 @@ func TestJudgeFactsOrderAndPipeline(t *testing.T) {
 	}
 	var core, all []string // all: without the end-to-end checks, whose facts these fixtures lack
 	for _, inv := range Invariants() {
+		if inv.LocalSoldOut {
+			continue // only with a local sold-out flag: below
+		}
 		if !inv.Pipeline {
 			core = append(core, inv.ID)
 		}
@@ -503,6 +526,9 @@ func TestJudgeFactsOrderAndPipeline(t *testing.T) {
 	rep := JudgeFacts(piped())
 	if got := ids(rep); !slices.Equal(got, all) {
 		t.Errorf("with a pipeline: %v, want %v", got, all)
+	}
+	if got := ids(JudgeFacts(flagged(2*time.Second, -1))); !slices.Contains(got, "L1") || slices.Index(got, "L1") != slices.Index(got, "I9")+1 {
+		t.Errorf("with a local sold-out flag: %v, want L1 after I9", got)
 	}
 	if !rep.Passed() {
 		t.Errorf("a correct pipeline run failed %v", rep.Failed())
@@ -580,8 +606,8 @@ func TestJUnitCasesFollowTheTable(t *testing.T) {
 	}
 	var prev int
 	for _, inv := range Invariants() {
-		if inv.EndToEnd {
-			continue
+		if inv.EndToEnd || inv.LocalSoldOut {
+			continue // not judged on these facts
 		}
 		i := strings.Index(buf.String(), `name="`+inv.ID+" "+inv.Name+`"`)
 		if i < 0 || i < prev {

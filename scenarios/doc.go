@@ -17,6 +17,10 @@
 //	                              # amplitude and peak (and users when
 //	                              # activity.scale_users); must be > 0
 //	path: reference               # reserve path (KnownPaths)
+//	local_soldout: 0s             # TTL of the path's local sold-out flag
+//	                              # (set by SOLD_OUT, broadcast over Redis
+//	                              # Pub/Sub, answers LOCAL_SOLD_OUT until it
+//	                              # expires; check L1); 0: none
 //	topology:
 //	  masters: 3
 //	  replicas: 1                 # per master
@@ -75,6 +79,10 @@
 //	    lost: 0                   # of the acked, never delivered (expiry's job)
 //	  order: {reject: 0.1, delay: 50ms, workers: 8}
 //	  dispatcher: {every: 20ms, batch: 100, workers: 8, retry_after: 100ms}
+//	                              # scan_after: 0s; > 0: the access service
+//	                              # sends right after ACCEPTED and the
+//	                              # dispatcher only scans send_pending for
+//	                              # members unsent that long (service-crash)
 //	  expiry: {every: 100ms, batch: 100, max_pages: 20}
 //	  release: {workers: 4, retry: 50ms, attempts: 5}
 //	  call_timeout: 2s            # every Redis call of the stages

@@ -116,6 +116,13 @@ func (s *Scenario) evalInvariants(rep *reports.Report) reports.Assertion {
 		for _, inv := range rep.Invariants {
 			check(inv.ID, inv)
 		}
+		if s.LocalSoldOut > 0 {
+			for _, id := range LocalSoldOutInvariantIDs {
+				if _, ok := byID[id]; !ok {
+					fails = append(fails, id+" is not in the report (the scenario runs the local sold-out flag: its check did not run)")
+				}
+			}
+		}
 		if s.Pipeline != nil {
 			// "All that ran" includes the pipeline checks: a run with the
 			// pipeline on whose report lacks them was not judged.

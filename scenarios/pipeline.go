@@ -67,6 +67,7 @@ func (d *dec) pipeline(root *node) {
 	c.Dispatcher.Batch = int(d.int(ds, "batch", "pipeline.dispatcher.batch", int64(c.Dispatcher.Batch)))
 	c.Dispatcher.Workers = int(d.int(ds, "workers", "pipeline.dispatcher.workers", int64(c.Dispatcher.Workers)))
 	c.Dispatcher.RetryAfter = d.dur(ds, "retry_after", "pipeline.dispatcher.retry_after", c.Dispatcher.RetryAfter)
+	c.Dispatcher.ScanAfter = d.dur(ds, "scan_after", "pipeline.dispatcher.scan_after", c.Dispatcher.ScanAfter)
 
 	e := d.section(pm, "expiry", "pipeline.expiry")
 	c.Expiry.Every = d.dur(e, "every", "pipeline.expiry.every", c.Expiry.Every)
@@ -140,6 +141,9 @@ func (v *validator) pipeline() {
 		if x.d <= 0 {
 			v.bad(x.path, "%s: must be positive (omit it for the default %s)", x.d, x.def)
 		}
+	}
+	if c.Dispatcher.ScanAfter < 0 {
+		v.bad("pipeline.dispatcher.scan_after", "%s: want 0 (the dispatcher sends everything, the access service sends nothing) or a positive wait like 500ms (the access service sends right after ACCEPTED, the dispatcher scans for what it left unsent)", c.Dispatcher.ScanAfter)
 	}
 	if c.Order.Delay < 0 {
 		v.bad("pipeline.order.delay", "%s: must not be negative (0: no consumer lag)", c.Order.Delay)
@@ -241,7 +245,8 @@ func (s *Scenario) pipelineMap() map[string]any {
 			"timeout_delivered": c.MQ.TimeoutDelivered, "timeout_after": c.MQ.TimeoutAfter.String(), "lost": c.MQ.Lost},
 		"order": map[string]any{"reject": c.Order.Reject, "delay": c.Order.Delay.String(), "workers": c.Order.Workers},
 		"dispatcher": map[string]any{"every": c.Dispatcher.Every.String(), "batch": c.Dispatcher.Batch,
-			"workers": c.Dispatcher.Workers, "retry_after": c.Dispatcher.RetryAfter.String()},
+			"workers": c.Dispatcher.Workers, "retry_after": c.Dispatcher.RetryAfter.String(),
+			"scan_after": c.Dispatcher.ScanAfter.String()},
 		"expiry":       map[string]any{"every": c.Expiry.Every.String(), "batch": c.Expiry.Batch, "max_pages": c.Expiry.MaxPages},
 		"release":      map[string]any{"workers": c.Release.Workers, "retry": c.Release.Retry.String(), "attempts": c.Release.Attempts},
 		"call_timeout": c.CallTimeout.String(),

@@ -61,8 +61,13 @@ type Scenario struct {
 	Topology  Topology
 	Activity  Activity
 	Path      string // reserve path: "reference" or a name of KnownPaths
-	Phases    []Phase
-	Faults    []FaultSpec
+	// LocalSoldOut is the TTL of the reserve path's local sold-out flag
+	// (runner.LocalSoldOut: a flag per bucket set by SOLD_OUT, broadcast
+	// over Redis Pub/Sub, answering SOLD_OUT locally until it expires);
+	// 0: no flag (every request asks Redis).
+	LocalSoldOut time.Duration
+	Phases       []Phase
+	Faults       []FaultSpec
 	// Pipeline is the asynchronous rest of the reserve path run beside the
 	// load (send_pending dispatcher, simulated MQ, order service, release
 	// stage, expiry checker), complete: pipeline.DefaultConfig() with the
@@ -385,6 +390,7 @@ func (d *dec) scenario(root *node) {
 	s.Seed = d.int(root, "seed", "seed", DefaultSeed)
 	s.RateScale = d.float(root, "rate_scale", "rate_scale", 1)
 	s.Path = d.str(root, "path", "path", DefaultPath)
+	s.LocalSoldOut = d.dur(root, "local_soldout", "local_soldout", 0)
 	s.Suite = d.strs(root, "suite", "suite")
 
 	t := d.section(root, "topology", "topology")

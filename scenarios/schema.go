@@ -140,7 +140,7 @@ var (
 		}}},
 		{"order", &schema{t: tMap, fields: []field{{"reject", sFloat}, {"delay", sDuration}, {"workers", sInt}}}},
 		{"dispatcher", &schema{t: tMap, fields: []field{
-			{"every", sDuration}, {"batch", sInt}, {"workers", sInt}, {"retry_after", sDuration},
+			{"every", sDuration}, {"batch", sInt}, {"workers", sInt}, {"retry_after", sDuration}, {"scan_after", sDuration},
 		}}},
 		{"expiry", &schema{t: tMap, fields: []field{{"every", sDuration}, {"batch", sInt}, {"max_pages", sInt}}}},
 		{"release", &schema{t: tMap, fields: []field{{"workers", sInt}, {"retry", sDuration}, {"attempts", sInt}}}},
@@ -156,6 +156,7 @@ var (
 		{"seed", sInt},
 		{"rate_scale", sFloat},
 		{"path", sString},
+		{"local_soldout", sDuration},
 		{"topology", topologySchema},
 		{"activity", activitySchema},
 		{"defaults", defaultsSchema},

@@ -21,6 +21,19 @@ import (
 // pipeline.
 var InvariantIDs = runner.InvariantIDs()
 
+// LocalSoldOutInvariantIDs are the ids of the checks of the local sold-out
+// flag (runner.Invariant.LocalSoldOut): in the report only when the
+// scenario has local_soldout.
+var LocalSoldOutInvariantIDs = func() []string {
+	var ids []string
+	for _, inv := range runner.Invariants() {
+		if inv.LocalSoldOut {
+			ids = append(ids, inv.ID)
+		}
+	}
+	return ids
+}()
+
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_#-]*$`)
 
 // Outcomes lists the outcome names totals.outcomes may hold: the reserve
@@ -42,6 +55,7 @@ func Outcomes() []string {
 	}
 	add("UNKNOWN")
 	add("ERROR")
+	add(runner.LocalSoldOutName)
 	return out
 }
 
@@ -103,6 +117,9 @@ func (v *validator) scenario() {
 	}
 	if paths := KnownPaths(); !slices.Contains(paths, s.Path) {
 		v.bad("path", "%q: unknown reserve path; valid paths: %s", s.Path, strings.Join(paths, ", "))
+	}
+	if s.LocalSoldOut < 0 {
+		v.bad("local_soldout", "%s: want a positive TTL like 1s (or 0: no local sold-out flag)", s.LocalSoldOut)
 	}
 	v.topology()
 	v.activity()
@@ -557,6 +574,8 @@ func (v *validator) assertions() {
 			v.bad(path, "all stands alone (invariants: all); or list ids: %s", strings.Join(InvariantIDs, ", "))
 		case !slices.Contains(InvariantIDs, strings.ToUpper(id)):
 			v.bad(path, "%q: unknown invariant; valid: all, %s", id, strings.Join(InvariantIDs, ", "))
+		case s.LocalSoldOut <= 0 && slices.Contains(LocalSoldOutInvariantIDs, strings.ToUpper(id)):
+			v.bad(path, "%q judges the local sold-out flag, in the report only when the path has one, but this scenario has no local_soldout: add local_soldout: 1s or remove %s", id, id)
 		case s.Pipeline == nil && slices.Contains(PipelineInvariantIDs, strings.ToUpper(id)):
 			v.bad(path, "%q is a pipeline check (%s), in the report only when the pipeline runs, but this scenario has no pipeline: section: add one or remove %s", id, runner.IDRange(true), id)
 		}

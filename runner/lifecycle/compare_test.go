@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -94,5 +95,50 @@ func TestCompareShowsTheMastersCPU(t *testing.T) {
 	// while the other only answers the sampler.
 	if one := doc.Rows[0].CPUSpread; one.HotCPUPct <= one.OthersMaxCPUPct {
 		t.Fatalf("1 bucket: hot master %.1f%%, other %.1f%%: the loaded master is not the hottest\n%s", one.HotCPUPct, one.OthersMaxCPUPct, log.String())
+	}
+}
+
+// The compare axes change one thing of the plan per variant: the pool
+// size per node, or the local sold-out flag off then on; bad pool sizes
+// are refused naming the flag.
+func TestCompareAxes(t *testing.T) {
+	sizes, err := ParsePoolSizes("4, 16,64")
+	if err != nil || !slices.Equal(sizes, []int{4, 16, 64}) {
+		t.Fatalf("ParsePoolSizes: %v %v", sizes, err)
+	}
+	for _, bad := range []string{"", "4,,64", "0", "-4", "x"} {
+		if _, err := ParsePoolSizes(bad); err == nil || !strings.Contains(err.Error(), "--pool-sizes") {
+			t.Errorf("ParsePoolSizes(%q): %v", bad, err)
+		}
+	}
+	ax := PoolSizeAxis(sizes)
+	if ax.Dimension != "pool_size" || len(ax.Variants) != 3 {
+		t.Fatalf("pool axis: %+v", ax)
+	}
+	for i, v := range ax.Variants {
+		p := &Plan{Buckets: 1}
+		v.Apply(p)
+		if p.Cluster.PoolSize != sizes[i] || p.Buckets != 1 || v.Dir != fmt.Sprintf("pool-%d", sizes[i]) {
+			t.Errorf("variant %s: pool %d, dir %s", v.Label, p.Cluster.PoolSize, v.Dir)
+		}
+	}
+	lso := LocalSoldOutAxis(time.Second)
+	if lso.Dimension != "local_soldout" || len(lso.Variants) != 2 {
+		t.Fatalf("local sold-out axis: %+v", lso)
+	}
+	p := &Plan{LocalSoldOut: runner.LocalSoldOutConfig{TTL: 5 * time.Second}}
+	lso.Variants[0].Apply(p)
+	if p.LocalSoldOut.TTL != 0 {
+		t.Errorf("the first variant keeps the flag: %+v", p.LocalSoldOut)
+	}
+	lso.Variants[1].Apply(p)
+	if p.LocalSoldOut.TTL != time.Second {
+		t.Errorf("the second variant's flag: %+v", p.LocalSoldOut)
+	}
+	b := BucketAxis([]uint32{1, 16})
+	q := &Plan{Buckets: 2}
+	b.Variants[1].Apply(q)
+	if b.Dimension != "buckets" || q.Buckets != 16 || b.Variants[1].Dir != "buckets-16" {
+		t.Errorf("bucket axis: %+v, buckets %d", b, q.Buckets)
 	}
 }

@@ -35,7 +35,8 @@ type execution struct {
 	// pipeline.order_db.server): "local throwaway postgres://…", "docker
 	// container <id> (<image>)", "existing postgres://…" (never credentials).
 	orderServer string
-	cleanup     []func() // run in reverse order on the way out
+	cleanup     []func()             // run in reverse order on the way out
+	flag        *runner.LocalSoldOut // the path's local sold-out flag; nil: none
 
 	lag          []compose.ReplicationSample // replication lag, sampled beside the load
 	watchdog     *lua.Watchdog
@@ -215,6 +216,7 @@ func (x *execution) guard(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.LocalSoldOut = x.plan.LocalSoldOut.TTL > 0
 	var errs []error
 	for _, p := range x.plan.Faults {
 		errs = append(errs, faults.Available(p, s))
@@ -256,6 +258,22 @@ func (x *execution) setUp(ctx context.Context) error {
 	if p.Path != nil {
 		x.tgt.Path = p.Path(store)
 	}
+	if p.LocalSoldOut.TTL > 0 {
+		if p.Generator.Split() {
+			return fmt.Errorf("--local-soldout with --generator %s: the flag's figures are one process's; run it without --generator", p.Generator)
+		}
+		inner := x.tgt.Path
+		if inner == nil {
+			inner = runner.ReferencePath{Store: store}
+		}
+		flag, err := runner.NewLocalSoldOut(ctx, rdb, x.act, inner, p.LocalSoldOut)
+		if err != nil {
+			return err
+		}
+		x.flag, x.tgt.Path = flag, flag
+		x.cleanup = append(x.cleanup, flag.Close)
+		log.Info(fmt.Sprintf("local sold-out flag: TTL %s, %v service instances, notices on %s", p.LocalSoldOut.TTL, flag.NoticeState()["instances"], runner.SoldOutChannel(x.act)))
+	}
 	for _, ph := range p.Phases {
 		x.out.logger().Info(fmt.Sprintf("load %s: %s; stock %d over %d buckets", ph.Name, ph.Config, p.Stock, p.Buckets))
 	}
@@ -287,6 +305,9 @@ func (x *execution) startFaults(ctx context.Context) error {
 		return err
 	}
 	x.tl = tl
+	if x.flag != nil {
+		tl.Env.SoldOutNotices = x.flag
+	}
 	if x.plan.Pipeline != nil {
 		pc := *x.plan.Pipeline
 		if pc.Orders == nil {
@@ -365,6 +386,9 @@ func (x *execution) driveLoad(ctx context.Context) error {
 	// The history streams to disk as the run goes (soak-length runs hold a
 	// few chunks, not every operation); every reader streams it back.
 	opts = append(opts, runner.WithHistorySpool(""))
+	if x.pl.ServiceSends() {
+		opts = append(opts, runner.WithAccepted(x.pl.ServiceSend))
+	}
 	var ended func()
 	if x.plan.OnLoad != nil {
 		ended = x.plan.OnLoad(ctx)
@@ -458,7 +482,7 @@ func (x *execution) judge(ctx context.Context) error {
 	}
 	// One read of the state: the invariants and, with a pipeline, its checks.
 	chk, err := runner.Verify(ctx, x.tgt, runner.CheckInput{History: history, Samples: x.res.Samples,
-		FaultsInjected: len(x.plan.Faults) > 0, Generator: x.plan.Generator, Pipeline: x.ev, Evictions: x.evicted})
+		FaultsInjected: len(x.plan.Faults) > 0, LocalSoldOutTTL: x.plan.LocalSoldOut.TTL, Generator: x.plan.Generator, Pipeline: x.ev, Evictions: x.evicted})
 	if err != nil {
 		return fmt.Errorf("reading the final state back: %w", err)
 	}
@@ -530,6 +554,9 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	rep.ReplicationLag = replicationReport(x.lag)
 	rep.WarmUp = x.warm
 	rep.Pool = x.poolReport
+	if x.flag != nil {
+		rep.LocalSoldOut = x.flag.Report(res.History.All(), int(x.act.Buckets))
+	}
 	rep.Servers = x.serversSection(ctx)
 	for _, k := range x.watchdog.Kills() {
 		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})

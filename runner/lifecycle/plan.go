@@ -48,6 +48,10 @@ type Plan struct {
 	PathName   string                       // "" or "reference": the reference path
 	Path       func(*lua.Store) runner.Path // nil: the reference path
 	Pipeline   *pipeline.Config             // the async stages after ACCEPTED; nil: none
+	// LocalSoldOut puts the local sold-out flag in front of the path
+	// (runner.LocalSoldOut; Instances 0: runner.DefaultSoldOutInstances);
+	// TTL 0: none.
+	LocalSoldOut runner.LocalSoldOutConfig
 	// PostgresURL names an existing database for the pipeline's orders
 	// (the run gets its own schema, dropped after); "": a throwaway local
 	// PostgreSQL the run starts and removes. Credentials may come from the

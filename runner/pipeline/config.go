@@ -86,6 +86,14 @@ type DispatcherConfig struct {
 	Workers int
 	// RetryAfter is next_retry_at_ms - now for a SEND_UNKNOWN; 0 means 100ms.
 	RetryAfter time.Duration
+	// ScanAfter, when > 0, makes the access service send each reservation's
+	// message itself right after its reserve answered ACCEPTED
+	// (Pipeline.ServiceSend), and the dispatcher the send_pending scanner:
+	// it sends only members due ScanAfter ago or earlier (reserved, or due
+	// for a re-send, at least ScanAfter before), the sends the service did
+	// not make. 0: the access service does not send; the dispatcher sends
+	// every member as soon as it is due.
+	ScanAfter time.Duration
 }
 
 // ReleaseConfig is the release stage (REJECTED -> RELEASE_PENDING -> compensate).
@@ -144,7 +152,10 @@ type Defects struct {
 	// row, no transition; the reservation stays ENQUEUED until it expires.
 	OrderDropsMessages bool
 	// DispatcherNeverSends: the dispatcher polls send_pending and never
-	// sends: reservations stay RESERVED until the expiry checker releases them.
+	// sends: reservations stay RESERVED until the expiry checker releases
+	// them. With the access service sending (DispatcherConfig.ScanAfter),
+	// this is a disabled send_pending scanner: only the service's own
+	// sends happen.
 	DispatcherNeverSends bool
 }
 
@@ -272,7 +283,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("pipeline mq shares ack %g + error %g + timeout %g = %g: want 1", c.MQ.Ack, c.MQ.Error, c.MQ.Timeout, s))
 	}
 	for name, d := range map[string]time.Duration{"mq.timeout_after": c.MQ.TimeoutAfter, "order.delay": c.Order.Delay,
-		"dispatcher.every": c.Dispatcher.Every, "dispatcher.retry_after": c.Dispatcher.RetryAfter,
+		"dispatcher.every": c.Dispatcher.Every, "dispatcher.retry_after": c.Dispatcher.RetryAfter, "dispatcher.scan_after": c.Dispatcher.ScanAfter,
 		"expiry.every": c.Expiry.Every, "release.retry": c.Release.Retry, "call_timeout": c.CallTimeout,
 		"reconcile.every": c.Reconcile.Every} {
 		if d < 0 {

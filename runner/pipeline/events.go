@@ -136,6 +136,10 @@ type Stats struct {
 	DispatcherStarts      int64
 	Stuck                 int64 // not terminal when Drain gave up (0 after a complete drain)
 	DrainMs               int64 // how long the drain took (or its timeout)
+	// The access service's own sends (DispatcherConfig.ScanAfter > 0):
+	// made, lost by a crash between reserve and send (service-crash), and
+	// of those, sent later by the send_pending scanner.
+	ServiceSends, ServiceSendsLost, RecoveredByScanner int64
 }
 
 // Evidence is everything the pipeline recorded, for the P-checks
@@ -199,6 +203,7 @@ func (e *Evidence) Summary() map[string]any {
 		"dispatcher_crashes": s.DispatcherStops, "stuck": s.Stuck, "drained": e.Drained, "drain_ms": s.DrainMs,
 		"no_stock": s.NoStock, "user_already_ordered": s.UserAlreadyOrdered, "duplicate_reservations": s.DuplicateReservations,
 		"order_tx_errors": s.OrderTxErrors, "dropped_by_defect": s.DroppedByDefect,
+		"service_sends": s.ServiceSends, "service_sends_lost": s.ServiceSendsLost, "recovered_by_scanner": s.RecoveredByScanner,
 		"order_db":       map[string]any{"schema": e.OrderDB, "throughput": e.Throughput},
 		"reconciliation": e.Reconciliation,
 	}

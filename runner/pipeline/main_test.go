@@ -175,7 +175,11 @@ func run(t *testing.T, sp spec) *outcome {
 		sp.before(p)
 	}
 	lctx, lcancel := context.WithCancel(ctx)
-	res, err := runner.Run(lctx, sp.load, tgt, runner.WithOnStart(func(b time.Time) { tl.Start(lctx, b) }))
+	opts := []runner.Option{runner.WithOnStart(func(b time.Time) { tl.Start(lctx, b) })}
+	if p.ServiceSends() {
+		opts = append(opts, runner.WithAccepted(p.ServiceSend))
+	}
+	res, err := runner.Run(lctx, sp.load, tgt, opts...)
 	lcancel()
 	if err != nil {
 		t.Fatalf("load: %v", err)

@@ -53,6 +53,7 @@ type Pipeline struct {
 	dispWG   *sync.WaitGroup
 	dispOn   bool
 	comp     compensator
+	svc      service
 	drained  bool
 	drainErr string
 	stuck    []Stuck
@@ -365,6 +366,7 @@ func (p *Pipeline) Stats() Stats {
 		ExpiryHeldByOrder: c.expiryHeldByOrder.Load(), ExpiryHeldByMQ: c.expiryHeldByMQ.Load(),
 		Transitions: c.transitions.Load(), IllegalAnswers: c.illegal.Load(), RedisErrors: c.redisErrors.Load(),
 		DispatcherStops: c.dispStops.Load(), DispatcherStarts: c.dispStarts.Load(), Stuck: c.stuck.Load(), DrainMs: c.drainMs.Load(),
+		ServiceSends: p.svc.sends.Load(), ServiceSendsLost: p.svc.lost.Load(), RecoveredByScanner: p.svc.recovered.Load(),
 	}
 }
 

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,8 +21,15 @@ func (p *Pipeline) dispatchLoop(ctx context.Context, b uint32) {
 	rdb := p.st.Client()
 	cfg := p.cfg.Dispatcher
 	for ctx.Err() == nil {
+		if p.cfg.Defects.DispatcherNeverSends {
+			// It polls, finds its work, and never sends (nor reads a record).
+			_ = rdb.ZCard(ctx, sc.SendPendingKey()).Err()
+			ctxsleep.For(ctx, cfg.Every)
+			continue
+		}
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
-		ids, err := rdb.ZRangeByScore(cctx, sc.SendPendingKey(), &redis.ZRangeBy{Min: "-inf", Max: nowMs(), Offset: 0, Count: int64(cfg.Batch)}).Result()
+		due := time.Now().Add(-cfg.ScanAfter).UnixMilli() // ScanAfter 0: every member due now
+		ids, err := rdb.ZRangeByScore(cctx, sc.SendPendingKey(), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(due, 10), Offset: 0, Count: int64(cfg.Batch)}).Result()
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
@@ -43,6 +51,7 @@ func (p *Pipeline) dispatchLoop(ctx context.Context, b uint32) {
 			go func() {
 				defer func() { <-sem; progress.Done() }()
 				if p.sendOne(ctx, sc, rid) {
+					p.scannerSent(rid)
 					mu.Lock()
 					moved++
 					mu.Unlock()
@@ -74,9 +83,6 @@ func (p *Pipeline) sendOne(ctx context.Context, sc lua.Scope, rid string) bool {
 	mid := rec.msgID
 	if mid == "" {
 		mid = lua.MessageID(rid)
-	}
-	if p.cfg.Defects.DispatcherNeverSends {
-		return false
 	}
 	sent := p.mq.send(message{ID: mid, RID: rid, Bucket: sc.Bucket, User: rec.user})
 	if sent.outcome == SendTimeout {

@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"testing"
+	"time"
+
+	"seckill-harness/lua"
+)
+
+// lsoOps builds a one-bucket history: SOLD_OUT at 1 s, a release sent at
+// releaseAt, local answers every 100 ms, a sale answered at saleAt (none
+// when saleAt < 0), and the load running to end.
+func lsoOps(releaseAt, saleAt, end time.Duration) []Op {
+	ms := time.Millisecond
+	ops := []Op{
+		{ID: 0, Kind: KindFresh, Outcome: Outcome(lua.Accepted), RID: "r0", Start: 0, End: ms, Attempts: 1},
+		{ID: 1, Kind: KindFresh, Outcome: Outcome(lua.SoldOut), Start: time.Second, End: time.Second + ms, Attempts: 1},
+		{ID: 2, Kind: KindRelease, Outcome: Outcome(lua.CompensateReleased), RID: "r0", Start: releaseAt, End: releaseAt + 2*ms},
+	}
+	for t := time.Second + 100*ms; t <= end; t += 100 * ms {
+		ops = append(ops, Op{ID: uint32(len(ops)), Kind: KindFresh, Outcome: OutcomeLocalSoldOut, Start: t, End: t})
+	}
+	if saleAt >= 0 {
+		ops = append(ops, Op{ID: uint32(len(ops)), Kind: KindFresh, Outcome: Outcome(lua.Accepted), RID: "r9", Start: saleAt - ms, End: saleAt, Attempts: 1})
+	}
+	return ops
+}
+
+func judgeL1Of(ops []Op, ttl time.Duration) Check {
+	f := &Facts{Ops: ops, Stock: []lua.Stock{{Initial: 1}}, Planned: []int64{1}, LocalSoldOutTTL: ttl}
+	for _, c := range JudgeFacts(f).Checks {
+		if c.ID == "L1" {
+			return c
+		}
+	}
+	return Check{}
+}
+
+// A flag that expires lets the released unit sell within the TTL: L1
+// passes with the window measured; a flag that never expires leaves it
+// unsold (L1 fails); one that expires too late fails too; without a flag
+// L1 is not in the report.
+func TestL1RecoveryWithinTTL(t *testing.T) {
+	ttl := time.Second
+	ok := judgeL1Of(lsoOps(2*time.Second, 2800*time.Millisecond, 6*time.Second), ttl)
+	if ok.Status != StatusPass || ok.Evidence["recovered_within_ttl"] != 1 {
+		t.Fatalf("expiring flag: %+v", ok)
+	}
+	r := AnalyzeLocalSoldOut((&History{Ops: lsoOps(2*time.Second, 2800*time.Millisecond, 6*time.Second)}).All(), 1, ttl)
+	if r.FalseSoldOutWindowMs.Max != 800 || r.FalseSoldOutAnswers != 8 || r.AnsweredLocally == 0 || r.RedisCallsSaved != r.AnsweredLocally {
+		t.Fatalf("figures: %+v", r)
+	}
+	never := judgeL1Of(lsoOps(2*time.Second, -1, 6*time.Second), ttl)
+	if never.Status != StatusFail || never.Evidence["unrecovered"] != 1 {
+		t.Fatalf("never-expiring flag: %+v", never)
+	}
+	late := judgeL1Of(lsoOps(2*time.Second, 4500*time.Millisecond, 6*time.Second), ttl)
+	if late.Status != StatusFail {
+		t.Fatalf("recovered after TTL + slack: %+v", late)
+	}
+	nearEnd := judgeL1Of(lsoOps(5500*time.Millisecond, -1, 6*time.Second), ttl)
+	if nearEnd.Status != StatusSkip {
+		t.Fatalf("release too near the end is not judged: %+v", nearEnd)
+	}
+	if c := judgeL1Of(lsoOps(2*time.Second, -1, 6*time.Second), 0); c.ID != "" {
+		t.Fatalf("L1 judged without a flag: %+v", c)
+	}
+}
+
+// The local answer round-trips through the history's JSONL names.
+func TestLocalSoldOutOutcomeName(t *testing.T) {
+	o := Op{Kind: KindFresh, Outcome: OutcomeLocalSoldOut}
+	if o.OutcomeName() != LocalSoldOutName {
+		t.Fatal(o.OutcomeName())
+	}
+	if got, err := outcomeOf(KindFresh, LocalSoldOutName); err != nil || got != OutcomeLocalSoldOut {
+		t.Fatal(got, err)
+	}
+}
