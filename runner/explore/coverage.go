@@ -24,14 +24,14 @@ const CoverageVersion = 1
 // each fault kind, each unordered pair of kinds, and each load shape
 // (Schedule.LoadShape). The generator prefers what is less explored.
 type Coverage struct {
-	Version int              `json:"version"`
-	Runs    int              `json:"runs"`
-	Kinds   map[string]int   `json:"kinds"`
-	Pairs   map[string]int   `json:"pairs"`
-	Shapes  map[string]int   `json:"shapes"`
-	Seeds   []int64          `json:"seeds,omitempty"`   // the --seed of every invocation, in order
-	Updated time.Time        `json:"updated,omitzero"`  // when the state was last written
-	Finds   map[string]int   `json:"findings,omitempty"` // invariant id -> findings recorded
+	Version int            `json:"version"`
+	Runs    int            `json:"runs"`
+	Kinds   map[string]int `json:"kinds"`
+	Pairs   map[string]int `json:"pairs"`
+	Shapes  map[string]int `json:"shapes"`
+	Seeds   []int64        `json:"seeds,omitempty"`    // the --seed of every invocation, in order
+	Updated time.Time      `json:"updated,omitzero"`   // when the state was last written
+	Finds   map[string]int `json:"findings,omitempty"` // invariant id -> findings recorded
 }
 
 // NewCoverage is an empty coverage.
@@ -193,4 +193,3 @@ func sortedKeys(m map[string]int) []string {
 	sort.Strings(out)
 	return out
 }
-

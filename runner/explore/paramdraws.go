@@ -3,8 +3,8 @@ package explore
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"math/rand/v2"
+	"slices"
 
 	"seckill-harness/faults"
 )

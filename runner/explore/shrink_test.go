@@ -85,7 +85,7 @@ func TestShrinkStopsAtItsBudget(t *testing.T) {
 
 func TestSummaryJUnitFailsTheFindings(t *testing.T) {
 	sum := &Summary{Seed: 3, Path: "p", FaultsTried: map[string]int{"latency": 2}, Coverage: NewCoverage(),
-		Runs: []RunRecord{{N: 1, Verdict: VerdictPass, Faults: []string{"latency:at=1s"}}, {N: 2, Verdict: VerdictFinding, Failed: []string{"I5"}, Details: []string{"I5: 3 violations"}}},
+		Runs:     []RunRecord{{N: 1, Verdict: VerdictPass, Faults: []string{"latency:at=1s"}}, {N: 2, Verdict: VerdictFinding, Failed: []string{"I5"}, Details: []string{"I5: 3 violations"}}},
 		Findings: []Finding{{Run: 2, Invariant: "I5", Reproduces: "3/3", Command: "seckill-harness run m.yaml"}}}
 	var buf bytes.Buffer
 	if err := sum.WriteJUnit(&buf); err != nil {
