@@ -24,7 +24,7 @@ of duplicates and releases) within the bounds below, and one to --max-faults
 faults from the registry with their parameters, overlapping or back to back,
 only of kinds this cluster can run (topology, proxies, replication proxies,
 process control; destructive kinds — ` + "failover, slot-migration, oom, …" + ` —
-only with --allow-destructive; pipeline kinds are not drawn). Each schedule
+only with --allow-destructive; the pipeline kinds only with --pipeline). Each schedule
 runs through the normal run lifecycle on ONE cluster started once, its
 scenario and report in <out>/run-NNN/.
 
@@ -72,9 +72,10 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 	f.StringVar(&o.Out, "out", "out/explore", "directory for run-NNN/, summary.txt, summary.json and junit.xml")
 	f.StringVar(&o.State, "state", "", "coverage state file (JSON) carried across invocations; created when missing")
 	f.DurationVar(&o.ShrinkBudget, "shrink-budget", 5*time.Minute, "wall time to shrink a finding (0: no shrinking)")
-	f.IntVar(&o.Confirm, "confirm", 3, "re-runs of the minimal scenario")
+	f.IntVar(&o.Confirm, "confirm", 3, "re-runs of the minimal scenario (0: none)")
 	f.BoolVar(&o.KeepGoing, "keep-going", false, "explore on after a finding (each failing invariant is shrunk once)")
 	f.StringVar(&o.Bounds.Path, "path", "", "reserve path every schedule drives: reference (default) or a known-bad variant (see 'seckill-harness selftest --list')")
+	f.BoolVar(&o.Bounds.Pipeline, "pipeline", false, "run the order pipeline beside every load (MQ errors and timeouts, order rejects and their releases; a throwaway local PostgreSQL): dispatcher-crash and compensator-crash become drawable")
 	f.StringSliceVar(&o.Bounds.Kinds, "kinds", nil, "draw only these fault kinds (comma-separated; default: every kind this cluster can run)")
 	f.IntVar(&o.Bounds.MaxFaults, "max-faults", o.Bounds.MaxFaults, "most faults per schedule (1-3)")
 	f.DurationVar(&o.Bounds.MinDuration, "min-duration", o.Bounds.MinDuration, "shortest load")

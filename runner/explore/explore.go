@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/reports"
 	"seckill-harness/runner/lifecycle"
@@ -36,7 +37,7 @@ type Options struct {
 	// ShrinkBudget is the wall time each finding's shrink may take; 0: no shrink.
 	ShrinkBudget time.Duration
 	// Confirm is how many times the minimal schedule is run again (the
-	// "reproduces N/M" figure); 0 means 3.
+	// "reproduces N/M" figure); 0: not at all.
 	Confirm int
 	// KeepGoing explores on after a finding (each invariant shrunk once);
 	// otherwise the first finding ends the exploration.
@@ -156,7 +157,17 @@ func Explore(ctx context.Context, o Options) (*Summary, error) {
 	if b.Path != "" && b.Path != scenarios.DefaultPath && !st.Cluster.Owned() {
 		return nil, fmt.Errorf("--path %s writes broken data on purpose: explore runs it only on a cluster it creates (--cluster local or docker)", b.Path)
 	}
-	setting, err := faults.SettingOf(ctx, st.Cluster, o.Cluster.AllowDestructive, st.Proxies != nil, false)
+	if b.Pipeline {
+		// The pipeline's orders: one throwaway local PostgreSQL for the
+		// whole exploration (each run gets its own schema in it).
+		pg, err := compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
+		if err != nil {
+			return nil, fmt.Errorf("--pipeline: %w", err)
+		}
+		defer pg.Close()
+		st.Postgres = pg.Pool()
+	}
+	setting, err := faults.SettingOf(ctx, st.Cluster, o.Cluster.AllowDestructive, st.Proxies != nil, b.Pipeline)
 	if err != nil {
 		return nil, err
 	}
@@ -236,6 +247,9 @@ func Explore(ctx context.Context, o Options) (*Summary, error) {
 	if err := sum.WriteText(log); err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		return sum, fmt.Errorf("explore interrupted after %d run(s) (summary written to %s): %w", len(sum.Runs), o.Out, context.Cause(ctx))
+	}
 	return sum, nil
 }
 
@@ -258,9 +272,6 @@ func (o *Options) validate() error {
 	}
 	if err := checkChoices(); err != nil {
 		errs = append(errs, err)
-	}
-	if o.Confirm == 0 {
-		o.Confirm = 3
 	}
 	if o.Command == "" {
 		o.Command = "seckill-harness"
@@ -423,6 +434,9 @@ func (x *exploration) finding(ctx context.Context, s Schedule, rec RunRecord, id
 		}
 	}
 	f.Reproduces = fmt.Sprintf("%d/%d", f.Reproduced, f.Confirmations)
+	if f.Confirmations == 0 {
+		f.Reproduces = "not confirmed (--confirm 0)"
+	}
 	fmt.Fprintf(x.log, "confirmations: %s reproduces %s\n", id, f.Reproduces)
 	header := fmt.Sprintf("# Minimal reproducer: %s fails (%s).\n# Found by seckill-harness explore --seed %d in run %d; shrunk from %s\n# to %s.\n# Reproduces %s. Re-run:\n#   %s\n",
 		id, oneLine(f.Detail), x.o.Seed, rec.N, f.Original, f.MinimalSize, f.Reproduces, f.Command)

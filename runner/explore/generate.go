@@ -24,6 +24,9 @@ type Bounds struct {
 	Kinds []string
 	// Path is the reserve path every schedule drives ("" = reference).
 	Path string
+	// Pipeline runs the order pipeline beside every schedule's load (the
+	// pipeline fault kinds become drawable); the run needs PostgreSQL.
+	Pipeline bool
 	// NodeTimeout is the cluster-node-timeout every schedule names; its
 	// masters and replicas are the Setting's (explore runs them all on
 	// one stand).
@@ -148,12 +151,14 @@ type Generator struct {
 }
 
 // NewGenerator checks the bounds against the setting and returns a
-// generator; cov (nil: none) is copied, not changed.
+// generator; cov (nil: none) is copied, not changed. The setting's
+// Pipeline is the bounds' (every schedule runs the pipeline, or none).
 func NewGenerator(seed int64, b Bounds, s Setting, cov *Coverage) (*Generator, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
 	b = b.withDefaults()
+	s.Pipeline = b.Pipeline // the schedules run the pipeline or none do
 	kinds, err := Drawable(s, b)
 	if err != nil {
 		return nil, err
@@ -220,6 +225,9 @@ func (g *Generator) draw(r *rand.Rand) Schedule {
 	s.Stock = max(s.Stock, int64(s.Buckets))
 	// Users: from a little over the stock (many repeat users) to above the demand.
 	s.Users = max(int(float64(s.Stock)*1.1), int(demand*(0.5+1.5*r.Float64())), 10)
+	if b.Pipeline {
+		s.Pipeline = drawPipeline(r)
+	}
 	s.Faults = g.drawFaults(r, s.Load.Duration)
 	return s
 }
@@ -265,6 +273,15 @@ func (g *Generator) drawLoad(r *rand.Rand) Load {
 			ForeignRequest: round2(0.05 * r.Float64()), Release: round2(0.05 * r.Float64())}
 	}
 	return l
+}
+
+// drawPipeline draws the pipeline's weather: MQ errors and timeouts (half
+// of the timed-out sends stored anyway), order rejects (each one a
+// release: the compensation path), consumer lag.
+func drawPipeline(r *rand.Rand) *Pipeline {
+	return &Pipeline{MQError: []float64{0, 0, 0.05}[r.IntN(3)], MQTimeout: []float64{0, 0.05, 0.2}[r.IntN(3)],
+		OrderReject: []float64{0.1, 0.3}[r.IntN(2)], OrderDelay: []time.Duration{0, 20 * time.Millisecond}[r.IntN(2)],
+		Drain: 10 * time.Second}
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -242,3 +242,33 @@ func TestCoverageStateRoundTrip(t *testing.T) {
 		t.Fatalf("garbage state: %v; want an error naming the fix", err)
 	}
 }
+
+// With the pipeline, the pipeline kinds are drawn, and every schedule
+// carries a pipeline: section the validator accepts (the fault's outage
+// within the reservation TTL).
+func TestPipelineSchedulesDrawThePipelineKinds(t *testing.T) {
+	b := testBounds()
+	if k, _ := Drawable(localSetting(), b); slices.Contains(k, "dispatcher-crash") {
+		t.Fatal("dispatcher-crash drawable without the pipeline")
+	}
+	b.Pipeline = true
+	seen := map[string]bool{}
+	for i, s := range draw(t, 9, b, localSetting(), nil, 30) {
+		if s.Pipeline == nil {
+			t.Fatalf("schedule %d has no pipeline", i)
+		}
+		sc, _, err := s.Scenario(s.Name)
+		if err != nil || sc.Pipeline == nil || sc.Drain != s.Pipeline.Drain {
+			t.Fatalf("schedule %d: %v", i, err)
+		}
+		if !strings.HasSuffix(s.LoadShape(), "/pipeline") {
+			t.Errorf("load shape %s does not say pipeline", s.LoadShape())
+		}
+		for _, k := range s.Kinds() {
+			seen[k] = true
+		}
+	}
+	if !seen["dispatcher-crash"] || !seen["compensator-crash"] {
+		t.Fatalf("30 pipeline schedules drew %v: want both pipeline kinds", seen)
+	}
+}

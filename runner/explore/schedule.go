@@ -33,6 +33,21 @@ type Schedule struct {
 
 	Load   Load        `json:"load"`
 	Faults []FaultDraw `json:"faults"`
+	// Pipeline, when set, runs the asynchronous stages after ACCEPTED
+	// beside the load (the scenario's pipeline: section).
+	Pipeline *Pipeline `json:"pipeline,omitempty"`
+}
+
+// Pipeline is the schedule's order pipeline: the shares of MQ sends that
+// fail or time out (the rest are acknowledged), the share of orders the
+// order stage rejects (each one a release), its consumer lag, and how long
+// the stages may drain after the load.
+type Pipeline struct {
+	MQError     float64       `json:"mq_error"`
+	MQTimeout   float64       `json:"mq_timeout"`
+	OrderReject float64       `json:"order_reject"`
+	OrderDelay  time.Duration `json:"order_delay"`
+	Drain       time.Duration `json:"drain"`
 }
 
 // Load is the schedule's one load phase (open loop).
@@ -139,7 +154,11 @@ func (s Schedule) LoadShape() string {
 	case m.Release > 0:
 		mix = "release"
 	}
-	return strings.Join([]string{s.Load.Shape, band, stock, mix}, "/")
+	parts := []string{s.Load.Shape, band, stock, mix}
+	if s.Pipeline != nil {
+		parts = append(parts, "pipeline")
+	}
+	return strings.Join(parts, "/")
 }
 
 // Size is how big a schedule is, for the shrinker's before/after.
@@ -173,7 +192,7 @@ func (z Size) String() string {
 		z.Faults, z.FaultSeconds, z.LoadSeconds, z.Rate, z.PlannedOps, z.Users, z.Stock, z.Buckets, z.Concurrency, z.MixShareTotal)
 }
 
-// lossKinds are the faults that lose acknowledged writes by design of
+// losesAcks reports whether f loses acknowledged writes by design of
 // Redis's asynchronous replication (a killed, paused or taken-over
 // master): with one in the schedule, I6 is reported but not required, as
 // the built-in failover-kill scenario does.
@@ -201,7 +220,7 @@ func (s Schedule) requiredInvariants() []string {
 	}
 	var out []string
 	for _, id := range runner.InvariantIDs() {
-		if inv, _ := runner.LookupInvariant(id); inv.Pipeline || id == "I6" {
+		if inv, _ := runner.LookupInvariant(id); (inv.Pipeline && s.Pipeline == nil) || id == "I6" {
 			continue
 		}
 		out = append(out, id)
@@ -219,7 +238,14 @@ type yamlDoc struct {
 	Activity    yamlActivity   `yaml:"activity"`
 	Phases      []yamlPhase    `yaml:"phases"`
 	Faults      []yamlFault    `yaml:"faults,omitempty"`
+	Pipeline    *yamlPipeline  `yaml:"pipeline,omitempty"`
 	Assertions  yamlAssertions `yaml:"assertions"`
+}
+
+type yamlPipeline struct {
+	MQ    map[string]float64 `yaml:"mq"`
+	Order map[string]any     `yaml:"order"`
+	Drain string             `yaml:"drain"`
 }
 
 type yamlTopology struct {
@@ -287,6 +313,10 @@ func (s Schedule) YAML(description string) ([]byte, error) {
 			Mix: map[string]float64{"replay": l.Mix.Replay, "same_user": l.Mix.SameUser, "foreign_request": l.Mix.ForeignRequest, "release": l.Mix.Release}}},
 		Assertions: yamlAssertions{Invariants: "all"},
 	}
+	if p := s.Pipeline; p != nil {
+		doc.Pipeline = &yamlPipeline{MQ: map[string]float64{"error": p.MQError, "timeout": p.MQTimeout},
+			Order: map[string]any{"reject": p.OrderReject, "delay": p.OrderDelay.String()}, Drain: p.Drain.String()}
+	}
 	if ids := s.requiredInvariants(); ids != nil {
 		doc.Assertions.Invariants = ids
 	}
@@ -321,6 +351,10 @@ func (s Schedule) Scenario(source string) (*scenarios.Scenario, []byte, error) {
 // clone copies the schedule deeply (faults and their parameters).
 func (s Schedule) clone() Schedule {
 	c := s
+	if s.Pipeline != nil {
+		p := *s.Pipeline
+		c.Pipeline = &p
+	}
 	c.Faults = make([]FaultDraw, len(s.Faults))
 	for i, f := range s.Faults {
 		f.Params = copyParams(f.Params)

@@ -58,7 +58,7 @@ type variant struct {
 // over the scenario: it tries smaller variants — a fault removed, a fault
 // window halved, the rate halved, half the users, a shorter load, faults
 // moved earlier, a plain constant curve, no duplicates in the mix, fewer
-// workers, one bucket — in that order, and keeps a change only when the
+// workers, no pipeline, one bucket — in that order, and keeps a change only when the
 // trial of the variant still fails id; after each kept change it starts
 // over from the smaller schedule. It stops when no variant fails id any
 // more (Exhausted), or the budget or MaxTries runs out. Variants that are
@@ -195,6 +195,13 @@ func variants(s Schedule) []variant {
 			return false
 		}
 		c.Load.Concurrency = max(4, c.Load.Concurrency/2)
+		return true
+	})
+	add("no pipeline", "no pipeline", func(c *Schedule) bool {
+		if c.Pipeline == nil {
+			return false
+		}
+		c.Pipeline = nil
 		return true
 	})
 	add("one bucket", "one bucket", func(c *Schedule) bool {
