@@ -305,7 +305,9 @@ func (x *exploration) run(ctx context.Context, s Schedule, dir string, n int) (R
 	case err != nil:
 		rec.Verdict, rec.Error = VerdictError, err.Error()
 	case len(failed) > 0:
-		rec.Verdict, rec.Failed, rec.Details, rec.Warnings = VerdictFinding, failed, details, warnings
+		// The scenario's own "invariants pass" assertion repeats the
+		// failure: the other checks are in the run's report.
+		rec.Verdict, rec.Failed, rec.Details = VerdictFinding, failed, details
 	case len(warnings) > 0:
 		rec.Verdict, rec.Warnings = VerdictWarning, warnings
 	default:
