@@ -227,6 +227,11 @@ func (g *Generator) draw(r *rand.Rand) Schedule {
 	s.Users = max(int(float64(s.Stock)*1.1), int(demand*(0.5+1.5*r.Float64())), 10)
 	if b.Pipeline {
 		s.Pipeline = drawPipeline(r)
+		// Every ACCEPTED becomes an order transaction in PostgreSQL: keep
+		// the orders within what the order stage finishes in the drain on
+		// a small machine (tens of transactions a second under load).
+		s.Stock = min(s.Stock, pipelineMaxStock)
+		s.Users = max(s.Users, int(float64(s.Stock)*1.1))
 	}
 	s.Faults = g.drawFaults(r, s.Load.Duration)
 	return s
@@ -275,13 +280,16 @@ func (g *Generator) drawLoad(r *rand.Rand) Load {
 	return l
 }
 
+// pipelineMaxStock bounds the stock of a schedule with the pipeline.
+const pipelineMaxStock = 300
+
 // drawPipeline draws the pipeline's weather: MQ errors and timeouts (half
 // of the timed-out sends stored anyway), order rejects (each one a
 // release: the compensation path), consumer lag.
 func drawPipeline(r *rand.Rand) *Pipeline {
 	return &Pipeline{MQError: []float64{0, 0, 0.05}[r.IntN(3)], MQTimeout: []float64{0, 0.05, 0.2}[r.IntN(3)],
 		OrderReject: []float64{0.1, 0.3}[r.IntN(2)], OrderDelay: []time.Duration{0, 20 * time.Millisecond}[r.IntN(2)],
-		Drain: 10 * time.Second}
+		Drain: 15 * time.Second}
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
