@@ -31,7 +31,7 @@ scenario and report in <out>/run-NNN/.
 A run whose invariant fails is a finding: explore shrinks it within
 --shrink-budget (removes faults, shortens fault windows and the load, halves
 the rate, the users, the workers…, keeping a change only while the SAME
-invariant still fails), writes <out>/run-NNN/minimal.yaml with the command
+invariant still fails, twice in a row), writes <out>/run-NNN/minimal.yaml with the command
 that re-runs it, and re-runs the minimal scenario --confirm times
 ("reproduces 3/3"). The first finding ends the exploration unless
 --keep-going. It writes summary.txt, summary.json and junit.xml to --out and

@@ -279,6 +279,10 @@ func (o *Options) validate() error {
 	return errors.Join(errs...)
 }
 
+// ShrinkRepeat is how many trials in a row must fail the invariant for the
+// shrinker to keep a change (see ShrinkOptions.Repeat).
+const ShrinkRepeat = 2
+
 // exploration is the state of one Explore.
 type exploration struct {
 	o     Options
@@ -401,7 +405,7 @@ func (x *exploration) finding(ctx context.Context, s Schedule, rec RunRecord, id
 			}
 			verdict := "passed"
 			if slices.Contains(failed, id) {
-				verdict = id + " still fails: kept"
+				verdict = id + " still fails"
 			} else if err != nil {
 				verdict = "error: " + err.Error()
 			}
@@ -409,13 +413,13 @@ func (x *exploration) finding(ctx context.Context, s Schedule, rec RunRecord, id
 			return failed, err
 		}
 		valid := func(v Schedule) error { _, _, err := v.Scenario(v.Name); return err }
-		res := Shrink(ctx, s, id, valid, try, ShrinkOptions{Budget: x.o.ShrinkBudget})
+		res := Shrink(ctx, s, id, valid, try, ShrinkOptions{Budget: x.o.ShrinkBudget, Repeat: ShrinkRepeat})
 		f.Shrink, f.ShrinkS, minimal = res, res.Seconds, res.Schedule
 		how := "no smaller variant fails " + id
 		if !res.Exhausted {
 			how = "the shrink budget ran out"
 		}
-		fmt.Fprintf(x.log, "shrunk in %.1fs (%d tries; %s): %s -> %s\n", res.Seconds, len(res.Steps), how, res.Original, res.Minimal)
+		fmt.Fprintf(x.log, "shrunk in %.1fs (%d variants tried; %s): %s -> %s\n", res.Seconds, len(res.Steps), how, res.Original, res.Minimal)
 	}
 	minimal.Name = s.Name + "-minimal"
 	f.MinimalSize = minimal.Size()

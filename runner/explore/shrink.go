@@ -20,13 +20,20 @@ type ShrinkOptions struct {
 	Budget time.Duration
 	// MaxTries caps the trials (0: no cap).
 	MaxTries int
+	// Repeat is how many trials in a row must fail the invariant for a
+	// change to be kept (0 or 1: one). A change kept on one lucky failure
+	// drifts the schedule to where the failure is rare; two in a row keep
+	// the minimal scenario reproducible. A change that passes once is
+	// dropped at once.
+	Repeat int
 }
 
 // ShrinkStep is one smaller variant tried.
 type ShrinkStep struct {
 	Change  string   `json:"change"`
-	Kept    bool     `json:"kept"` // the invariant still failed: the change was kept
-	Failed  []string `json:"failed"`
+	Kept    bool     `json:"kept"`   // the invariant failed in every trial: the change was kept
+	Trials  int      `json:"trials"` // runs of the variant (more than one only while it kept failing)
+	Failed  []string `json:"failed"` // of the last trial
 	Error   string   `json:"error,omitempty"`
 	Seconds float64  `json:"seconds"`
 	Size    Size     `json:"size"`
@@ -85,14 +92,21 @@ func Shrink(ctx context.Context, s Schedule, id string, valid func(Schedule) err
 			if valid(v.s) != nil {
 				continue
 			}
-			tries++
 			t1 := time.Now()
-			failed, err := try(ctx, v.s, fmt.Sprintf("shrink-%02d", tries))
-			st := ShrinkStep{Change: v.change, Failed: failed, Seconds: time.Since(t1).Seconds(), Size: v.s.Size()}
-			if err != nil {
-				st.Error = err.Error()
+			st := ShrinkStep{Change: v.change, Size: v.s.Size()}
+			for r := 0; r < max(o.Repeat, 1); r++ {
+				tries++
+				failed, err := try(ctx, v.s, fmt.Sprintf("shrink-%02d", tries))
+				st.Trials++
+				st.Failed, st.Kept = failed, err == nil && slices.Contains(failed, id)
+				if err != nil {
+					st.Error = err.Error()
+				}
+				if !st.Kept || ctx.Err() != nil {
+					break
+				}
 			}
-			st.Kept = err == nil && slices.Contains(failed, id)
+			st.Seconds = time.Since(t1).Seconds()
 			res.Steps = append(res.Steps, st)
 			if st.Kept {
 				cur, kept = v.s, true

@@ -102,3 +102,29 @@ func TestSummaryJUnitFailsTheFindings(t *testing.T) {
 		t.Errorf("junit lacks the re-run command:\n%s", buf.String())
 	}
 }
+
+// A change that fails the invariant only every other trial (flaky) is
+// kept with Repeat 1 and dropped with Repeat 2: the minimal schedule stays
+// where the failure reproduces.
+func TestShrinkRepeatDropsFlakyChanges(t *testing.T) {
+	s := draw(t, 4, testBounds(), localSetting(), nil, 1)[0]
+	valid := func(v Schedule) error { _, _, err := v.Scenario(v.Name); return err }
+	shrunkRate := func(repeat int) float64 {
+		low := 0
+		try := func(_ context.Context, v Schedule, _ string) ([]string, error) {
+			if v.Load.Rate < s.Load.Rate {
+				if low++; low%2 == 0 {
+					return nil, nil // a lower rate reproduces every other trial
+				}
+			}
+			return []string{"I5"}, nil
+		}
+		return Shrink(context.Background(), s, "I5", valid, try, ShrinkOptions{Repeat: repeat, Budget: time.Minute}).Schedule.Load.Rate
+	}
+	if r := shrunkRate(1); r >= s.Load.Rate {
+		t.Fatalf("Repeat 1 kept the rate at %g: want the flaky halving kept", r)
+	}
+	if r := shrunkRate(2); r != s.Load.Rate {
+		t.Fatalf("Repeat 2 lowered the rate %g -> %g on a change that reproduces half the time", s.Load.Rate, r)
+	}
+}
