@@ -36,8 +36,9 @@ type Options struct {
 	Cluster lifecycle.ClusterSpec
 	// ShrinkBudget is the wall time each finding's shrink may take; 0: no shrink.
 	ShrinkBudget time.Duration
-	// Confirm is how many times the minimal schedule is run again (the
-	// "reproduces N/M" figure); 0: not at all.
+	// Confirm is how many times the minimal schedule is run again, each
+	// on a cluster of its own as the re-run command does (the "reproduces
+	// N/M" figure); 0: not at all.
 	Confirm int
 	// KeepGoing explores on after a finding (each invariant shrunk once);
 	// otherwise the first finding ends the exploration.
@@ -176,7 +177,7 @@ func Explore(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	cov.Seeds = append(cov.Seeds, o.Seed)
-	x := &exploration{o: o, stand: st, log: log, t0: t0}
+	x := &exploration{o: o, stand: st, log: log, t0: t0, minDuration: gen.bounds.MinDuration}
 	sum := &Summary{Seed: o.Seed, Path: gen.bounds.Path, StartedAt: t0.UTC(), Budget: o.Budget.String(), RunsLimit: o.Runs,
 		Drawable: gen.Kinds(), FaultsTried: map[string]int{}, Findings: []Finding{}, Runs: []RunRecord{}}
 	fmt.Fprintf(log, "explore: seed %d, path %s, kinds %s; budget %s, runs %d\n", o.Seed, sum.Path, strings.Join(sum.Drawable, ", "), o.Budget, o.Runs)
@@ -285,10 +286,11 @@ const ShrinkRepeat = 2
 
 // exploration is the state of one Explore.
 type exploration struct {
-	o     Options
-	stand *lifecycle.Stand
-	log   io.Writer
-	t0    time.Time
+	o           Options
+	minDuration time.Duration // the shortest load explored: shrinking stays above it
+	stand       *lifecycle.Stand
+	log         io.Writer
+	t0          time.Time
 }
 
 // run runs one schedule into dir (its scenario.yaml, the run's report and
@@ -300,7 +302,7 @@ func (x *exploration) run(ctx context.Context, s Schedule, dir string, n int) (R
 	for _, f := range s.Faults {
 		rec.Faults = append(rec.Faults, f.Text())
 	}
-	failed, warnings, details, err := x.trial(ctx, s, dir)
+	failed, warnings, details, err := x.trial(ctx, s, dir, false)
 	rec.Seconds, rec.EndS = time.Since(t0).Seconds(), time.Since(x.t0).Seconds()
 	var fatal *fatalError
 	switch {
@@ -325,11 +327,13 @@ type fatalError struct{ err error }
 
 func (f *fatalError) Error() string { return f.err.Error() }
 
-// trial runs schedule s on the stand with its report in dir: the failed
+// trial runs schedule s on the stand (fresh: on a cluster of its own,
+// started and removed as 'seckill-harness run FILE' does) with its report
+// in dir: the failed
 // invariants (ids, and their details), and warnings (other checks that
 // failed: evidence, health, a fault that did not happen). An error is a
 // harness error of the run.
-func (x *exploration) trial(ctx context.Context, s Schedule, dir string) (failed, warnings, details []string, err error) {
+func (x *exploration) trial(ctx context.Context, s Schedule, dir string, fresh bool) (failed, warnings, details []string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, nil, &fatalError{fmt.Errorf("--out: %w", err)}
 	}
@@ -352,7 +356,9 @@ func (x *exploration) trial(ctx context.Context, s Schedule, dir string) (failed
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	p.Stand = x.stand
+	if !fresh {
+		p.Stand = x.stand
+	}
 	p.Cluster.AllowDestructive = x.o.Cluster.AllowDestructive
 	logf, err := os.Create(filepath.Join(dir, "run.log"))
 	if err != nil {
@@ -398,7 +404,7 @@ func (x *exploration) finding(ctx context.Context, s Schedule, rec RunRecord, id
 	if x.o.ShrinkBudget > 0 {
 		fmt.Fprintf(x.log, "shrinking run %03d (%s failed; %s) for up to %s\n", rec.N, id, s.Size(), x.o.ShrinkBudget)
 		try := func(ctx context.Context, v Schedule, label string) ([]string, error) {
-			failed, _, _, err := x.trial(ctx, v, filepath.Join(rec.Dir, label))
+			failed, _, _, err := x.trial(ctx, v, filepath.Join(rec.Dir, label), false)
 			var fatal *fatalError
 			if errors.As(err, &fatal) {
 				return nil, fatal.err
@@ -413,7 +419,7 @@ func (x *exploration) finding(ctx context.Context, s Schedule, rec RunRecord, id
 			return failed, err
 		}
 		valid := func(v Schedule) error { _, _, err := v.Scenario(v.Name); return err }
-		res := Shrink(ctx, s, id, valid, try, ShrinkOptions{Budget: x.o.ShrinkBudget, Repeat: ShrinkRepeat})
+		res := Shrink(ctx, s, id, valid, try, ShrinkOptions{Budget: x.o.ShrinkBudget, Repeat: ShrinkRepeat, MinDuration: x.minDuration})
 		f.Shrink, f.ShrinkS, minimal = res, res.Seconds, res.Schedule
 		how := "no smaller variant fails " + id
 		if !res.Exhausted {
@@ -429,7 +435,8 @@ func (x *exploration) finding(ctx context.Context, s Schedule, rec RunRecord, id
 	f.Minimal = filepath.Join(rec.Dir, "minimal.yaml")
 	f.Command = fmt.Sprintf("%s run %s --out %s", x.o.Command, f.Minimal, filepath.Join(rec.Dir, "repro"))
 	for i := 1; i <= x.o.Confirm && ctx.Err() == nil; i++ {
-		failed, _, _, err := x.trial(ctx, minimal, filepath.Join(rec.Dir, fmt.Sprintf("confirm-%d", i)))
+		// As the re-run command does: on a cluster of its own.
+		failed, _, _, err := x.trial(ctx, minimal, filepath.Join(rec.Dir, fmt.Sprintf("confirm-%d", i)), true)
 		var fatal *fatalError
 		if errors.As(err, &fatal) {
 			return nil, fatal.err

@@ -26,6 +26,10 @@ type ShrinkOptions struct {
 	// the minimal scenario reproducible. A change that passes once is
 	// dropped at once.
 	Repeat int
+	// MinDuration is the shortest load a variant may have (0: 1s); the
+	// explorer passes its --min-duration, so the minimal scenario stays in
+	// the space it explored.
+	MinDuration time.Duration
 }
 
 // ShrinkStep is one smaller variant tried.
@@ -82,7 +86,7 @@ func Shrink(ctx context.Context, s Schedule, id string, valid func(Schedule) err
 	rejected := map[string]bool{}
 	for {
 		kept := false
-		vs := variants(cur)
+		vs := variants(cur, max(o.MinDuration, time.Second))
 		slices.SortStableFunc(vs, func(a, b variant) int { return boolCmp(rejected[a.key], rejected[b.key]) })
 		for _, v := range vs {
 			if ctx.Err() != nil || (o.Budget > 0 && time.Since(t0) >= o.Budget) || (o.MaxTries > 0 && tries >= o.MaxTries) {
@@ -122,8 +126,9 @@ func Shrink(ctx context.Context, s Schedule, id string, valid func(Schedule) err
 	}
 }
 
-// variants lists the one-step-smaller variants of s, biggest cut first.
-func variants(s Schedule) []variant {
+// variants lists the one-step-smaller variants of s, biggest cut first;
+// no load is shorter than minLoad.
+func variants(s Schedule, minLoad time.Duration) []variant {
 	var out []variant
 	add := func(key, change string, edit func(*Schedule) bool) {
 		c := s.clone()
@@ -142,7 +147,7 @@ func variants(s Schedule) []variant {
 		for _, f := range c.Faults {
 			end = max(end, f.End())
 		}
-		d := max(time.Second, end+300*time.Millisecond, c.Load.Duration/2).Round(100 * time.Millisecond)
+		d := max(minLoad, end+300*time.Millisecond, c.Load.Duration/2).Round(100 * time.Millisecond)
 		if d >= c.Load.Duration {
 			return false
 		}
