@@ -126,6 +126,11 @@ func Shrink(ctx context.Context, s Schedule, id string, valid func(Schedule) err
 	}
 }
 
+// minFaultWindow is the shortest window the shrinker gives a fault: a
+// shorter one holds less than one re-arm of a pulsing fault (every=300ms)
+// and reproduced on the explorer's warm stand but not on a fresh cluster.
+const minFaultWindow = 500 * time.Millisecond
+
 // variants lists the one-step-smaller variants of s, biggest cut first;
 // no load is shorter than minLoad.
 func variants(s Schedule, minLoad time.Duration) []variant {
@@ -170,7 +175,7 @@ func variants(s Schedule, minLoad time.Duration) []variant {
 	for i := range s.Faults {
 		add("window "+s.Faults[i].Kind, fmt.Sprintf("halve the window of fault %s", s.Faults[i].Text()), func(c *Schedule) bool {
 			f := &c.Faults[i]
-			d := max(200*time.Millisecond, f.For/2).Round(100 * time.Millisecond)
+			d := max(minFaultWindow, f.For/2).Round(100 * time.Millisecond)
 			if d >= f.For {
 				return false
 			}
