@@ -68,7 +68,7 @@ func TestExploreFindsAndShrinksTheFreshRequestIDPath(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "explore")
 	code, text := cli(t, "explore", "--seed", "1", "--runs", "6", "--min-duration", "2s", "--max-duration", "3s", "--max-rate", "600",
-		"--kinds", "latency,bandwidth,slicer,replica-lag,disconnect-before-reply", "--shrink-budget", "60s",
+		"--kinds", "latency,bandwidth,slicer,replica-lag,disconnect-before-reply", "--shrink-budget", "120s",
 		"--path", "new-request-id-on-timeout", "--out", out, "--state", filepath.Join(dir, "state.json"))
 	t.Log(text)
 	if code != exitCheckFailed {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -116,7 +117,9 @@ func Shrink(ctx context.Context, s Schedule, id string, valid func(Schedule) err
 				cur, kept = v.s, true
 				break
 			}
-			rejected[v.key] = true
+			if !strings.HasPrefix(v.key, "remove ") {
+				rejected[v.key] = true // fewer faults stays the first cut tried
+			}
 		}
 		if !kept {
 			res.Exhausted = ctx.Err() == nil
