@@ -50,7 +50,7 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 					return err
 				}
 			}
-			o.Log = cmd.OutOrStdout()
+			o.Log, o.Logger = cmd.OutOrStdout(), cmdLogger(cmd)
 			o.Command = explorerCommand()
 			o.Plan = func(s *scenarios.Scenario) (*lifecycle.Plan, error) {
 				return planFromScenario(s, o.Cluster, cmd.Flags().Changed)

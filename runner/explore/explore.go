@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,6 +52,9 @@ type Options struct {
 	// ("" = "seckill-harness").
 	Command string
 	Log     io.Writer // progress and the summary; nil: discarded
+	// Logger receives the shared cluster's start and stop (nil: discarded);
+	// each run's own log lines go to its run.log.
+	Logger *slog.Logger
 }
 
 // RunRecord is one schedule explored.
@@ -150,7 +154,7 @@ func Explore(ctx context.Context, o Options) (*Summary, error) {
 	spec := o.Cluster
 	// Replication proxies make replica-lag and replica-partition drawable.
 	spec.ReplicationProxies = spec.ReplicationProxies || (spec.Replicas > 0 && (spec.Spec == "" || spec.Spec == "local"))
-	st, err := lifecycle.OpenStand(ctx, log, spec, 64, true)
+	st, err := lifecycle.OpenStand(ctx, o.Logger, spec, 64, true)
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +369,7 @@ func (x *exploration) trial(ctx context.Context, s Schedule, dir string, fresh b
 		return nil, nil, nil, &fatalError{fmt.Errorf("--out: %w", err)}
 	}
 	defer logf.Close()
-	oc, err := lifecycle.Execute(ctx, p, lifecycle.Output{Dir: dir, Log: logf})
+	oc, err := lifecycle.Execute(ctx, p, lifecycle.Output{Dir: dir, Log: logf, Logger: slog.New(slog.NewTextHandler(logf, nil))})
 	if err != nil {
 		return nil, nil, nil, err
 	}
