@@ -76,8 +76,8 @@ func planFromScenario(s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed f
 	}
 	p := &lifecycle.Plan{Name: s.Name, Cluster: c, Stock: s.Activity.Stock, Buckets: uint32(s.Activity.Buckets),
 		Window: s.Activity.Window, Faults: planned, Evaluate: s.Evaluate, Waived: s.Waived, Resolved: s.Resolved(),
-		ExpectFail: s.Assertions.ExpectFail,
-		Pipeline:   s.Pipeline, Drain: s.Drain}
+		ExpectFail: s.Assertions.ExpectFail, Wait: s.Wait,
+		Pipeline: s.Pipeline, Drain: s.Drain}
 	if r := s.Assertions.MaxDroppedRatio; r != nil {
 		p.Bounds.MaxDroppedRatio = *r
 	}

@@ -53,12 +53,8 @@ type WaitOutcome struct {
 	// Err is WAIT's error (a lost connection, a timeout of the client's
 	// read); the reservation is then not confirmed.
 	Err error
-}
-
-// Confirmed reports whether WAIT was sent and at least replicas replicas
-// acknowledged the write.
-func (o WaitOutcome) Confirmed(replicas int) bool {
-	return o.Sent && o.Err == nil && replicas > 0 && o.Acked >= int64(replicas)
+	// Confirmed: WAIT answered at least the requested replicas.
+	Confirmed bool
 }
 
 // Outcome is what the last script attempt of the call led to.
@@ -142,7 +138,8 @@ func (r *WaitRequest) after(ctx context.Context, conn *redis.Conn, script redis.
 	defer cancel()
 	t0 := time.Now()
 	n, err := conn.Wait(wctx, r.Replicas, r.Timeout).Result()
-	r.outcome = WaitOutcome{Sent: true, Acked: n, Latency: time.Since(t0), Err: err}
+	r.outcome = WaitOutcome{Sent: true, Acked: n, Latency: time.Since(t0), Err: err,
+		Confirmed: err == nil && r.Replicas > 0 && n >= int64(r.Replicas)}
 }
 
 // freshlyAccepted reports whether cmd's reply is reserve.lua's ACCEPTED

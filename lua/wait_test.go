@@ -26,7 +26,7 @@ func TestWaitFollowsAFreshAccepted(t *testing.T) {
 	a := newActivity(t, 2, 1)
 	res := reserveWaiting(t, a, "u1", "r1", 1, 2*time.Second)
 	wantCode(t, res, Accepted)
-	if !res.Wait.Sent || res.Wait.Err != nil || res.Wait.Acked < 1 || !res.Wait.Confirmed(1) {
+	if !res.Wait.Sent || res.Wait.Err != nil || res.Wait.Acked < 1 || !res.Wait.Confirmed {
 		t.Fatalf("wait %+v, want sent and confirmed by the replica", res.Wait)
 	}
 	if res.Attempts < 1 || res.Attempts > 2 {
@@ -42,7 +42,7 @@ func TestWaitFollowsAFreshAccepted(t *testing.T) {
 	t0 := time.Now()
 	two := reserveWaiting(t, a, "u2", "r3", 2, 300*time.Millisecond)
 	wantCode(t, two, Accepted)
-	if !two.Wait.Sent || two.Wait.Err != nil || two.Wait.Acked != 1 || two.Wait.Confirmed(2) || two.Wait.Latency < 250*time.Millisecond || time.Since(t0) < two.Wait.Latency {
+	if !two.Wait.Sent || two.Wait.Err != nil || two.Wait.Acked != 1 || two.Wait.Confirmed || two.Wait.Latency < 250*time.Millisecond || time.Since(t0) < two.Wait.Latency {
 		t.Fatalf("wait for 2 of 1 replica: %+v, want 1 acknowledged after the 300ms timeout, inside the call", two.Wait)
 	}
 }
@@ -84,7 +84,7 @@ func TestWaitUnconfirmedWhileTheReplicaIsStopped(t *testing.T) {
 	}()
 	res := reserveWaiting(t, a, "u1", "r1", 1, 300*time.Millisecond)
 	wantCode(t, res, Accepted)
-	if !res.Wait.Sent || res.Wait.Acked != 0 || res.Wait.Confirmed(1) || res.Wait.Latency < 250*time.Millisecond {
+	if !res.Wait.Sent || res.Wait.Acked != 0 || res.Wait.Confirmed || res.Wait.Latency < 250*time.Millisecond {
 		t.Fatalf("wait with the replica stopped: %+v, want sent, 0 acknowledged after the timeout", res.Wait)
 	}
 }

@@ -120,6 +120,35 @@ type Report struct {
 	// WarmUp is what the run readied before its t=0 and how long that took
 	// (additive; absent when the run had no warm-up step).
 	WarmUp *WarmUp `json:"warm_up,omitempty"`
+	// Wait is what WAIT after each ACCEPTED confirmed, and what it cost
+	// (additive; absent unless the run sent WAIT: --wait-replicas).
+	Wait *WaitSummary `json:"wait,omitempty"`
+}
+
+// WaitSummary is report.json's "wait": the reserve option that sends
+// `WAIT replicas timeout` after each fresh ACCEPTED answer on the
+// connection that ran the script. Answers are ACCEPTED answers of the
+// history; lost counts are reservations (as lost_acks). WAIT's round trip
+// is inside every latency figure of the report too: the client's answer
+// waits for it.
+type WaitSummary struct {
+	Replicas  int     `json:"replicas"`
+	TimeoutMs float64 `json:"timeout_ms"`
+	// AcksConfirmed are the ACCEPTED answers WAIT confirmed (at least
+	// replicas acknowledged); AcksNotConfirmed the others: WAIT answered
+	// fewer (its timeout passed), failed, or was not sent (a replayed
+	// ACCEPTED: its write was an earlier call's).
+	AcksConfirmed    int64 `json:"acks_confirmed"`
+	AcksNotConfirmed int64 `json:"acks_not_confirmed"`
+	WaitsSent        int64 `json:"waits_sent"`
+	// LostAcks is report.lost_acks again (every lost acknowledged
+	// reservation); LostConfirmed those of them with a WAIT-confirmed
+	// answer (I10 fails when it is not 0), LostNotConfirmed the rest.
+	LostAcks         int64 `json:"lost_acks"`
+	LostConfirmed    int64 `json:"lost_confirmed"`
+	LostNotConfirmed int64 `json:"lost_not_confirmed"`
+	// LatencyMs are WAIT's round trips (sent WAITs only).
+	LatencyMs Percentiles `json:"latency_ms"`
 }
 
 // WarmUp is the step before t=0 that keeps the harness's own start-up out

@@ -55,6 +55,7 @@ func (s *Scenario) Resolved() map[string]any {
 	m["seed"] = s.Seed
 	m["rate_scale"] = s.RateScale
 	m["path"] = s.Path
+	m["wait"] = map[string]any{"replicas": s.Wait.Replicas, "timeout": s.Wait.Timeout.String()}
 	m["duration"] = s.Duration().String()
 	m["topology"] = map[string]any{
 		"masters": s.Topology.Masters, "replicas": s.Topology.Replicas,

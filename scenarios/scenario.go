@@ -61,8 +61,13 @@ type Scenario struct {
 	Topology  Topology
 	Activity  Activity
 	Path      string // reserve path: "reference" or a name of KnownPaths
-	Phases    []Phase
-	Faults    []FaultSpec
+	// Wait is the reserve option `wait: {replicas: N, timeout: D}`: WAIT
+	// after each fresh ACCEPTED on the connection that ran the script
+	// (runner.WaitPolicy). Timeout defaults to runner.DefaultWaitTimeout
+	// when replicas is set; the zero value is off.
+	Wait   runner.WaitPolicy
+	Phases []Phase
+	Faults []FaultSpec
 	// Pipeline is the asynchronous rest of the reserve path run beside the
 	// load (send_pending dispatcher, simulated MQ, order service, release
 	// stage, expiry checker), complete: pipeline.DefaultConfig() with the
@@ -385,6 +390,12 @@ func (d *dec) scenario(root *node) {
 	s.Seed = d.int(root, "seed", "seed", DefaultSeed)
 	s.RateScale = d.float(root, "rate_scale", "rate_scale", 1)
 	s.Path = d.str(root, "path", "path", DefaultPath)
+	w := d.section(root, "wait", "wait")
+	s.Wait.Replicas = int(d.int(w, "replicas", "wait.replicas", 0))
+	s.Wait.Timeout = d.dur(w, "timeout", "wait.timeout", 0)
+	if s.Wait.Replicas > 0 && s.Wait.Timeout == 0 {
+		s.Wait.Timeout = runner.DefaultWaitTimeout
+	}
 	s.Suite = d.strs(root, "suite", "suite")
 
 	t := d.section(root, "topology", "topology")

@@ -156,6 +156,7 @@ var (
 		{"seed", sInt},
 		{"rate_scale", sFloat},
 		{"path", sString},
+		{"wait", &schema{t: tMap, fields: []field{{"replicas", sInt}, {"timeout", sDuration}}}},
 		{"topology", topologySchema},
 		{"activity", activitySchema},
 		{"defaults", defaultsSchema},

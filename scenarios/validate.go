@@ -104,6 +104,9 @@ func (v *validator) scenario() {
 	if paths := KnownPaths(); !slices.Contains(paths, s.Path) {
 		v.bad("path", "%q: unknown reserve path; valid paths: %s", s.Path, strings.Join(paths, ", "))
 	}
+	if err := s.Wait.Validate(); err != nil {
+		v.bad("wait", "replicas %d, timeout %s: %v", s.Wait.Replicas, s.Wait.Timeout, err)
+	}
 	v.topology()
 	v.activity()
 	v.pipeline()

@@ -47,7 +47,11 @@ type Plan struct {
 	FaultNames []string                     // report phase name per fault ("" = its kind)
 	PathName   string                       // "" or "reference": the reference path
 	Path       func(*lua.Store) runner.Path // nil: the reference path
-	Pipeline   *pipeline.Config             // the async stages after ACCEPTED; nil: none
+	// Wait, when enabled, makes the path send WAIT after each fresh
+	// ACCEPTED on the connection that ran the script and record whether
+	// the replicas confirmed it (runner.WaitingPath around Path).
+	Wait     runner.WaitPolicy
+	Pipeline *pipeline.Config // the async stages after ACCEPTED; nil: none
 	// PostgresURL names an existing database for the pipeline's orders
 	// (the run gets its own schema, dropped after); "": a throwaway local
 	// PostgreSQL the run starts and removes. Credentials may come from the
