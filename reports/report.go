@@ -151,6 +151,12 @@ type WaitSummary struct {
 	LatencyMs Percentiles `json:"latency_ms"`
 }
 
+// Line is the summaries' one line on WAIT.
+func (w *WaitSummary) Line() string {
+	return fmt.Sprintf("WAIT %d %gms after each ACCEPTED: %d acks confirmed, %d not; lost acks %d, of them WAIT-confirmed %d; WAIT p50 %.2f ms, p99 %.2f ms, max %.2f ms (inside the latency above)",
+		w.Replicas, w.TimeoutMs, w.AcksConfirmed, w.AcksNotConfirmed, w.LostAcks, w.LostConfirmed, w.LatencyMs.P50, w.LatencyMs.P99, w.LatencyMs.Max)
+}
+
 // WarmUp is the step before t=0 that keeps the harness's own start-up out
 // of the first second: every connection the load will use dialled through
 // the load's client (and its proxies), the scripts loaded on every master,

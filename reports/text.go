@@ -332,6 +332,9 @@ func (t *textWriter) stock(r *Report) {
 	e.printf("\nunknown outcomes %d: executed %d, not executed %d, unresolved %d\n",
 		u.Total, u.Executed, u.NotExecuted, u.Unresolved)
 	e.printf("lost acks %d\n", r.LostAcks)
+	if w := r.Wait; w != nil {
+		e.printf("%s\n", w.Line())
+	}
 }
 
 func (t *textWriter) checks(r *Report) {

@@ -17,6 +17,9 @@
 //	                              # amplitude and peak (and users when
 //	                              # activity.scale_users); must be > 0
 //	path: reference               # reserve path (KnownPaths)
+//	wait:                         # WAIT after each fresh ACCEPTED, on the
+//	  replicas: 0                 #   connection that ran the script; 0: off
+//	  timeout: 500ms              #   WAIT's timeout (default with replicas)
 //	topology:
 //	  masters: 3
 //	  replicas: 1                 # per master

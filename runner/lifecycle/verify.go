@@ -118,6 +118,14 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 		fmt.Fprintln(stderr, "merge:", n)
 	}
 	applyVerification(rep, chk, loaded)
+	for _, r := range loaded {
+		if w := r.Report.Wait; w != nil {
+			// The generators ran with WAIT: the union's confirmations and losses.
+			policy := runner.WaitPolicy{Replicas: w.Replicas, Timeout: time.Duration(w.TimeoutMs * float64(time.Millisecond))}
+			rep.Wait = runner.WaitSummaryOf(merged, chk.LostAcks, policy)
+			break
+		}
+	}
 	if err := reports.WriteArtifacts(o.Out, &reports.Inputs{Report: rep, Hists: hists, History: merged.WriteJSONL}); err != nil {
 		return nil, err
 	}
