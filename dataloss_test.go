@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -193,8 +194,11 @@ func TestConfirmationsWithoutWaitAreCaught(t *testing.T) {
 	}
 	rep := oc.Report
 	i10 := reportInvariant(rep, "I10")
-	if i10 == nil || i10.Status != reports.StatusFail || rep.Passed {
-		t.Fatalf("I10 = %+v, passed %v: want I10 failed and the run red\n%s", i10, rep.Passed, log.String())
+	if i10 == nil || i10.Status != reports.StatusFail || i10.Waived || i10.Expected != nil {
+		t.Fatalf("I10 = %+v: want I10 failed, required by the scenario\n%s", i10, log.String())
+	}
+	if rep.Passed || !slices.Contains(rep.FailedChecks(), "I10") {
+		t.Fatalf("passed %v, failed checks %v: want the run red because of I10", rep.Passed, rep.FailedChecks())
 	}
 	if n, _, _ := runner.FailureCount("I10", i10.Evidence); n < 1 || rep.Wait == nil || rep.Wait.LostConfirmed != n || n != rep.LostAcks {
 		t.Fatalf("I10 counts %d, report.wait %+v, lost_acks %d: want every lost ack counted as a lost confirmed one", n, rep.Wait, rep.LostAcks)
