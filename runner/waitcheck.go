@@ -13,8 +13,7 @@ import (
 // ACCEPTED answers that were and were not confirmed.
 func waitConfirmed(f *Facts) (rids []string, confirmedAnswers, otherAnswers int) {
 	seen := map[string]bool{}
-	for i := range f.Ops {
-		o := &f.Ops[i]
+	for _, o := range f.all() {
 		if !o.Accepted() || o.RID == "" {
 			continue
 		}
@@ -74,8 +73,7 @@ func WaitSummaryOf(h *History, lost []string, policy WaitPolicy) *reports.WaitSu
 	hist := reports.NewHistogram()
 	confirmed := map[string]bool{}
 	s := &reports.WaitSummary{Replicas: policy.Replicas, TimeoutMs: float64(policy.Timeout.Microseconds()) / 1000}
-	for i := range h.Ops {
-		o := &h.Ops[i]
+	for _, o := range h.All() {
 		if o.WaitSent() {
 			s.WaitsSent++
 			reports.RecordDuration(hist, time.Duration(o.WaitUs)*time.Microsecond)

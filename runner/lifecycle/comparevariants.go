@@ -217,8 +217,7 @@ func variantRowOf(v VariantSpec, oc *Outcome, dir string) variantRow {
 // when none was.
 func refusals(h *runner.History, c runner.ErrClass) (n int64, fromS, toS float64) {
 	fromS, toS = -1, -1
-	for i := range h.Ops {
-		o := &h.Ops[i]
+	for _, o := range h.All() {
 		if o.Outcome != runner.OutcomeError || o.ErrClass != c {
 			continue
 		}
