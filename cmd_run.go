@@ -36,6 +36,7 @@ type runOptions struct {
 	json    bool         // --json
 	summary *jsonSummary // with --json: the runs' summaries
 
+	wait         waitFlags
 	generator    string // --generator I/N
 	activity     string
 	activityWait time.Duration
@@ -146,6 +147,7 @@ func (o *runOptions) registerFlags(cmd *cobra.Command, mode, shape *string) {
 	f.DurationVar(&c.Shape.Hold, "hold", 0, "spike: time at the peak")
 	f.DurationVar(&c.Shape.RampDown, "ramp-down", 0, "spike: fall back to the base rate")
 	addClusterFlags(f, &o.cluster)
+	o.wait.register(f)
 	f.StringVar(&o.scenario, "name", "adhoc", "name of the run in the report")
 	f.StringArrayVar(&o.sets, "set", nil, "with a scenario: override a field, key=value (repeatable), e.g. activity.stock=5000, phases.0.rate=800, seed=7")
 	f.BoolVar(&o.pipeline, "pipeline", false, "run the rest of the reserve path beside the load: send_pending dispatcher, simulated MQ, orders, releases, expiry (default settings; scenarios set them in pipeline:)")
@@ -216,7 +218,8 @@ func (o runOptions) output(cmd *cobra.Command) lifecycle.Output {
 
 // scenarioRun is what the run flags add to every plan (a suite's members included).
 func (o runOptions) scenarioRun() runExtras {
-	return runExtras{luaDir: o.luaDir, gen: o.cfg.Generator, activity: o.activity, activityWait: o.activityWait, faults: o.faults, path: o.path, pg: o.pg, pgKeep: o.pgKeep, localSoldOut: o.localSoldOut}
+	return runExtras{luaDir: o.luaDir, gen: o.cfg.Generator, activity: o.activity, activityWait: o.activityWait, faults: o.faults, path: o.path, pg: o.pg, pgKeep: o.pgKeep, localSoldOut: o.localSoldOut,
+		wait: o.wait}
 }
 
 // runExtras are the run flags that apply on top of a scenario.
@@ -228,12 +231,14 @@ type runExtras struct {
 	activityWait           time.Duration
 	faults                 []string
 	localSoldOut           time.Duration // --local-soldout: the flag's TTL (0: the scenario's)
+	wait                   waitFlags
 }
 
 // applyTo puts the scripts and the named activity on a plan.
 func (e runExtras) applyTo(p *lifecycle.Plan) {
 	p.LuaDir, p.Generator, p.ActivityWait, p.PostgresURL = e.luaDir, e.gen, e.activityWait, e.pg
 	p.PostgresKeep = e.pgKeep
+	e.wait.applyTo(p)
 	if e.activity != "" {
 		p.ActivityID, p.SharedActivity = e.activity, true
 	}

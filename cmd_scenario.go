@@ -76,8 +76,8 @@ func planFromScenario(s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed f
 	}
 	p := &lifecycle.Plan{Name: s.Name, Cluster: c, Stock: s.Activity.Stock, Buckets: uint32(s.Activity.Buckets),
 		Window: s.Activity.Window, Faults: planned, Evaluate: s.Evaluate, Waived: s.Waived, Resolved: s.Resolved(),
-		ExpectFail: s.Assertions.ExpectFail,
-		Pipeline:   s.Pipeline, Drain: s.Drain, LocalSoldOut: runner.LocalSoldOutConfig{TTL: s.LocalSoldOut}}
+		ExpectFail: s.Assertions.ExpectFail, Wait: s.Wait,
+		Pipeline: s.Pipeline, Drain: s.Drain, LocalSoldOut: runner.LocalSoldOutConfig{TTL: s.LocalSoldOut}}
 	if r := s.Assertions.MaxDroppedRatio; r != nil {
 		p.Bounds.MaxDroppedRatio = *r
 	}
@@ -310,6 +310,9 @@ func newCompareCmd() *cobra.Command {
 	var localSoldOut time.Duration
 	var capacity bool
 	var co lifecycle.CapacityOptions
+	var mitigations string
+	var variants []string
+	var wait waitFlags
 	cmd := &cobra.Command{
 		Use:   "compare <name|file> --buckets " + lifecycle.DefaultCompareBuckets,
 		Short: "Run the same load once per bucket count and print them side by side (throughput, latency, partial sell-out)",
@@ -338,13 +341,29 @@ the measured speed-up against the first bucket count; then, apart and
 labelled, a projection with each master on its own core (measured server
 CPU per op, placement, client CPU per op). Steps go to
 <out>/<path>/buckets-N/step-NN-RATE/, the rows to <out>/compare.json
-(capacity_rows) and <out>/report.html.`,
+(capacity_rows) and <out>/report.html.
+
+With --mitigations and/or --variant it compares variants of the scenario
+instead of bucket counts: each variant is the scenario with settings of its
+own (as --set takes them) — the mitigations none (as written), min-replicas
+(topology.min_replicas_to_write=1, topology.min_replicas_max_lag=1s) and
+wait (wait.replicas=1: WAIT after each ACCEPTED) — run on a fresh cluster
+with the same seed and load, and prints one table: ACCEPTED answers, lost
+acknowledged reservations, those lost although WAIT confirmed them,
+NOREPLICAS refusals and the window they covered, p99, WAIT's p99, ops/s.
+Reports go to <out>/<variant>/, the table to <out>/compare.json,
+<out>/compare.md and <out>/report.html.`,
 		Example: "  seckill-harness compare sold-out-90 --buckets " + lifecycle.DefaultCompareBuckets + "\n" +
+			"  seckill-harness compare failover-data-loss --mitigations " + lifecycle.DefaultMitigations + "\n" +
+			"  seckill-harness compare failover-data-loss --mitigations none,wait --variant wait-2s:wait.replicas=1 --variant wait-2s:wait.timeout=2s\n" +
 			"  seckill-harness compare sold-out-90 --buckets 1,16,32 --capacity --slo-p99 20ms --path-mix both\n" +
 			"  seckill-harness compare pool-exhaustion --pool-sizes 4,16,64\n" +
 			"  seckill-harness compare sold-out-90 --local-soldout 1s --set phases.sold-out.mix.release=0.05",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("mitigations") || len(variants) > 0 {
+				return compareVariants(cmd, &f, &wait, args[0], mitigations, variants)
+			}
 			counts, err := lifecycle.ParseBuckets(buckets)
 			if err != nil {
 				return err
@@ -360,6 +379,7 @@ CPU per op, placement, client CPU per op). Steps go to
 			if err != nil {
 				return err
 			}
+			wait.applyTo(p)
 			if axis, err := otherCompareAxis(cmd, poolSizes, localSoldOut, capacity); axis != nil || err != nil {
 				if err != nil {
 					return err
@@ -379,6 +399,9 @@ CPU per op, placement, client CPU per op). Steps go to
 	cmd.Flags().StringVar(&buckets, "buckets", lifecycle.DefaultCompareBuckets, "bucket counts to compare")
 	cmd.Flags().StringVar(&poolSizes, "pool-sizes", "", "compare client pool sizes (connections per node) instead of bucket counts, e.g. 4,16,64: throughput, p99, pool waits and timeouts per size")
 	cmd.Flags().DurationVar(&localSoldOut, "local-soldout", 0, "compare the path without and with a local sold-out flag of this TTL instead of bucket counts: Redis calls after the sell-out against the undersell window")
+	cmd.Flags().StringVar(&mitigations, "mitigations", "", "compare by variant instead of bucket count: the named mitigations of lost acknowledgements ("+lifecycle.DefaultMitigations+"), each run on a fresh cluster, one table (lost acks, lost WAIT-confirmed, NOREPLICAS, refused window, p99, ops/s)")
+	cmd.Flags().StringArrayVar(&variants, "variant", nil, "compare by variant: NAME:key=value adds a scenario setting (as --set) to variant NAME (repeatable; NAME: alone is the scenario as written); with --mitigations, after them")
+	wait.register(cmd.Flags())
 	cmd.Flags().BoolVar(&capacity, "capacity", false, "find each bucket count's capacity (capacity's search and SLO flags) instead of running one fixed load")
 	addCapacityFlags(cmd.Flags(), &co, "scenario, accept, sold-out or both")
 	return cmd
@@ -471,4 +494,34 @@ func addCapacityFlags(fs *pflag.FlagSet, co *lifecycle.CapacityOptions, paths st
 	fs.IntVar(&co.Confirm, "confirm", 1, "run the final rate this many more times and report how many held")
 	fs.StringVar(&co.PathMix, "path-mix", lifecycle.PathScenario, "reserve path to load: "+paths+
 		" (accept: stock twice the step's demand; sold-out: stock a tenth of it; scenario: its own stock)")
+}
+
+// compareVariants is compare --mitigations/--variant: one plan per variant
+// (the scenario with the command's --set values, then the variant's), run
+// and tabled by lifecycle.CompareVariants.
+func compareVariants(cmd *cobra.Command, f *scenarioCmdFlags, wait *waitFlags, arg, mitigations string, variants []string) error {
+	for _, name := range append([]string{"buckets", "capacity", "pool-sizes", "local-soldout"}, capacityFlags...) {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s belongs to the compare by bucket count: drop it, or drop --mitigations/--variant", name)
+		}
+	}
+	if cmd.Flags().Changed("mitigations") && strings.TrimSpace(mitigations) == "" {
+		mitigations = lifecycle.DefaultMitigations
+	}
+	specs, err := lifecycle.ParseVariants(mitigations, variants)
+	if err != nil {
+		return err
+	}
+	var runs []lifecycle.Variant
+	for _, v := range specs {
+		fv := *f
+		fv.sets = append(append([]string(nil), f.sets...), v.Sets...)
+		p, err := fv.plan(cmd, arg)
+		if err != nil {
+			return fmt.Errorf("variant %s: %w", v.Name, err)
+		}
+		wait.applyTo(p)
+		runs = append(runs, lifecycle.Variant{VariantSpec: v, Plan: p})
+	}
+	return verdict(lifecycle.CompareVariants(cmd.Context(), cmd.OutOrStdout(), runs[0].Plan.Name, runs, f.output(cmd)))
 }

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"seckill-harness/lua"
 	"seckill-harness/reports"
+	"seckill-harness/runner"
+	"seckill-harness/runner/lifecycle"
 )
 
 // The built-in failover-data-loss demonstration against the real cluster:
@@ -116,5 +121,86 @@ func TestMinReplicasRefusesWritesDuringTheCut(t *testing.T) {
 	}
 	if a := failedAssertion(rep, "errors caused by the path under test"); a != nil {
 		t.Errorf("NOREPLICAS counted as a path error: %+v", a)
+	}
+}
+
+// --wait-replicas 1 on the same demonstration: every ACCEPTED is followed
+// by WAIT on the connection that ran the script. Acknowledgements the cut
+// replica never received are not confirmed (WAIT times out) and may be
+// lost; none that the replica confirmed is (I10 passes, wait.lost_confirmed
+// is 0), and the client's latency carries the WAITs.
+func TestWaitConfirmedAcksSurviveTheFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 16 s run against a real cluster")
+	}
+	out := t.TempDir()
+	code, text := cli(t, "run", "failover-data-loss", "--wait-replicas", "1", "--wait-timeout", "300ms", "--out", out)
+	if code != exitPass {
+		t.Fatalf("exit %d, want 0 (the window reproduced, no confirmed ack lost):\n%s", code, text)
+	}
+	rep := readReport(t, out)
+	w := rep.Wait
+	if w == nil || w.Replicas != 1 || w.TimeoutMs != 300 {
+		t.Fatalf("report.wait = %+v, want replicas 1, timeout 300ms", w)
+	}
+	if w.AcksConfirmed < 1 || w.AcksNotConfirmed < 1 || w.WaitsSent < w.AcksConfirmed {
+		t.Fatalf("report.wait = %+v: want confirmed acks before the cut and unconfirmed ones during it", w)
+	}
+	if w.LostAcks != rep.LostAcks || w.LostAcks < 1 || w.LostConfirmed != 0 || w.LostNotConfirmed != w.LostAcks {
+		t.Fatalf("report.wait = %+v, lost_acks %d: want lost acks, none of them WAIT-confirmed", w, rep.LostAcks)
+	}
+	if i10 := reportInvariant(rep, "I10"); i10 == nil || i10.Status != reports.StatusPass {
+		t.Fatalf("I10 = %+v, want pass", i10)
+	}
+	// Unconfirmed WAITs last their timeout, and the client waited for them.
+	if w.LatencyMs.P99 < 250 || rep.LatencyMs.Max < w.LatencyMs.Max {
+		t.Fatalf("WAIT p99 %.1f ms, max %.1f ms; client latency max %.1f ms", w.LatencyMs.P99, w.LatencyMs.Max, rep.LatencyMs.Max)
+	}
+}
+
+// confirmWithoutWait is a broken WAIT option: it reports every fresh
+// ACCEPTED as confirmed by a replica without sending WAIT.
+type confirmWithoutWait struct{ runner.Path }
+
+func (p confirmWithoutWait) Reserve(ctx context.Context, call lua.ReserveCall) (lua.ReserveResult, error) {
+	res, err := p.Path.Reserve(ctx, call)
+	if err == nil && res.Code == lua.Accepted && !res.Replay {
+		res.Wait = lua.WaitOutcome{Sent: true, Acked: 1, Confirmed: true}
+	}
+	return res, err
+}
+
+// The check that no WAIT-confirmed reservation is lost can fail: with
+// confirmations claimed but never waited for, the acknowledgements of the
+// cut are "confirmed" and lost, and I10 fails naming them.
+func TestConfirmationsWithoutWaitAreCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 16 s run against a real cluster")
+	}
+	s, err := resolveScenario(context.Background(), "failover-data-loss", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planFromScenario(s, lifecycle.ClusterSpec{}, func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.PathName = "confirm-without-wait"
+	p.Path = func(st *lua.Store) runner.Path { return confirmWithoutWait{runner.ReferencePath{Store: st}} }
+	var log strings.Builder
+	oc, err := lifecycle.Execute(context.Background(), p, lifecycle.Output{Log: &log})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	rep := oc.Report
+	i10 := reportInvariant(rep, "I10")
+	if i10 == nil || i10.Status != reports.StatusFail || i10.Waived || i10.Expected != nil {
+		t.Fatalf("I10 = %+v: want I10 failed, required by the scenario\n%s", i10, log.String())
+	}
+	if rep.Passed || !slices.Contains(rep.FailedChecks(), "I10") {
+		t.Fatalf("passed %v, failed checks %v: want the run red because of I10", rep.Passed, rep.FailedChecks())
+	}
+	if n, _, _ := runner.FailureCount("I10", i10.Evidence); n < 1 || rep.Wait == nil || rep.Wait.LostConfirmed != n || n != rep.LostAcks {
+		t.Fatalf("I10 counts %d, report.wait %+v, lost_acks %d: want every lost ack counted as a lost confirmed one", n, rep.Wait, rep.LostAcks)
 	}
 }

@@ -49,6 +49,15 @@ func TestBadInputExitsTwoWithTheFix(t *testing.T) {
 		{[]string{"run", "--lua-dir", dir}, "reserve.lua"},
 		{[]string{"run", "--redis-server", filepath.Join(dir, "redis-server"), "--out", dir}, "apt-get install -y redis-server"},
 		{[]string{"race", "--masters", "0"}, "--masters"},
+		{[]string{"run", "--wait-replicas", "-1", "--out", dir}, "--wait-replicas -1"},
+		{[]string{"run", "--wait-timeout", "1s", "--out", dir}, "without --wait-replicas"},
+		{[]string{"run", "--wait-replicas", "1", "--wait-timeout", "0s", "--out", dir}, "WAIT 0 would block forever"},
+		{[]string{"run", "smoke", "--set", "wait.replicas=-2", "--out", dir}, "wait"},
+		{[]string{"compare", "failover-data-loss", "--mitigations", "none,bogus"}, "unknown mitigation \"bogus\""},
+		{[]string{"compare", "failover-data-loss", "--variant", "x"}, "NAME:key=value"},
+		{[]string{"compare", "failover-data-loss", "--mitigations", "none"}, "at least two"},
+		{[]string{"compare", "failover-data-loss", "--mitigations", "none,wait", "--buckets", "1,2"}, "--buckets belongs to the compare by bucket count"},
+		{[]string{"run", "smoke", "--cluster", "redis://127.0.0.1:1", "--set", "topology.min_replicas_to_write=1", "--out", dir}, "topology.min_replicas_to_write"},
 		// Unwritable outputs, found before the cluster starts (root ignores
 		// permission bits: a path under a regular file fails for root too).
 		{[]string{"run", "--out", filepath.Join(aFile, "out")}, "is not writable"},

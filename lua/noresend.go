@@ -93,12 +93,13 @@ func NewClient(opt *redis.Options) *redis.Client {
 		o.Protocol = 2
 	}
 	c := redis.NewClient(&o)
+	c.AddHook(waitHook{node: c}) // first: outside the no-re-send hook (see WaitRequest)
 	c.AddHook(noResendHook{addr: o.Addr})
 	return c
 }
 
 // Harden installs the no-re-send hook on every node client of c, present and
-// future. It must be called before c sends its first command, and c must have
+// future, and the hook that carries out a WaitRequest (inert without one). It must be called before c sends its first command, and c must have
 // no per-node retries (MaxRetries <= 0), since those would re-send inside the
 // hook; it returns an error otherwise.
 func Harden(c *redis.ClusterClient) error {
@@ -106,6 +107,9 @@ func Harden(c *redis.ClusterClient) error {
 		return fmt.Errorf("cluster client has MaxRetries=%d: per-node retries would re-send scripts whose reply was lost; use MaxRetries: -1", n)
 	}
 	c.OnNewNode(func(node *redis.Client) {
+		// The WAIT hook first: it is the outer one, and the pinned
+		// connection it runs a script on carries the no-re-send hook itself.
+		node.AddHook(waitHook{node: node})
 		node.AddHook(noResendHook{addr: node.Options().Addr})
 	})
 	return nil

@@ -211,6 +211,9 @@ type ReserveResult struct {
 	// answered NOSCRIPT and the source was sent.
 	Attempts     int
 	EvalFallback bool
+	// Wait is what WAIT said after an ACCEPTED answer, when the call's
+	// context carried a WaitRequest (see WithWait); zero otherwise.
+	Wait WaitOutcome
 }
 
 // Reserve runs reserve.lua once. A nil error means Redis answered with a
@@ -218,14 +221,23 @@ type ReserveResult struct {
 // ErrOutcomeUnknown (the reply was lost: re-send the same call or look the
 // request up), a Redis error (TRYAGAIN, CLUSTERDOWN, OOM, CROSSSLOT, …: the
 // script did not run), or a reply that does not fit the contract. Attempts is
-// filled in every case.
+// filled in every case. With a WaitRequest in ctx (WithWait) a fresh
+// ACCEPTED is followed by WAIT on the connection that ran the script, and
+// the call returns after WAIT's reply (Wait holds it).
 func (s *Store) Reserve(ctx context.Context, call ReserveCall) (ReserveResult, error) {
 	ws, ctx := ensureWireStats(ctx)
 	before := ws.Attempts.Load()
 	watched := s.watch.Load().watch(s.scripts.Reserve.Name)
+	req := waitRequestFrom(ctx)
+	if req != nil && watched.t != nil {
+		req.scriptAnswered = func() { watched.t.Stop() } // WAIT's time is not the script's
+	}
 	raw, fellBack, err := s.scripts.Reserve.runArgv(ctx, s.rdb, s.reserveArgv(call))
 	watched.done(err)
 	res := ReserveResult{Attempts: int(ws.Attempts.Load() - before), EvalFallback: fellBack}
+	if req != nil {
+		res.Wait = req.Outcome()
+	}
 	if err != nil {
 		return res, err
 	}

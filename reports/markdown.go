@@ -55,6 +55,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	p("| %d | %.1f | %s | %s | %s | %s | %s | %d | %d | %d |\n\n", tot.Ops, r.ThroughputOpsPerS,
 		mdMs(r.LatencyMs.P50), mdMs(r.LatencyMs.P99), mdMs(r.LatencyMs.P999), mdMs(r.LatencyMs.Max),
 		mdMs(r.ServiceTimeMs.P99), r.Unknown.Total, r.LostAcks, tot.Dropped)
+	if w := r.Wait; w != nil {
+		p("%s\n\n", mdText(w.Line()))
+	}
 
 	var outs []string
 	for _, kv := range sortedCounts(tot.Outcomes) {

@@ -127,6 +127,9 @@ type Report struct {
 	// LocalSoldOut is what the reserve path's local sold-out flag
 	// (--local-soldout) saved and cost (additive; absent without the flag).
 	LocalSoldOut *LocalSoldOut `json:"local_soldout,omitempty"`
+	// Wait is what WAIT after each ACCEPTED confirmed, and what it cost
+	// (additive; absent unless the run sent WAIT: --wait-replicas).
+	Wait *WaitSummary `json:"wait,omitempty"`
 }
 
 // LocalSoldOut is report.json's local_soldout: the process-local sold-out
@@ -173,6 +176,38 @@ type LocalSoldOut struct {
 	FalseSoldOutAnswers  int         `json:"false_sold_out_answers"`
 	// UnrecoveredExamples names a few releases never sold again.
 	UnrecoveredExamples []string `json:"unrecovered_examples,omitempty"`
+}
+
+// WaitSummary is report.json's "wait": the reserve option that sends
+// `WAIT replicas timeout` after each fresh ACCEPTED answer on the
+// connection that ran the script. Answers are ACCEPTED answers of the
+// history; lost counts are reservations (as lost_acks). WAIT's round trip
+// is inside every latency figure of the report too: the client's answer
+// waits for it.
+type WaitSummary struct {
+	Replicas  int     `json:"replicas"`
+	TimeoutMs float64 `json:"timeout_ms"`
+	// AcksConfirmed are the ACCEPTED answers WAIT confirmed (at least
+	// replicas acknowledged); AcksNotConfirmed the others: WAIT answered
+	// fewer (its timeout passed), failed, or was not sent (a replayed
+	// ACCEPTED: its write was an earlier call's).
+	AcksConfirmed    int64 `json:"acks_confirmed"`
+	AcksNotConfirmed int64 `json:"acks_not_confirmed"`
+	WaitsSent        int64 `json:"waits_sent"`
+	// LostAcks is report.lost_acks again (every lost acknowledged
+	// reservation); LostConfirmed those of them with a WAIT-confirmed
+	// answer (I10 fails when it is not 0), LostNotConfirmed the rest.
+	LostAcks         int64 `json:"lost_acks"`
+	LostConfirmed    int64 `json:"lost_confirmed"`
+	LostNotConfirmed int64 `json:"lost_not_confirmed"`
+	// LatencyMs are WAIT's round trips (sent WAITs only).
+	LatencyMs Percentiles `json:"latency_ms"`
+}
+
+// Line is the summaries' one line on WAIT.
+func (w *WaitSummary) Line() string {
+	return fmt.Sprintf("WAIT %d %gms after each ACCEPTED: %d acks confirmed, %d not; lost acks %d, of them WAIT-confirmed %d; WAIT p50 %.2f ms, p99 %.2f ms, max %.2f ms (inside the latency above)",
+		w.Replicas, w.TimeoutMs, w.AcksConfirmed, w.AcksNotConfirmed, w.LostAcks, w.LostConfirmed, w.LatencyMs.P50, w.LatencyMs.P99, w.LatencyMs.Max)
 }
 
 // WarmUp is the step before t=0 that keeps the harness's own start-up out

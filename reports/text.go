@@ -340,6 +340,9 @@ func (t *textWriter) stock(r *Report) {
 			e.printf("largest request shard %d entries, %d B (skew %.2f over %d shards)\n", s.HLen, s.MemoryBytes, k.RequestShardSkew, k.RequestShards)
 		}
 	}
+	if w := r.Wait; w != nil {
+		e.printf("%s\n", w.Line())
+	}
 }
 
 func (t *textWriter) checks(r *Report) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -519,6 +520,13 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 			op.Outcome, op.ErrClass, op.RID = Outcome(res.Code), ErrNone, res.ReservationID
 			if res.Replay {
 				op.Flags |= FlagReplay
+			}
+			if w := res.Wait; w.Sent {
+				op.Flags |= FlagWaitSent
+				op.WaitUs = uint32(min(w.Latency.Microseconds(), math.MaxUint32))
+				if w.Confirmed {
+					op.Flags |= FlagWaitConfirmed
+				}
 			}
 			break
 		}

@@ -35,14 +35,16 @@ const (
 
 // Op flags.
 const (
-	FlagReplay       uint8 = 1 << iota // reserve.lua answered replay=1
-	FlagHadUnknown                     // at least one send lost its reply (then retried with the same ids)
-	FlagEvalFallback                   // a node answered NOSCRIPT and the source was sent
-	flagRecorded     uint8 = 1 << 7    // internal: the slot of opStore holds an operation
+	FlagReplay        uint8 = 1 << iota // reserve.lua answered replay=1
+	FlagHadUnknown                      // at least one send lost its reply (then retried with the same ids)
+	FlagEvalFallback                    // a node answered NOSCRIPT and the source was sent
+	FlagWaitSent                        // WAIT followed the ACCEPTED answer on its connection (see WaitPolicy)
+	FlagWaitConfirmed                   // ... and the replicas it asked for acknowledged the write
+	flagRecorded      uint8 = 1 << 7    // internal: the slot of opStore holds an operation
 )
 
-// Op is one operation of the history. It is kept compact (about 64 bytes
-// plus the answered reservation id) so that a run of a million operations
+// Op is one operation of the history. It is kept compact (72 bytes plus
+// the answered reservation id) so that a run of a million operations
 // fits in memory; ids are rebuilt from indexes (UserID, RequestID).
 type Op struct {
 	Intended time.Duration // offsets from the run's start (one monotonic base)
@@ -61,7 +63,18 @@ type Op struct {
 	ErrClass ErrClass
 	TryAgain uint8 // TRYAGAIN answers seen on the wire (saturates)
 	Redirs   uint8 // MOVED and ASK answers go-redis followed (saturates)
+	// WaitUs is WAIT's round trip in microseconds (saturates at 2^32-1)
+	// when FlagWaitSent; End includes it: the client's latency counts the
+	// WAIT, which is what a user of the path waits for.
+	WaitUs uint32
 }
+
+// WaitSent reports whether WAIT followed the operation's ACCEPTED answer.
+func (o *Op) WaitSent() bool { return o.Flags&FlagWaitSent != 0 }
+
+// WaitConfirmed reports whether the replicas confirmed the operation's
+// ACCEPTED answer (WAIT answered at least the replicas asked for).
+func (o *Op) WaitConfirmed() bool { return o.Flags&FlagWaitConfirmed != 0 }
 
 // Replay reports the replay flag of the answer.
 func (o *Op) Replay() bool { return o.Flags&FlagReplay != 0 }
@@ -299,6 +312,11 @@ type jsonOp struct {
 	TryAgain   uint8   `json:"tryagain,omitempty"`
 	Redirects  uint8   `json:"redirects,omitempty"`
 	HadUnknown bool    `json:"had_unknown,omitempty"`
+	// WAIT after an ACCEPTED answer (runs with a WaitPolicy): sent,
+	// confirmed by the replicas asked for, and its round trip.
+	WaitSent      bool    `json:"wait_sent,omitempty"`
+	WaitConfirmed bool    `json:"wait_confirmed,omitempty"`
+	WaitMs        float64 `json:"wait_ms,omitempty"`
 }
 
 // WriteJSONL streams the history as one JSON object per line, in op order.
@@ -311,7 +329,10 @@ func (h *History) WriteJSONL(w io.Writer) error {
 		j := jsonOp{ID: o.ID, Kind: o.Kind.String(), User: o.UserID(), Request: o.RequestID(), RID: o.RID,
 			Bucket: o.Bucket, IntendedMs: ms(o.Intended), StartMs: ms(o.Start), EndMs: ms(o.End),
 			Attempts: o.Attempts, Sends: o.Sends, Outcome: o.OutcomeName(), Replay: o.Replay(), HadUnknown: o.HadUnknown(),
-			TryAgain: o.TryAgain, Redirects: o.Redirs}
+			TryAgain: o.TryAgain, Redirects: o.Redirs, WaitSent: o.WaitSent(), WaitConfirmed: o.WaitConfirmed()}
+		if o.WaitSent() {
+			j.WaitMs = float64(o.WaitUs) / 1000
+		}
 		if o.Outcome == OutcomeError {
 			j.ErrClass = o.ErrClass.String()
 		}
@@ -403,6 +424,13 @@ func (j *jsonOp) op() (Op, error) {
 	}
 	if j.HadUnknown {
 		o.Flags |= FlagHadUnknown
+	}
+	if j.WaitSent {
+		o.Flags |= FlagWaitSent
+		o.WaitUs = uint32(min(math.Round(j.WaitMs*1000), math.MaxUint32))
+	}
+	if j.WaitConfirmed {
+		o.Flags |= FlagWaitConfirmed
 	}
 	return o, nil
 }

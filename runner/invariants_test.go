@@ -61,6 +61,17 @@ func flagged(releaseAt, saleAt time.Duration) *Facts {
 		SendPendingLeft: []int64{0}, ExpiryLeft: []int64{0}, LocalSoldOutTTL: time.Second}
 }
 
+// waitConfirmedFacts is soldOut run with WAIT: r-a's ACCEPTED was
+// confirmed by the replica, r-b's WAIT timed out (sent, not confirmed).
+func waitConfirmedFacts() *Facts {
+	f := soldOut()
+	f.Ops[0].Flags |= FlagWaitSent | FlagWaitConfirmed
+	f.Ops[0].WaitUs = 300
+	f.Ops[1].Flags |= FlagWaitSent
+	f.Ops[1].WaitUs = 500_000
+	return f
+}
+
 // withRelease is soldOut where r-b was released once (and its repeat
 // answered ALREADY_RELEASED), and user 4 then bought the unit back.
 func withRelease() *Facts {
@@ -177,6 +188,11 @@ var okFixtures = map[string][]fixture{
 		return f
 	}}},
 	"I6": {{"sold out", soldOut}},
+	"I10": {{"a confirmed reservation kept, an unconfirmed one lost", func() *Facts {
+		f := waitConfirmedFacts()
+		delete(f.Records, "r-b") // lost, but never confirmed: I6's, not I10's
+		return f
+	}}},
 	"I7": {{"executed", func() *Facts {
 		return withUnknown(soldOut(), RequestFact{Found: true, Result: lua.RequestResult{Code: lua.SoldOut, UserID: UserID(5)}})
 	}}, {"not executed", func() *Facts { return withUnknown(soldOut(), RequestFact{}) }}},
@@ -272,6 +288,11 @@ var badFixtures = map[string][]fixture{
 		delete(f.Records, "r-a")
 		return f
 	}}},
+	"I10": {{"a WAIT-confirmed reservation vanished", func() *Facts {
+		f := waitConfirmedFacts()
+		delete(f.Records, "r-a")
+		return f
+	}}},
 	"I7": {{"an UNKNOWN whose result cannot be read", func() *Facts {
 		return withUnknown(soldOut(), RequestFact{Err: "look up request r5: WRONGTYPE"})
 	}}},
@@ -361,6 +382,12 @@ var vacuousFixtures = map[string][]fixture{
 	"I6": {{"every call errored", func() *Facts {
 		f := untouched()
 		f.Ops = []Op{{Kind: KindFresh, User: 1, Req: 1, Outcome: OutcomeError, Sends: 1}}
+		return f
+	}}},
+	"I10": {{"no WAIT sent", soldOut}, {"WAIT sent, never confirmed, reservation lost", func() *Facts {
+		f := waitConfirmedFacts()
+		f.Ops[0].Flags &^= FlagWaitConfirmed
+		delete(f.Records, "r-a")
 		return f
 	}}},
 	"I7": {{"no UNKNOWN", soldOut}},

@@ -14,6 +14,9 @@ type ReportMeta struct {
 	Assertions  []reports.Assertion
 	HistoryFile string
 	HGRMFile    string
+	// Wait is the run's WAIT option: with it (or when operations sent
+	// WAIT) the report gets its "wait" section.
+	Wait WaitPolicy
 }
 
 // BuildReport turns a run, its checks and meta into report.json's shape
@@ -83,6 +86,7 @@ func BuildReport(res *Result, chk *CheckReport, meta ReportMeta) (*reports.Repor
 			NotExecuted: int64(chk.Unknown.NotExecuted), Unresolved: int64(chk.Unknown.Unresolved)}
 		rep.LostAcks = int64(len(chk.LostAcks))
 		rep.KeySpace = chk.KeySpace
+		rep.Wait = WaitSummaryOf(res.History, chk.LostAcks, meta.Wait)
 		for _, c := range chk.Checks {
 			rep.Invariants = append(rep.Invariants, reports.Invariant{ID: c.ID, Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail, Evidence: c.Evidence})
 		}

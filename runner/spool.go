@@ -35,9 +35,9 @@ type spool struct {
 
 // spoolRecord is the fixed part of one record: Intended, Start, End (8
 // bytes each), ID, User, Req (4 each), Bucket, Outcome (2 each), Kind,
-// Flags, Attempts, Sends, ErrClass, TryAgain, Redirs (1 each), and the
-// reservation id's length (2); the id's bytes follow.
-const spoolRecord = 3*8 + 3*4 + 2*2 + 7 + 2
+// Flags, Attempts, Sends, ErrClass, TryAgain, Redirs (1 each), WaitUs (4)
+// and the reservation id's length (2); the id's bytes follow.
+const spoolRecord = 3*8 + 3*4 + 2*2 + 7 + 4 + 2
 
 // newSpool creates the spool's file in dir (the system's temporary
 // directory when empty), unlinks it, and starts its writer.
@@ -119,11 +119,12 @@ func encodeOp(b []byte, o *Op) int {
 	le.PutUint16(b[38:], uint16(o.Outcome))
 	b[40], b[41], b[42], b[43] = byte(o.Kind), o.Flags&^flagRecorded, o.Attempts, o.Sends
 	b[44], b[45], b[46] = byte(o.ErrClass), o.TryAgain, o.Redirs
+	le.PutUint32(b[47:], o.WaitUs)
 	rid := o.RID
 	if len(rid) > 1<<16-1 {
 		rid = rid[:1<<16-1]
 	}
-	le.PutUint16(b[47:], uint16(len(rid)))
+	le.PutUint16(b[51:], uint16(len(rid)))
 	return spoolRecord + copy(b[spoolRecord:], rid)
 }
 
@@ -134,14 +135,14 @@ func decodeOp(b []byte, o *Op) int {
 		return 0
 	}
 	le := binary.LittleEndian
-	n := spoolRecord + int(le.Uint16(b[47:]))
+	n := spoolRecord + int(le.Uint16(b[51:]))
 	if len(b) < n {
 		return 0
 	}
 	*o = Op{Intended: durationOf(le.Uint64(b[0:])), Start: durationOf(le.Uint64(b[8:])), End: durationOf(le.Uint64(b[16:])),
 		ID: le.Uint32(b[24:]), User: le.Uint32(b[28:]), Req: le.Uint32(b[32:]), Bucket: le.Uint16(b[36:]),
 		Outcome: Outcome(le.Uint16(b[38:])), Kind: Kind(b[40]), Flags: b[41], Attempts: b[42], Sends: b[43],
-		ErrClass: ErrClass(b[44]), TryAgain: b[45], Redirs: b[46]}
+		ErrClass: ErrClass(b[44]), TryAgain: b[45], Redirs: b[46], WaitUs: le.Uint32(b[47:])}
 	if n > spoolRecord {
 		o.RID = string(b[spoolRecord:n])
 	}
@@ -162,7 +163,7 @@ func (s *spool) each(fn func(*Op) bool) bool {
 			s.setErr(fmt.Errorf("history spool: read record %d of %d: %w", read, s.n, err))
 			return false
 		}
-		rec, err := r.Peek(spoolRecord + int(binary.LittleEndian.Uint16(head[47:])))
+		rec, err := r.Peek(spoolRecord + int(binary.LittleEndian.Uint16(head[51:])))
 		if err != nil {
 			s.setErr(fmt.Errorf("history spool: read record %d of %d: %w", read, s.n, err))
 			return false

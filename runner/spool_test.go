@@ -39,7 +39,7 @@ func TestSpoolReadsBackEveryField(t *testing.T) {
 		ops[i] = Op{Intended: time.Duration(r.Int64()), Start: time.Duration(-r.Int64N(1e9)), End: time.Duration(r.Int64()),
 			ID: r.Uint32(), User: r.Uint32(), Req: r.Uint32(), Bucket: uint16(r.Uint32()), Outcome: Outcome(int16(r.Uint32())),
 			Kind: Kind(r.Uint32()), Flags: uint8(r.Uint32()) &^ flagRecorded, Attempts: uint8(r.Uint32()), Sends: uint8(r.Uint32()),
-			ErrClass: ErrClass(r.Uint32()), TryAgain: uint8(r.Uint32()), Redirs: uint8(r.Uint32())}
+			ErrClass: ErrClass(r.Uint32()), TryAgain: uint8(r.Uint32()), Redirs: uint8(r.Uint32()), WaitUs: r.Uint32()}
 		if i%3 == 0 {
 			ops[i].RID = "x" + itoa(i) + string(make([]byte, i%40))
 		}

@@ -21,6 +21,9 @@
 //	                              # (set by SOLD_OUT, broadcast over Redis
 //	                              # Pub/Sub, answers LOCAL_SOLD_OUT until it
 //	                              # expires; check L1); 0: none
+//	wait:                         # WAIT after each fresh ACCEPTED, on the
+//	  replicas: 0                 #   connection that ran the script; 0: off
+//	  timeout: 500ms              #   WAIT's timeout (default with replicas)
 //	topology:
 //	  masters: 3
 //	  replicas: 1                 # per master

@@ -58,6 +58,7 @@ func (s *Scenario) Resolved() map[string]any {
 	if s.LocalSoldOut > 0 {
 		m["local_soldout"] = s.LocalSoldOut.String()
 	}
+	m["wait"] = map[string]any{"replicas": s.Wait.Replicas, "timeout": s.Wait.Timeout.String()}
 	m["duration"] = s.Duration().String()
 	m["topology"] = map[string]any{
 		"masters": s.Topology.Masters, "replicas": s.Topology.Replicas,

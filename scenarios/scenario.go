@@ -66,8 +66,13 @@ type Scenario struct {
 	// over Redis Pub/Sub, answering SOLD_OUT locally until it expires);
 	// 0: no flag (every request asks Redis).
 	LocalSoldOut time.Duration
-	Phases       []Phase
-	Faults       []FaultSpec
+	// Wait is the reserve option `wait: {replicas: N, timeout: D}`: WAIT
+	// after each fresh ACCEPTED on the connection that ran the script
+	// (runner.WaitPolicy). Timeout defaults to runner.DefaultWaitTimeout
+	// when replicas is set; the zero value is off.
+	Wait   runner.WaitPolicy
+	Phases []Phase
+	Faults []FaultSpec
 	// Pipeline is the asynchronous rest of the reserve path run beside the
 	// load (send_pending dispatcher, simulated MQ, order service, release
 	// stage, expiry checker), complete: pipeline.DefaultConfig() with the
@@ -391,6 +396,12 @@ func (d *dec) scenario(root *node) {
 	s.RateScale = d.float(root, "rate_scale", "rate_scale", 1)
 	s.Path = d.str(root, "path", "path", DefaultPath)
 	s.LocalSoldOut = d.dur(root, "local_soldout", "local_soldout", 0)
+	w := d.section(root, "wait", "wait")
+	s.Wait.Replicas = int(d.int(w, "replicas", "wait.replicas", 0))
+	s.Wait.Timeout = d.dur(w, "timeout", "wait.timeout", 0)
+	if s.Wait.Replicas > 0 && s.Wait.Timeout == 0 {
+		s.Wait.Timeout = runner.DefaultWaitTimeout
+	}
 	s.Suite = d.strs(root, "suite", "suite")
 
 	t := d.section(root, "topology", "topology")

@@ -121,6 +121,9 @@ func (v *validator) scenario() {
 	if s.LocalSoldOut < 0 {
 		v.bad("local_soldout", "%s: want a positive TTL like 1s (or 0: no local sold-out flag)", s.LocalSoldOut)
 	}
+	if err := s.Wait.Validate(); err != nil {
+		v.bad("wait", "replicas %d, timeout %s: %v", s.Wait.Replicas, s.Wait.Timeout, err)
+	}
 	v.topology()
 	v.activity()
 	v.pipeline()

@@ -142,3 +142,61 @@ func TestCompareAxes(t *testing.T) {
 		t.Errorf("bucket axis: %+v, buckets %d", b, q.Buckets)
 	}
 }
+
+// --mitigations names the built-in variants in the order given; --variant
+// NAME:key=value adds settings to a variant (accumulating per name, after
+// the mitigations); a compare needs two variants and each name once.
+func TestParseVariants(t *testing.T) {
+	got, err := ParseVariants("wait,none", []string{"wait-2s:wait.replicas=1", "wait-2s:wait.timeout=2s", "as-is:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, v := range got {
+		names = append(names, v.Name)
+	}
+	if !slices.Equal(names, []string{"wait", "none", "wait-2s", "as-is"}) {
+		t.Fatalf("variants %v", names)
+	}
+	if !slices.Equal(got[0].Sets, []string{"wait.replicas=1"}) || len(got[1].Sets) != 0 ||
+		!slices.Equal(got[2].Sets, []string{"wait.replicas=1", "wait.timeout=2s"}) || len(got[3].Sets) != 0 {
+		t.Fatalf("settings %+v", got)
+	}
+	all, err := ParseVariants(DefaultMitigations, nil)
+	if err != nil || len(all) != len(Mitigations) {
+		t.Fatalf("defaults: %+v, %v", all, err)
+	}
+	for _, bad := range []struct {
+		mitigations string
+		variants    []string
+	}{
+		{"none,bogus", nil}, {"none,none", nil}, {"none", nil}, {"", []string{"a:x=1"}},
+		{"none", []string{"noname"}}, {"none", []string{"bad name:x=1"}}, {"none", []string{"v:not-a-setting"}},
+	} {
+		if _, err := ParseVariants(bad.mitigations, bad.variants); err == nil {
+			t.Errorf("ParseVariants(%q, %q) accepted", bad.mitigations, bad.variants)
+		}
+	}
+}
+
+// The refused window spans the first to the last NOREPLICAS answer; other
+// errors do not count; the table says "no WAIT" for a variant without it.
+func TestVariantRowRefusals(t *testing.T) {
+	h := &runner.History{Ops: []runner.Op{
+		{Outcome: runner.OutcomeError, ErrClass: runner.ErrNoReplicas, End: 2500 * time.Millisecond},
+		{Outcome: runner.OutcomeError, ErrClass: runner.ErrConnect, End: 9 * time.Second},
+		{Outcome: runner.OutcomeError, ErrClass: runner.ErrNoReplicas, End: 4 * time.Second},
+		{Outcome: runner.Outcome(0), End: 5 * time.Second},
+	}}
+	n, from, to := refusals(h, runner.ErrNoReplicas)
+	if n != 2 || from != 2.5 || to != 4 {
+		t.Fatalf("refusals %d from %.2f to %.2f, want 2 from 2.50 to 4.00", n, from, to)
+	}
+	if n, from, to := refusals(&runner.History{}, runner.ErrNoReplicas); n != 0 || from != -1 || to != -1 {
+		t.Fatalf("no refusal: %d %.2f %.2f", n, from, to)
+	}
+	cells := variantCells(variantRow{Variant: "min-replicas", NoReplicas: 2, RefusedFromS: 2.5, RefusedToS: 4, Passed: true})
+	if cells[3] != "no WAIT" || cells[5] != "2.50s–4.00s (1.50s)" {
+		t.Fatalf("cells %q", cells)
+	}
+}

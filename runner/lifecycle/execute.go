@@ -161,6 +161,9 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err := p.Phases[0].Config.Validate(); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
+	if err := p.Wait.Validate(); err != nil {
+		return err
+	}
 	window := p.Window
 	if window <= 0 {
 		window = p.Duration() + time.Hour
@@ -257,6 +260,14 @@ func (x *execution) setUp(ctx context.Context) error {
 	x.tgt = runner.Target{Store: store, Activity: x.act}
 	if p.Path != nil {
 		x.tgt.Path = p.Path(store)
+	}
+	if p.Wait.Enabled() {
+		inner := x.tgt.Path
+		if inner == nil {
+			inner = runner.ReferencePath{Store: store}
+		}
+		x.tgt.Path = runner.WaitingPath{Path: inner, Policy: p.Wait}
+		log.Info(fmt.Sprintf("reserve: %s, on the connection that ran the script", p.Wait))
 	}
 	if p.LocalSoldOut.TTL > 0 {
 		if p.Generator.Split() {
@@ -518,7 +529,7 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	p, res := x.plan, x.res
 	faulted := len(p.Faults) > 0
 	meta := runner.ReportMeta{Scenario: p.Name, Versions: Versions(ctx, x.stand.Client, x.scripts),
-		Topology: x.stand.Topology(ctx), HGRMFile: "latency.hgrm"}
+		Topology: x.stand.Topology(ctx), HGRMFile: "latency.hgrm", Wait: p.Wait}
 	var faultPhases []reports.PhaseSpan
 	meta.Faults, faultPhases = faultReports(p.Faults, p.FaultNames, res, x.chk, x.act)
 	meta.Phases = append(loadPhaseSpans(res), faultPhases...)

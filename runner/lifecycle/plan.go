@@ -47,7 +47,11 @@ type Plan struct {
 	FaultNames []string                     // report phase name per fault ("" = its kind)
 	PathName   string                       // "" or "reference": the reference path
 	Path       func(*lua.Store) runner.Path // nil: the reference path
-	Pipeline   *pipeline.Config             // the async stages after ACCEPTED; nil: none
+	// Wait, when enabled, makes the path send WAIT after each fresh
+	// ACCEPTED on the connection that ran the script and record whether
+	// the replicas confirmed it (runner.WaitingPath around Path).
+	Wait     runner.WaitPolicy
+	Pipeline *pipeline.Config // the async stages after ACCEPTED; nil: none
 	// LocalSoldOut puts the local sold-out flag in front of the path
 	// (runner.LocalSoldOut; Instances 0: runner.DefaultSoldOutInstances);
 	// TTL 0: none.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
@@ -43,7 +44,10 @@ type ClusterSpec struct {
 	ReplicationProxies bool
 	// ExtraConfig lines go verbatim into every node's redis.conf of a
 	// local cluster (e.g. "min-replicas-to-write 1"), so a restarted node
-	// keeps them.
+	// keeps them, and onto every container's redis-server command line of
+	// a docker one ("--min-replicas-to-write 1"). A cluster the harness
+	// did not start (redis://…) is refused with them: the harness does not
+	// reconfigure somebody else's cluster.
 	ExtraConfig []string
 	External    compose.ExternalOptions
 }
@@ -145,8 +149,11 @@ func OpenStand(ctx context.Context, log *slog.Logger, cf ClusterSpec, workers in
 	local := compose.Options{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout,
 		AppendOnly: cf.AppendOnly, RedisServer: cf.RedisServer, ReplicationProxies: cf.ReplicationProxies,
 		ExtraConfig: cf.ExtraConfig}
+	if err := refuseConfigOnOutsideCluster(cf); err != nil {
+		return nil, err
+	}
 	docker := compose.DockerOptions{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout, AppendOnly: cf.AppendOnly,
-		Image: cf.RedisImage}
+		Image: cf.RedisImage, ExtraArgs: redisConfigArgs(cf.ExtraConfig)}
 	cl, err := compose.OpenCluster(ctx, cf.Spec, local, docker, cf.External)
 	if err != nil {
 		return nil, err
@@ -259,4 +266,56 @@ func replicasOpt(n int) int {
 		return compose.NoReplicas
 	}
 	return n
+}
+
+// redisConfigArgs turns redis.conf lines ("min-replicas-to-write 1") into
+// redis-server arguments ("--min-replicas-to-write", "1"), in order (a
+// later one overrides an earlier one of the same name, as in redis.conf).
+func redisConfigArgs(lines []string) []string {
+	var args []string
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		args = append(args, "--"+f[0])
+		args = append(args, f[1:]...)
+	}
+	return args
+}
+
+// refuseConfigOnOutsideCluster refuses redis.conf settings (the topology's
+// min_replicas_to_write, min_replicas_max_lag, appendfsync) on a cluster
+// the harness did not start: it would have to CONFIG SET every node of
+// somebody else's cluster (and the setting would outlive a crash of the
+// harness). The error names each setting and the fix.
+func refuseConfigOnOutsideCluster(cf ClusterSpec) error {
+	if !cf.Shared() || len(cf.ExtraConfig) == 0 {
+		return nil
+	}
+	var settings, sets []string
+	for _, l := range cf.ExtraConfig {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		settings = append(settings, fmt.Sprintf("topology.%s (%s)", strings.ReplaceAll(f[0], "-", "_"), l))
+		sets = append(sets, "CONFIG SET "+l)
+	}
+	return fmt.Errorf("--cluster %s: the harness does not change the configuration of a cluster it did not start, and this run sets %s: "+
+		"set them on the cluster yourself (%s on every master and replica, and in their redis.conf), then drop them from the scenario or --set; "+
+		"or run on a cluster the harness starts (--cluster local or docker)",
+		redactedSpec(cf.Spec), strings.Join(settings, ", "), strings.Join(sets, ", "))
+}
+
+// redactedSpec is a cluster spec without its credentials.
+func redactedSpec(spec string) string {
+	if u, err := url.Parse(spec); err == nil && u.User != nil {
+		u.User = nil
+		return u.String()
+	}
+	if strings.Contains(spec, "@") {
+		return "redis://…"
+	}
+	return spec
 }

@@ -118,6 +118,14 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 		fmt.Fprintln(stderr, "merge:", n)
 	}
 	applyVerification(rep, chk, loaded)
+	for _, r := range loaded {
+		if w := r.Report.Wait; w != nil {
+			// The generators ran with WAIT: the union's confirmations and losses.
+			policy := runner.WaitPolicy{Replicas: w.Replicas, Timeout: time.Duration(w.TimeoutMs * float64(time.Millisecond))}
+			rep.Wait = runner.WaitSummaryOf(merged, chk.LostAcks, policy)
+			break
+		}
+	}
 	if err := reports.WriteArtifacts(o.Out, &reports.Inputs{Report: rep, Hists: hists, History: merged.WriteJSONL}); err != nil {
 		return nil, err
 	}
@@ -303,5 +311,47 @@ func applyVerification(rep *reports.Report, chk *runner.CheckReport, runs []*rep
 	rep.Unknown = reports.Unknown{Total: int64(chk.Unknown.Total), Executed: int64(chk.Unknown.Executed),
 		NotExecuted: int64(chk.Unknown.NotExecuted), Unresolved: int64(chk.Unknown.Unresolved)}
 	rep.LostAcks = int64(len(chk.LostAcks))
+	rejudgeExpectations(rep, runs)
 	rep.Passed = len(rep.FailedChecks()) == 0
+}
+
+// rejudgeExpectations carries the generators' expected failures (a
+// scenario's expect_fail: every generator ran the same one) through the
+// merge: each expected invariant is judged again on the union, with the
+// largest minimum any generator expected, and its "fails as expected"
+// assertion replaces the generators' own (a generator's share may hold
+// none of the loss the union reproduced, or all of it).
+func rejudgeExpectations(rep *reports.Report, runs []*reports.Run) {
+	expect := map[string]int64{}
+	for _, r := range runs {
+		for _, inv := range r.Report.Invariants {
+			if inv.Expected != nil {
+				expect[strings.ToUpper(inv.ID)] = max(expect[strings.ToUpper(inv.ID)], inv.Expected.Min)
+			}
+		}
+	}
+	if len(expect) == 0 {
+		return
+	}
+	kept := rep.Assertions[:0]
+	for _, a := range rep.Assertions {
+		if !expectAssertionOf(a.Name, expect) {
+			kept = append(kept, a)
+		}
+	}
+	rep.Assertions = append(kept, expectFailures(rep, expect)...)
+}
+
+// expectAssertionOf reports whether name is a generator's "<ID> <name>
+// fails as expected (…)" assertion (maybe prefixed "[label] " by the
+// merge) of an id in expect.
+func expectAssertionOf(name string, expect map[string]int64) bool {
+	if strings.HasPrefix(name, "[") {
+		if _, rest, ok := strings.Cut(name, "] "); ok {
+			name = rest
+		}
+	}
+	id, _, _ := strings.Cut(name, " ")
+	_, ok := expect[strings.ToUpper(id)]
+	return ok && strings.Contains(name, " fails as expected")
 }
