@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,9 +23,11 @@ func cli(t *testing.T, args ...string) (int, string) {
 	return code, out.String()
 }
 
-// redisServers lists the PIDs of running redis-server processes.
+// redisServers lists the PIDs of the redis-server processes this test
+// binary started (its children): the other packages' clusters, which go
+// test runs at the same time, come and go on their own.
 func redisServers(t *testing.T) string {
-	out, _ := exec.Command("pgrep", "-x", "redis-server").Output()
+	out, _ := exec.Command("pgrep", "-P", strconv.Itoa(os.Getpid()), "-x", "redis-server").Output()
 	return strings.TrimSpace(string(out))
 }
 
@@ -107,7 +110,7 @@ func TestRunWritesReportAndPasses(t *testing.T) {
 	// key checks judged, not skipped: the run wrote keys and read the nodes.
 	core := 0
 	for _, inv := range runner.Invariants() {
-		if !inv.Pipeline {
+		if !inv.Pipeline && !inv.LocalSoldOut {
 			core++
 		}
 	}
