@@ -104,12 +104,17 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	}
 	s.SystemOut = r.Verdict()
 	out := junitSuites{Name: "seckill-harness", Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Time: s.Time, Suites: []junitSuite{s}}
+	return writeJUnit(w, out)
+}
+
+// writeJUnit writes suites as an indented JUnit XML document to w.
+func writeJUnit(w io.Writer, suites junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
+	if err := enc.Encode(suites); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, "\n")

@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/xml"
 	"io"
 	"sort"
 	"time"
@@ -49,14 +48,5 @@ func WriteJUnitSuite(w io.Writer, name string, started time.Time, props map[stri
 		s.Cases = append(s.Cases, jc)
 	}
 	out := junitSuites{Name: "seckill-harness", Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Time: s.Time, Suites: []junitSuite{s}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return writeJUnit(w, out)
 }
