@@ -108,9 +108,6 @@ func (f *OOM) Target() string {
 
 // Inject implements Fault.
 func (f *OOM) Inject(ctx context.Context, env *Env) error {
-	if env.cluster() == nil {
-		return errors.New("oom: no cluster in the environment")
-	}
 	targets, err := f.target.Resolve(ctx, env)
 	if err != nil {
 		return fmt.Errorf("oom: %w", err)

@@ -140,9 +140,6 @@ func (f *SlowAOF) Target() string {
 
 // Inject implements Fault.
 func (f *SlowAOF) Inject(ctx context.Context, env *Env) error {
-	if env.cluster() == nil {
-		return errors.New("slow-aof: no cluster in the environment")
-	}
 	targets, err := f.target.Resolve(ctx, env)
 	if err != nil {
 		return fmt.Errorf("slow-aof: %w", err)
