@@ -139,6 +139,9 @@ func MergeRuns(runs []*Run) (*Report, *Histograms, []string, error) {
 		t.Ops += r.Totals.Ops
 		t.WireAttempts += r.Totals.WireAttempts
 		t.LateStarts += r.Totals.LateStarts
+		if t.PacerClock == "" || r.Totals.PacerClock == "go-timer" {
+			t.PacerClock = r.Totals.PacerClock // the coarsest of the generators' clocks
+		}
 		t.Dropped += r.Totals.Dropped
 		addCounts(t.Outcomes, r.Totals.Outcomes)
 		addCounts(t.Errors, r.Totals.Errors)

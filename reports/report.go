@@ -293,9 +293,15 @@ type Totals struct {
 	Dropped  int64            `json:"dropped"`
 	Outcomes map[string]int64 `json:"outcomes"`
 
-	LateStartThresholdMs float64          `json:"late_start_threshold_ms"` // additive
-	Errors               map[string]int64 `json:"errors"`                  // additive: error class → count
-	Clamped              Clamps           `json:"clamped"`                 // additive
+	LateStartThresholdMs float64 `json:"late_start_threshold_ms"` // additive
+	// PacerClock is what the open-loop pacer slept on: "timerfd" (the
+	// kernel's high-resolution timer) or "go-timer" (about 1 ms grained,
+	// when no timerfd could be had: expect late starts from the pacer
+	// itself). Empty for closed-loop runs, which are not paced. Merged:
+	// the coarsest of the generators' clocks.
+	PacerClock string           `json:"pacer_clock,omitempty"`
+	Errors     map[string]int64 `json:"errors"`  // additive: error class → count
+	Clamped    Clamps           `json:"clamped"` // additive
 }
 
 // Clamps counts recorded durations that fell outside the histogram range

@@ -191,6 +191,9 @@ func (t *textWriter) totals(r *Report) {
 		late += fmt.Sprintf(" (> %g ms)", tot.LateStartThresholdMs)
 	}
 	e.printf("%s, dropped %d\n", late, tot.Dropped)
+	if tot.PacerClock == "go-timer" {
+		e.printf("WARNING: the pacer slept on Go timers (no timerfd here): they wake up to ~1 ms late, and the late starts above include that\n")
+	}
 	if c := tot.Clamped; c.Total() > 0 {
 		e.printf("WARNING: %d durations clamped to [1 µs, 60 s] (latency %d low / %d high, service %d low / %d high)\n",
 			c.Total(), c.LatencyLow, c.LatencyHigh, c.ServiceLow, c.ServiceHigh)

@@ -13,6 +13,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"seckill-harness/internal/ctxsleep"
+	"seckill-harness/internal/hrsleep"
 	"seckill-harness/lua"
 )
 
@@ -69,6 +70,9 @@ type Observed struct {
 	Dropped    int64 // over the in-flight cap (Result.Drops.Total)
 	LateStarts int64 // started more than LateThreshold after their intended time
 	MaxLateBy  time.Duration
+	// PacerClock is what the open-loop pacer slept on ("timerfd" or
+	// "go-timer", see hrsleep); empty when no phase was open-loop.
+	PacerClock string
 }
 
 // Option adjusts a run.
@@ -161,6 +165,21 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	}
 	e := &engine{tgt: tgt, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) }, first.Generator)}
 	e.ctx = ctx
+	pacerClock := ""
+	for _, ph := range phases {
+		if ph.Config.Mode != ModeClosed {
+			// One precise sleeper for the scheduling goroutine (phases run
+			// one after another), opened before offset 0.
+			var err error
+			if e.sleep, err = hrsleep.New(); err != nil {
+				pacerClock = "go-timer" // the report's text warns of it
+			} else {
+				pacerClock = "timerfd"
+			}
+			defer e.sleep.Close()
+			break
+		}
+	}
 	if o.spool {
 		sp, err := newSpool(o.spoolDir)
 		if err != nil {
@@ -244,7 +263,7 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	}
 	res.ErrorTexts = e.errs.snapshot()
 	res.Drops = e.drops
-	res.Observed = Observed{Scheduled: int64(res.History.Len()) + e.drops.Total, Dropped: e.drops.Total}
+	res.Observed = Observed{Scheduled: int64(res.History.Len()) + e.drops.Total, Dropped: e.drops.Total, PacerClock: pacerClock}
 	for _, o := range res.History.All() {
 		if late := o.Start - o.Intended; late > first.LateThreshold {
 			res.Observed.LateStarts++
@@ -272,6 +291,7 @@ type engine struct {
 	observe    func(*Op)                                            // WithOpObserver's; nil: none
 	onAccepted func(ctx context.Context, bucket uint32, rid string) // WithAccepted's; nil: none
 	errs       errorTexts                                           // the first error texts of each class
+	sleep      *hrsleep.Sleeper                                     // the open-loop pacer's; nil for closed-loop runs
 }
 
 // reportProgress calls fn every `every` until the returned stop is called,
@@ -372,7 +392,7 @@ func (e *engine) scheduleOpen(ctx context.Context, p vegeta.Pacer, queue chan<- 
 				break
 			}
 			intended = e.phaseStart + elapsed + wait
-			if !ctxsleep.For(ctx, wait) {
+			if !e.sleep.For(ctx, wait) {
 				break
 			}
 		} else {

@@ -52,6 +52,11 @@ func TestOpenLoopRunPassesEveryInvariant(t *testing.T) {
 			t.Fatalf("op %+v has impossible times", o)
 		}
 	}
+	// The pacer sleeps on the kernel's high-resolution timer (hrsleep),
+	// not on ~1 ms grained Go timers, and the run says so.
+	if res.Observed.PacerClock != "timerfd" {
+		t.Fatalf("pacer clock %q, want timerfd", res.Observed.PacerClock)
+	}
 	// Open loop: intended times follow the schedule, 1 ms apart, whatever the answers took.
 	if d := ops[1000].Intended - ops[999].Intended; d < 999*time.Microsecond || d > 1001*time.Microsecond {
 		t.Fatalf("intended spacing %v at 1000/s", d)
@@ -91,6 +96,9 @@ func TestClosedLoopRuns(t *testing.T) {
 	}
 	if len(res.History.Ops) == 0 || len(res.History.Ops) > 3000 {
 		t.Fatalf("%d ops", len(res.History.Ops))
+	}
+	if res.Observed.PacerClock != "" {
+		t.Fatalf("a closed-loop run reports pacer clock %q", res.Observed.PacerClock)
 	}
 	rep, err := Verify(context.Background(), tgt, CheckInput{History: res.History})
 	if err != nil {

@@ -69,6 +69,7 @@ func BuildReport(res *Result, chk *CheckReport, meta ReportMeta) (*reports.Repor
 	}
 	rec.Fill(rep)
 	rep.Totals.WireAttempts = wire
+	rep.Totals.PacerClock = res.Observed.PacerClock
 
 	if chk != nil {
 		var st reports.Stock
