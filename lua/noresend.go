@@ -69,12 +69,25 @@ func WireStatsFrom(ctx context.Context) *WireStats {
 
 // NewClusterClient makes a cluster client that never re-sends a script whose
 // reply was lost (see Harden). opt is copied; MaxRetries is forced to -1 (no
-// per-node retry loop), Protocol defaults to RESP2, everything else is kept, including Dialer and
-// MaxRedirects (MOVED/ASK/TRYAGAIN and dial errors are still followed: the
-// script did not run there).
+// per-node retry loop), Protocol defaults to RESP2, DisableRoutingPolicies is
+// forced on, everything else is kept, including Dialer and MaxRedirects
+// (MOVED/ASK/TRYAGAIN and dial errors are still followed: the script did not
+// run there).
+//
+// Routing policies: every command the harness sends through a cluster
+// client is keyed (scripts, GET/SET on the activity's keys) or goes to
+// each node explicitly (ForEachMaster, ForEachShard, per-node admin
+// clients), so go-redis's request/response policy table (fan a keyless
+// command out, aggregate the replies) has nothing to do here — but it
+// looks every command up in it, building two 5 s contexts per call when
+// ContextTimeoutEnabled is on: about 5 allocations and a few µs per
+// reserve (BenchmarkComponentEvalShaNoRouting against
+// BenchmarkComponentEvalShaTimeouts). Keyed commands route by slot either
+// way; a keyless one goes to one node, as before the policies existed.
 func NewClusterClient(opt *redis.ClusterOptions) *redis.ClusterClient {
 	o := *opt
 	o.MaxRetries = -1
+	o.DisableRoutingPolicies = true
 	if o.Protocol == 0 {
 		o.Protocol = 2 // RESP2: the scripts need no push notifications, and each call skips their check
 	}
