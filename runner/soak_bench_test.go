@@ -52,10 +52,6 @@ func BenchmarkSoakProjection(b *testing.B) {
 	// Start from what this run needs: the benchmarks before it in the same
 	// process may have left freed heap resident.
 	debug.FreeOSMemory()
-	type sample struct {
-		at  time.Duration
-		rss float64
-	}
 	var mu sync.Mutex
 	var samples []sample
 	peakSince := 0.0
@@ -86,16 +82,25 @@ func BenchmarkSoakProjection(b *testing.B) {
 	}
 	rssRun := vmRSSMB()
 	mu.Lock()
-	// The growth rate is read over the load's second half: the first
-	// seconds fill the heap up to the collector's goal and allocate the
-	// spool's reusable chunks, which do not grow with the run.
-	first := samples[0]
+	// The growth rate is fitted (least squares) over the samples after a
+	// settling period — the load's second half, and not before its first
+	// minute: the first seconds and minutes fill the heap up to the
+	// collector's goal and allocate the spool's reusable chunks, which do
+	// not grow with the run. A load shorter than two minutes has no
+	// settled part worth fitting; its projection is printed as such.
+	settle := max(res.Elapsed/2, time.Minute)
+	var fit []sample
 	for _, s := range samples {
-		if s.at >= res.Elapsed/2 {
-			first = s
-			break
+		if s.at >= settle {
+			fit = append(fit, s)
 		}
 	}
+	settled := len(fit) >= 30
+	if len(fit) < 2 {
+		fit = samples[len(samples)/2:]
+	}
+	first := fit[0]
+	slope := lsqSlope(fit) // MB per second
 	peakRun := max(peakSince, rssRun)
 	peakSince, every = rssRun, 20*time.Millisecond
 	mu.Unlock()
@@ -114,17 +119,43 @@ func BenchmarkSoakProjection(b *testing.B) {
 
 	ops := float64(res.History.Len())
 	hour := soakHour.Seconds()
-	slope := (rssRun - first.rss) / (res.Elapsed - first.at).Seconds()
 	loadHour := rssRun + max(slope, 0)*(hour-res.Elapsed.Seconds())
 	postHour := (peakPost - rssRun) * float64(soakRate) * hour / ops
 	projected := loadHour + max(postHour, 0)
 
 	b.ReportMetric(max(peakRun, peakPost), "peak-RSS-MB")
 	b.ReportMetric(projected, "projected-1h-RSS-MB")
-	fmt.Printf("soak %s at %d ops/s: %.0f ops (history spooled to disk), checks %s; RSS %.0f MB at %s, %.0f MB at the end of the load (%.3f MB/min), peak %.0f MB while checking and reporting\n",
-		res.Elapsed.Round(time.Second), soakRate, ops, passFail(chk), first.rss, first.at.Round(time.Second), rssRun, slope*60, peakPost)
+	fmt.Printf("soak %s at %d ops/s: %.0f ops (history spooled to disk), checks %s; RSS %.0f MB at %s, %.0f MB at the end of the load (%.3f MB/min fitted over %d samples from %s), peak %.0f MB while checking and reporting\n",
+		res.Elapsed.Round(time.Second), soakRate, ops, passFail(chk), first.rss, first.at.Round(time.Second), rssRun, slope*60, len(fit), first.at.Round(time.Second), peakPost)
+	if !settled {
+		fmt.Printf("soak: the load lasted %s, too short to have settled (the slope is fitted after max(half the load, 1 min), over at least 30 s): the projection below extrapolates the heap's climb and overstates; run the default 5 minutes\n", res.Elapsed.Round(time.Second))
+	}
 	fmt.Printf("soak projected to 1 h at %d ops/s: %.0f MB (load %.0f MB by its RSS growth + checks/report %.0f MB scaled to %.1f M ops; target < %d)\n",
 		soakRate, projected, loadHour, max(postHour, 0), float64(soakRate)*hour/1e6, soakTarget)
+}
+
+// sample is this process's RSS (MB) at an offset from the soak's start.
+type sample struct {
+	at  time.Duration
+	rss float64
+}
+
+// lsqSlope is the least-squares slope of RSS over time, MB per second.
+func lsqSlope(ss []sample) float64 {
+	n := float64(len(ss))
+	if n < 2 {
+		return 0
+	}
+	var sx, sy, sxx, sxy float64
+	for _, s := range ss {
+		x := s.at.Seconds()
+		sx, sy, sxx, sxy = sx+x, sy+s.rss, sxx+x*x, sxy+x*s.rss
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / d
 }
 
 func passFail(c *CheckReport) string {
