@@ -227,17 +227,22 @@ func BenchmarkClosedLoopClientCost(b *testing.B) {
 		benchConns, ops, perOp, allocs, bytes, ops/res.Elapsed.Seconds())
 }
 
-// BenchmarkComponentEvalShaNoRouting: the hardened client with go-redis's
-// request/response routing policies disabled (DisableRoutingPolicies):
-// the policies' share of a keyed EVALSHA (a command-info lookup that,
-// with ContextTimeoutEnabled, builds a 5 s context twice per call) is the
-// difference with BenchmarkComponentEvalShaHardened.
+// BenchmarkComponentEvalShaNoRouting: the hardened client as the stand
+// makes it (ContextTimeoutEnabled; lua.NewClusterClient turns go-redis's
+// request/response routing policies off).
 func BenchmarkComponentEvalShaNoRouting(b *testing.B) {
-	benchEvalSha(b, lua.NewClusterClient(&redis.ClusterOptions{Addrs: testCluster.Addrs(), Protocol: 2, ContextTimeoutEnabled: true, DisableRoutingPolicies: true}))
+	benchEvalSha(b, lua.NewClusterClient(&redis.ClusterOptions{Addrs: testCluster.Addrs(), Protocol: 2, ContextTimeoutEnabled: true}))
 }
 
-// BenchmarkComponentEvalShaTimeouts: the hardened client as the stand
-// makes it (ContextTimeoutEnabled), routing policies on.
+// BenchmarkComponentEvalShaTimeouts: the same with go-redis's routing
+// policies on (its default, and the stand's before lua.NewClusterClient
+// turned them off): the policies' share of a keyed EVALSHA (a command-info
+// lookup that, with ContextTimeoutEnabled, builds a 5 s context twice per
+// call) is the difference with BenchmarkComponentEvalShaNoRouting.
 func BenchmarkComponentEvalShaTimeouts(b *testing.B) {
-	benchEvalSha(b, lua.NewClusterClient(&redis.ClusterOptions{Addrs: testCluster.Addrs(), Protocol: 2, ContextTimeoutEnabled: true}))
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: testCluster.Addrs(), Protocol: 2, ContextTimeoutEnabled: true, MaxRetries: -1})
+	if err := lua.Harden(rdb); err != nil {
+		b.Fatal(err)
+	}
+	benchEvalSha(b, rdb)
 }
