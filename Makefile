@@ -91,7 +91,7 @@ docker-images:
 ## then the first second's p99 over the median per-second p99 of whole runs on
 ## an idle local cluster at 2,000 req/s (target <= 2) with the warm-up's time;
 ## then each component of the reserve hot path alone (ns/op, allocs/op); last,
-## the closed loop and the headroom again with GOMAXPROCS=1 (one Go thread
+## the redis-benchmark ratio, the closed loop and the headroom again with GOMAXPROCS=1 (one Go thread
 ## running code: on a machine the local cluster shares, the client then takes
 ## fewer cores from the servers it measures).
 ## Run it on a quiet machine: every figure but allocs/op depends on free cores.
@@ -100,7 +100,7 @@ bench: deps-run
 	$(GO) test -run '^$$' -bench . -skip 'Component' -benchtime 1x -count=1 -timeout 30m ./runner/
 	$(GO) test -run '^$$' -bench 'FirstSecondP99' -benchtime 1x -count=1 -timeout 10m ./runner/lifecycle/
 	$(GO) test -run '^$$' -bench 'Component' -benchmem -benchtime 2000x -count=1 -timeout 10m ./runner/
-	GOMAXPROCS=1 $(GO) test -run '^$$' -bench 'ClosedLoopClientCost|OpenLoopHeadroom' -benchtime 1x -count=1 -timeout 10m ./runner/
+	GOMAXPROCS=1 $(GO) test -run '^$$' -bench 'ReserveVsRedisBenchmark|ClosedLoopClientCost|OpenLoopHeadroom' -benchtime 1x -count=1 -timeout 10m ./runner/
 	@uptime
 
 ## image: the harness as a Docker image (Dockerfile: FROM scratch, one static
