@@ -92,7 +92,9 @@ func LoadRun(dir string) (*Run, error) {
 //     cluster and it is kept as is; otherwise the runs had their own and
 //     the buckets are summed.
 //   - Invariants are merged by id: fail if any run failed it, else pass if
-//     any passed, else skip; evidence per run. They were checked against
+//     any passed, else skip; evidence per run. An expected failure keeps
+//     its minimum, sums what the runs counted, and is met when the merged
+//     invariant failed with at least the minimum. They were checked against
 //     each generator's own history: a merged pass does not prove what only
 //     the union of the histories could (I3, I4, I5 across generators).
 //   - Faults and assertions are concatenated (assertion names prefixed
@@ -381,6 +383,14 @@ func mergeInvariants(runs []*Run, labels []string) []Invariant {
 				order = append(order, key)
 			}
 			m.Waived = m.Waived || inv.Waived
+			if e := inv.Expected; e != nil {
+				// The same scenario on every generator: the same minimum;
+				// what each counted adds up (Met is settled below).
+				if m.Expected == nil {
+					m.Expected = &ExpectedFailure{Min: e.Min, CountOf: e.CountOf}
+				}
+				m.Expected.Count += e.Count
+			}
 			switch {
 			case inv.Status == StatusFail:
 				m.Status = StatusFail
@@ -400,6 +410,9 @@ func mergeInvariants(runs []*Run, labels []string) []Invariant {
 		m := byID[k]
 		if len(runs) > 1 {
 			m.Detail = strings.Join(details[k], "; ")
+		}
+		if e := m.Expected; e != nil {
+			e.Met = m.Status == StatusFail && e.Count >= e.Min
 		}
 		out = append(out, *m)
 	}

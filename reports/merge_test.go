@@ -207,6 +207,41 @@ func TestMergeRunsVerdictsStockAndPhases(t *testing.T) {
 	}
 }
 
+// A scenario that expects an invariant to fail (failover-data-loss: I6)
+// passes on each generator; the merge keeps the expectation, so the merged
+// verdict is not a FAIL for the failure both expected.
+func TestMergeRunsKeepsExpectedFailures(t *testing.T) {
+	dirs, _ := twoGenerators(t)
+	runs := loadRuns(t, dirs...)
+	for i, r := range runs {
+		inv := &r.Report.Invariants[0]
+		inv.Status = StatusFail
+		inv.Expected = &ExpectedFailure{Min: 1, Count: int64(3 + i), CountOf: "acknowledged reservations lost", Met: true}
+	}
+	got, _, _, err := MergeRuns(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := got.Invariants[0]
+	if inv.Expected == nil || inv.Expected.Count != 7 || inv.Expected.Min != 1 || !inv.Expected.Met ||
+		inv.Expected.CountOf != "acknowledged reservations lost" {
+		t.Fatalf("merged expectation %+v", inv.Expected)
+	}
+	if len(got.FailedChecks()) != 0 {
+		t.Errorf("an expected failure counted as failed: %v", got.FailedChecks())
+	}
+	// Expected on one generator, and not come on either: not met.
+	runs = loadRuns(t, dirs...)
+	runs[0].Report.Invariants[0].Expected = &ExpectedFailure{Min: 1, CountOf: "x"}
+	got, _, _, err = MergeRuns(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := got.Invariants[0].Expected; e == nil || e.Met {
+		t.Fatalf("an expected failure that did not come is met: %+v", e)
+	}
+}
+
 func TestLoadRunErrors(t *testing.T) {
 	if _, err := LoadRun(t.TempDir()); err == nil {
 		t.Error("a directory without report.json must fail")
