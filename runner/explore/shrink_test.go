@@ -14,6 +14,34 @@ import (
 // disconnect-before-reply fault is in it (and I3, a different invariant,
 // when the rate falls low): the shrink keeps the disconnect alone, shortens
 // what does not matter, and never keeps a variant failing only I3.
+// The shrinker does not cut the rate (or a window) so far that a fault's
+// window holds fewer than minOpsPerFaultWindow operations: a trial that
+// "fails" with a handful of operations in the window fails by luck.
+func TestShrinkLeavesEnoughOperationsInAFaultWindow(t *testing.T) {
+	s := Schedule{Name: "x", Seed: 1, Path: "reference", Masters: 3, Replicas: 1, NodeTimeout: 2 * time.Second,
+		Stock: 1000, Buckets: 1, Users: 1000,
+		Load:   Load{Duration: 2 * time.Second, Shape: "constant", Rate: 276, Concurrency: 4, Timeout: time.Second, Retries: 3},
+		Faults: []FaultDraw{{Kind: "disconnect-before-reply", At: 200 * time.Millisecond, For: 400 * time.Millisecond, Params: map[string]string{"toxic": "reset_peer"}}}}
+	valid := func(v Schedule) error { _, _, err := v.Scenario(v.Name); return err }
+	try := func(_ context.Context, v Schedule, _ string) ([]string, error) {
+		if len(v.Faults) == 1 {
+			return []string{"I5"}, nil // fails at any rate while the fault is in
+		}
+		return nil, nil
+	}
+	res := Shrink(context.Background(), s, "I5", valid, try, ShrinkOptions{Budget: time.Minute})
+	m := res.Schedule
+	if len(m.Faults) != 1 {
+		t.Fatalf("shrunk to %+v", m.Faults)
+	}
+	if ops := m.Load.Rate * m.Faults[0].For.Seconds(); ops < minOpsPerFaultWindow {
+		t.Fatalf("rate %g with a %s window: %.1f operations in the fault window, want >= %d", m.Load.Rate, m.Faults[0].For, ops, minOpsPerFaultWindow)
+	}
+	if m.Load.Rate >= s.Load.Rate {
+		t.Errorf("rate %g: the shrinker still halves it while the window holds enough", m.Load.Rate)
+	}
+}
+
 func TestShrinkKeepsOnlyWhatTheSameInvariantNeeds(t *testing.T) {
 	s := Schedule{Name: "x", Seed: 1, Path: "reference", Masters: 3, Replicas: 1, NodeTimeout: 2 * time.Second,
 		Stock: 1000, Buckets: 4, Users: 4000,
