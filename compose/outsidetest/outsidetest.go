@@ -107,54 +107,33 @@ func Start(t testing.TB, opt Options) *Cluster {
 		serverCert, serverKey = c.makeCerts(t)
 	}
 	n := opt.Masters * (1 + opt.Replicas)
-	for i := 0; i < n; i++ {
-		port, cport := freePort(t), freePort(t)
-		dir := t.TempDir()
-		conf := []string{
-			"port " + strconv.Itoa(port),
-			"bind 127.0.0.1",
-			"cluster-enabled yes",
-			"cluster-port " + strconv.Itoa(cport),
-			"cluster-config-file nodes.conf",
-			"cluster-node-timeout " + strconv.FormatInt(opt.NodeTimeout.Milliseconds(), 10),
-			"enable-debug-command local",
-			"appendonly no",
-			`save ""`,
-			"dir " + dir,
-			"logfile " + filepath.Join(dir, "redis.log"),
-			"repl-diskless-sync yes",
-			"repl-diskless-sync-delay 0",
-		}
-		if opt.Password != "" {
-			conf = append(conf, "requirepass "+opt.Password, "masterauth "+opt.Password)
-		}
-		if opt.TLS {
-			conf = append(conf, "port 0", "tls-port "+strconv.Itoa(port), "tls-cluster yes", "tls-replication yes",
-				"tls-cert-file "+serverCert, "tls-key-file "+serverKey, "tls-ca-cert-file "+c.CAFile, "tls-auth-clients yes")
-		}
-		if opt.User != "" {
-			conf = append(conf, fmt.Sprintf("user %s on >%s ~* &* +@all", opt.User, opt.UserPassword))
-		}
-		conf = append(conf, opt.ExtraConfig...)
-		path := filepath.Join(dir, "redis.conf")
-		if err := os.WriteFile(path, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command("redis-server", path)
-		cmd.Dir = dir
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("starting redis-server: %v", err)
-		}
-		c.procs = append(c.procs, cmd)
-		c.Addrs = append(c.Addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		c.Dirs = append(c.Dirs, dir)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for i, a := range c.Addrs {
-		if err := c.waitPing(ctx, a, opt.Password); err != nil {
-			t.Fatalf("node %s does not answer: %v\n%s", a, err, c.logTail(i))
+	for i := 0; i < n; i++ {
+		dir := t.TempDir()
+		c.Dirs = append(c.Dirs, dir)
+		c.Addrs = append(c.Addrs, "")
+		c.procs = append(c.procs, nil)
+		// A free port is released before redis-server binds it, and the
+		// packages' tests run in parallel: another one may take it (or the
+		// bus port) first. Such a node exits with "Address already in use";
+		// it is started again on other ports.
+		for attempt := 1; ; attempt++ {
+			port, cport := freePort(t), freePort(t)
+			c.Addrs[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			c.startNode(t, i, nodeConf(opt, port, cport, dir, serverCert, serverKey, c.CAFile))
+			nctx, ncancel := context.WithTimeout(ctx, 15*time.Second)
+			err := c.waitPing(nctx, c.Addrs[i], opt.Password, func() bool { return strings.Contains(c.logTail(i), portTaken) })
+			ncancel()
+			if err == nil {
+				break
+			}
+			tail := c.logTail(i)
+			if attempt < 5 && strings.Contains(tail, portTaken) {
+				c.kill(i)
+				continue
+			}
+			t.Fatalf("node %s does not answer: %v\n%s", c.Addrs[i], err, tail)
 		}
 	}
 	args := []string{"--cluster", "create"}
@@ -212,9 +191,67 @@ func Start(t testing.TB, opt Options) *Cluster {
 	return c
 }
 
-func (c *Cluster) waitPing(ctx context.Context, addr, password string) error {
+// nodeConf is the redis.conf of one node on port (cluster bus cport).
+func nodeConf(opt Options, port, cport int, dir, serverCert, serverKey, caFile string) []string {
+	conf := []string{
+		"port " + strconv.Itoa(port),
+		"bind 127.0.0.1",
+		"cluster-enabled yes",
+		"cluster-port " + strconv.Itoa(cport),
+		"cluster-config-file nodes.conf",
+		"cluster-node-timeout " + strconv.FormatInt(opt.NodeTimeout.Milliseconds(), 10),
+		"enable-debug-command local",
+		"appendonly no",
+		`save ""`,
+		"dir " + dir,
+		"logfile " + filepath.Join(dir, "redis.log"),
+		"repl-diskless-sync yes",
+		"repl-diskless-sync-delay 0",
+	}
+	if opt.Password != "" {
+		conf = append(conf, "requirepass "+opt.Password, "masterauth "+opt.Password)
+	}
+	if opt.TLS {
+		conf = append(conf, "port 0", "tls-port "+strconv.Itoa(port), "tls-cluster yes", "tls-replication yes",
+			"tls-cert-file "+serverCert, "tls-key-file "+serverKey, "tls-ca-cert-file "+caFile, "tls-auth-clients yes")
+	}
+	if opt.User != "" {
+		conf = append(conf, fmt.Sprintf("user %s on >%s ~* &* +@all", opt.User, opt.UserPassword))
+	}
+	return append(conf, opt.ExtraConfig...)
+}
+
+// startNode writes node i's redis.conf (its log starts afresh) and starts it.
+func (c *Cluster) startNode(t testing.TB, i int, conf []string) {
+	t.Helper()
+	dir := c.Dirs[i]
+	_ = os.Remove(filepath.Join(dir, "redis.log"))
+	_ = os.Remove(filepath.Join(dir, "nodes.conf"))
+	path := filepath.Join(dir, "redis.conf")
+	if err := os.WriteFile(path, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("redis-server", path)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting redis-server: %v", err)
+	}
+	c.procs[i] = cmd
+}
+
+// portTaken is what redis-server logs before it exits when its port or
+// cluster bus port is taken.
+const portTaken = "Address already in use"
+
+// waitPing waits until addr answers PING, ctx ends, or gaveUp (nil: never)
+// reports that the node will not come up.
+func (c *Cluster) waitPing(ctx context.Context, addr, password string, gaveUp func() bool) error {
 	var last error
 	for ctx.Err() == nil {
+		if gaveUp != nil && gaveUp() {
+			return fmt.Errorf("node %s gave up", addr)
+		}
 		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			_ = conn.Close()
@@ -244,11 +281,18 @@ func (c *Cluster) logTail(i int) string {
 // looks like) and waits for it.
 func (c *Cluster) Kill(addr string) {
 	for i, a := range c.Addrs {
-		if a == addr && c.procs[i] != nil && c.procs[i].Process != nil {
-			_ = c.procs[i].Process.Kill()
-			_ = c.procs[i].Wait()
-			c.procs[i] = nil
+		if a == addr {
+			c.kill(i)
 		}
+	}
+}
+
+// kill SIGKILLs node i's process (by its PID) and reaps it.
+func (c *Cluster) kill(i int) {
+	if c.procs[i] != nil && c.procs[i].Process != nil {
+		_ = c.procs[i].Process.Kill()
+		_ = c.procs[i].Wait()
+		c.procs[i] = nil
 	}
 }
 
