@@ -165,17 +165,12 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	}
 	e := &engine{tgt: tgt, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) }, first.Generator)}
 	e.ctx = ctx
-	pacerClock := ""
 	for _, ph := range phases {
 		if ph.Config.Mode != ModeClosed {
 			// One precise sleeper for the scheduling goroutine (phases run
-			// one after another), opened before offset 0.
-			var err error
-			if e.sleep, err = hrsleep.New(); err != nil {
-				pacerClock = "go-timer" // the report's text warns of it
-			} else {
-				pacerClock = "timerfd"
-			}
+			// one after another), opened before offset 0. Without a
+			// timerfd it sleeps on Go timers, and the run says so.
+			e.sleep, _ = hrsleep.New()
 			defer e.sleep.Close()
 			break
 		}
@@ -263,7 +258,15 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	}
 	res.ErrorTexts = e.errs.snapshot()
 	res.Drops = e.drops
-	res.Observed = Observed{Scheduled: int64(res.History.Len()) + e.drops.Total, Dropped: e.drops.Total, PacerClock: pacerClock}
+	res.Observed = Observed{Scheduled: int64(res.History.Len()) + e.drops.Total, Dropped: e.drops.Total}
+	if e.sleep != nil {
+		// A timer that failed during the run fell back to Go timers: the
+		// coarser clock is the one reported.
+		res.Observed.PacerClock = "go-timer" // the report's text warns of it
+		if e.sleep.Precise() {
+			res.Observed.PacerClock = "timerfd"
+		}
+	}
 	for _, o := range res.History.All() {
 		if late := o.Start - o.Intended; late > first.LateThreshold {
 			res.Observed.LateStarts++

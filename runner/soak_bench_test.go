@@ -96,6 +96,11 @@ func BenchmarkSoakProjection(b *testing.B) {
 		}
 	}
 	settled := len(fit) >= 30
+	if len(samples) == 0 {
+		mu.Unlock()
+		close(stop)
+		b.Fatalf("no RSS sample in a %s load: SECKILL_SOAK_DURATION is too short", res.Elapsed)
+	}
 	if len(fit) < 2 {
 		fit = samples[len(samples)/2:]
 	}
