@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"seckill-harness/lua"
+	"seckill-harness/reports"
 )
 
 // Orders is the order service's database: PostgreSQL, the final defence.
@@ -464,20 +465,8 @@ func (o *Orders) observeRow(d time.Duration) {
 	o.hmu.Unlock()
 }
 
-// OrderThroughput is the final stage's speed: order transactions and their
-// latency, the stock row's UPDATE (its lock wait is the hot row's
-// contention), and created orders per second between the first and the last.
-type OrderThroughput struct {
-	Transactions   int64   `json:"transactions"`
-	TxP50Ms        float64 `json:"tx_p50_ms"`
-	TxP99Ms        float64 `json:"tx_p99_ms"`
-	TxMaxMs        float64 `json:"tx_max_ms"`
-	StockRowP50Ms  float64 `json:"stock_row_update_p50_ms"`
-	StockRowP99Ms  float64 `json:"stock_row_update_p99_ms"`
-	OrdersCreated  int64   `json:"orders_created"`
-	OrdersPerSec   float64 `json:"orders_per_s"`
-	CreatingWindow float64 `json:"creating_window_s"`
-}
+// OrderThroughput is the final stage's speed, in report.json's shape.
+type OrderThroughput = reports.OrderThroughput
 
 // Throughput returns the figures so far.
 func (o *Orders) Throughput() OrderThroughput {
