@@ -429,17 +429,19 @@ func (e *engine) scheduleOpen(ctx context.Context, p vegeta.Pacer, queue chan<- 
 
 func (e *engine) runClosed(ctx context.Context, gate <-chan struct{}) func() {
 	var next atomic.Uint64
-	var base, sentBase uint64 // set when the gate opens
+	var base, sentBase, limit uint64 // set when the gate opens
 	e.startWorkers(gate, func(wctx context.Context, record func(uint64, Op)) {
 		for ctx.Err() == nil {
-			n := next.Add(1) - 1
-			if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) || base+n >= MaxOpsPerRun {
-				e.store.skip(sentBase + n)
-				return
-			}
+			// The phase's end is checked before an id is claimed, and no id
+			// past MaxOps is claimed: every claimed id is sent, so the
+			// phase's ids are dense and the next phase's workload never
+			// picks an id nobody sent as the original of a replay or a release.
 			now := e.since()
 			if now-e.phaseStart >= e.cfg.Duration {
-				e.store.skip(sentBase + n)
+				return
+			}
+			n, ok := claimID(&next, limit)
+			if !ok {
 				return
 			}
 			if e.live != nil {
@@ -449,11 +451,28 @@ func (e *engine) runClosed(ctx context.Context, gate <-chan struct{}) func() {
 		}
 	})
 	base, sentBase = e.nextID, e.sent // before the gate opens: the workers see them
+	limit = MaxOpsPerRun - min(base, MaxOpsPerRun)
+	if e.cfg.MaxOps > 0 {
+		limit = min(limit, uint64(e.cfg.MaxOps))
+	}
 	return func() {
 		e.wait()
-		// Ids claimed by workers that then stopped are skipped, not reused.
 		e.nextID = base + next.Load()
 		e.sent += next.Load()
+	}
+}
+
+// claimID takes the next of the ids 0..limit-1 off next; false when they
+// are all taken.
+func claimID(next *atomic.Uint64, limit uint64) (uint64, bool) {
+	for {
+		n := next.Load()
+		if n >= limit {
+			return 0, false
+		}
+		if next.CompareAndSwap(n, n+1) {
+			return n, true
+		}
 	}
 }
 

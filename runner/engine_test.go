@@ -297,3 +297,51 @@ func TestReplayOnlySegmentSpreadsOverEarlierRequests(t *testing.T) {
 		t.Fatalf("8000 replays hit %d distinct requests (request 0: %d times)", len(targets), targets[0])
 	}
 }
+
+// A closed-loop phase sends every id it claims: a one-op phase ends at id 1
+// (not at 1 + the ids its workers claimed after the cap), and a phase ended
+// by its duration leaves no gap either. So the repeats of the next phase
+// pick only requests that were sent: a replay storm after one first request
+// replays that request on every op (spec §15.2 scene 2), and a release storm
+// releases op 0's reservation, never a reservation nobody made.
+func TestClosedPhasesSendEveryIDTheyClaim(t *testing.T) {
+	tgt := newTarget(t, 1, 1)
+	first := smallConfig()
+	first.Mode, first.Duration, first.MaxOps, first.Concurrency, first.Mix = ModeClosed, 5*time.Second, 1, 4, Mix{}
+	storm := first
+	storm.MaxOps, storm.Concurrency, storm.Mix = 400, 16, Mix{Replay: 1}
+	timed := storm
+	timed.MaxOps, timed.Duration = 0, 300*time.Millisecond
+	res, err := RunPhases(context.Background(), []Phase{{"first", first}, {"storm", storm}, {"timed", timed}}, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Phases[0].EndOp != 1 || res.Phases[1].EndOp != 401 {
+		t.Fatalf("phases end at ops %d and %d, want 1 and 401: %+v", res.Phases[0].EndOp, res.Phases[1].EndOp, res.Phases)
+	}
+	if uint64(res.History.Len()) != res.Phases[2].EndOp {
+		t.Fatalf("%d ops recorded, ids up to %d: a claimed id was not sent", res.History.Len(), res.Phases[2].EndOp)
+	}
+	for i, o := range res.History.All() {
+		if uint64(o.ID) != uint64(i) {
+			t.Fatalf("op %d has id %d: the ids have a gap", i, o.ID)
+		}
+		if i > 0 && (o.Kind != KindReplay || o.Req != 0 || o.Outcome != Outcome(lua.Accepted)) {
+			t.Fatalf("op %d: %s of request %d answered %s; every op after the first replays request 0", i, o.Kind, o.Req, o.OutcomeName())
+		}
+	}
+}
+
+// The workload of a replay storm: after a segment of one op, a replay-only
+// segment replays op 0 on every op — the originals of a later segment's
+// repeats are the indices below its start, and nothing else.
+func TestReplayOnlySegmentAfterOneOpReplaysOpZero(t *testing.T) {
+	w := NewWorkload(42, 1000, Mix{}, nil)
+	w.StartSegment(1, Mix{Replay: 1})
+	_, u0, _ := w.Op(0)
+	for i := uint64(1); i < 100000; i++ {
+		if k, u, r := w.Op(i); k != KindReplay || u != u0 || r != 0 {
+			t.Fatalf("op %d: %s of user %d request %d; want a replay of op 0 (user %d)", i, k, u, r, u0)
+		}
+	}
+}

@@ -111,8 +111,8 @@ func (o *Op) Accepted() bool { return o.Kind.IsReserve() && o.Outcome == Outcome
 
 // History is every operation of a run that was sent, in Op.ID order. Ids
 // are numbered from 0 in schedule order; a dropped operation's id is
-// skipped (drops are counted in Result.Drops, not kept), and a closed-loop
-// run may end with ids claimed but not run.
+// skipped (drops are counted in Result.Drops, not kept); a closed-loop
+// phase sends every id it claims, so its ids have no gaps.
 //
 // A history is held in memory (Ops) or, for a run with WithHistorySpool,
 // streamed to disk during the run and read back from there; Ops then holds
@@ -198,21 +198,6 @@ func (s *opStore) put(slot uint64, o Op) {
 		s.filled[ci]++
 		s.flushLocked()
 	}
-	s.mu.Unlock()
-}
-
-// skip counts slot as done without an operation (a closed loop's id
-// claimed but not run, which later phases' slots follow), so that its
-// chunk is still handed to the spool when the rest of it is recorded.
-func (s *opStore) skip(slot uint64) {
-	if s.spool == nil {
-		return
-	}
-	ci := int(slot / opChunk)
-	s.mu.Lock()
-	s.chunkLocked(ci)
-	s.filled[ci]++
-	s.flushLocked()
 	s.mu.Unlock()
 }
 

@@ -65,7 +65,11 @@ func thresholdsOf(m Mix) [4]uint64 {
 
 // StartSegment switches the mix from op index `from` on (a new load phase).
 // Earlier ops keep their kinds, so repeats still find their originals.
-// from must not be below an earlier segment's start.
+// from must not be below an earlier segment's start, and every index below
+// from must have been scheduled: repeats (replay, same_user,
+// foreign_request, release) in later segments pick their originals
+// uniformly among the earlier segments' indices, so an index that was never
+// sent would make a "replay" a first request and a "release" NOT_FOUND.
 func (w *Workload) StartSegment(from uint64, m Mix) {
 	w.segments = append(w.segments, segment{from: from, thresholds: thresholdsOf(m)})
 }
