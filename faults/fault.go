@@ -128,6 +128,26 @@ type Completing interface {
 	CompletesOnInject() bool
 }
 
+// ExpiryDrifter is implemented by kinds that may move keys' absolute
+// expiries later than they were written (a slot migration: MIGRATE carries
+// each key's remaining TTL and the destination adds its own clock at
+// RESTORE). The key-hygiene check (K1) grants the keys of each slot named
+// this much beyond the retention time, and no more.
+type ExpiryDrifter interface {
+	// ExpiryDrifts returns, per slot whose keys the fault moved, the most
+	// by which it may have moved any of their expiries later, as measured
+	// during the run (nil: it moved none).
+	ExpiryDrifts() []ExpiryDrift
+}
+
+// ExpiryDrift is how much later a fault may have moved the absolute
+// expiries of one slot's keys, and why (for the report).
+type ExpiryDrift struct {
+	Slot   int
+	Drift  time.Duration
+	Reason string
+}
+
 // Param documents one parameter of a kind.
 type Param struct {
 	Name    string
@@ -424,6 +444,19 @@ func (t *Timeline) Active() []string {
 		}
 		if _, ended := p.EffectEnd(); !ended {
 			out = append(out, p.Kind)
+		}
+	}
+	return out
+}
+
+// ExpiryDrifts collects the expiry drifts of every item whose fault is an
+// ExpiryDrifter, in item order (a slot moved twice appears twice: its keys
+// may have drifted twice).
+func (t *Timeline) ExpiryDrifts() []ExpiryDrift {
+	var out []ExpiryDrift
+	for _, p := range t.Items {
+		if d, ok := p.Fault.(ExpiryDrifter); ok {
+			out = append(out, d.ExpiryDrifts()...)
 		}
 	}
 	return out

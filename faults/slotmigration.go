@@ -132,9 +132,21 @@ type slotMove struct {
 	healFinished bool
 	rolledBack   bool
 	skipped      string
+	// The MIGRATE rounds that carried the slot's keys: the first's start,
+	// the last's end, and the longest round (every attempt of one batch).
+	// A key's expiry moves later by at most the round that carried it.
+	migrateFirst, migrateLast time.Time
+	longestRound              time.Duration
+	// The destination's clock minus the source's (TIME on both), and the
+	// uncertainty of that reading (half the two round trips).
+	clockSkew, clockUncertainty time.Duration
+	clockRead                   bool
 }
 
-var _ Fault = (*SlotMigration)(nil)
+var (
+	_ Fault         = (*SlotMigration)(nil)
+	_ ExpiryDrifter = (*SlotMigration)(nil)
+)
 
 // Kind implements Fault.
 func (m *SlotMigration) Kind() string { return "slot-migration" }
@@ -279,6 +291,7 @@ func (m *SlotMigration) move(ctx context.Context, env *Env, p *slotMove, pause t
 			p.keysBefore = n
 			m.mu.Unlock()
 		}
+		m.readClockSkew(ctx, p, src, dst)
 	}
 	m.mu.Lock()
 	assigning := p.phase == "assigning"
@@ -387,6 +400,7 @@ func (m *SlotMigration) moveKeys(ctx context.Context, env *Env, p *slotMove, src
 // is resolved with REPLACE: the source still holds the key, so its copy is
 // the current one. IOERR and timeouts are retried three times.
 func (m *SlotMigration) migrateBatch(ctx context.Context, src *redis.Client, host, port string, auth []any, keys []string, p *slotMove) error {
+	defer m.recordRound(p, time.Now())
 	replace := false
 	for attempt := 0; ; attempt++ {
 		args := []any{"MIGRATE", host, port, "", 0, m.timeout.Milliseconds()}
@@ -425,6 +439,92 @@ func (m *SlotMigration) migrateBatch(ctx context.Context, src *redis.Client, hos
 		}
 		return fmt.Errorf("MIGRATE %d keys to %s:%s: %w", len(keys), host, port, err)
 	}
+}
+
+// recordRound records one MIGRATE round (every attempt of one batch, failed
+// ones too: a timed-out MIGRATE may still have moved its keys) that began
+// at start and ends now.
+func (m *SlotMigration) recordRound(p *slotMove, start time.Time) {
+	end := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p.migrateFirst.IsZero() {
+		p.migrateFirst = start
+	}
+	p.migrateLast = end
+	p.longestRound = max(p.longestRound, end.Sub(start))
+}
+
+// readClockSkew reads TIME on the source and the destination: a key's
+// expiry moves later by the destination's clock minus the source's, on top
+// of the transfer time. A failed read leaves it unmeasured (counted as 0,
+// and the evidence says so).
+func (m *SlotMigration) readClockSkew(ctx context.Context, p *slotMove, src, dst *redis.Client) {
+	offSrc, rttSrc, err1 := clockOffset(ctx, src)
+	offDst, rttDst, err2 := clockOffset(ctx, dst)
+	if err1 != nil || err2 != nil {
+		m.note("slot %d: clock skew not measured: %v", p.slot, errors.Join(err1, err2))
+		return
+	}
+	m.mu.Lock()
+	p.clockSkew, p.clockUncertainty, p.clockRead = offDst-offSrc, (rttSrc+rttDst)/2, true
+	m.mu.Unlock()
+}
+
+// clockOffset is the node's clock (TIME) minus the local clock at the
+// midpoint of the call, and the call's round trip.
+func clockOffset(ctx context.Context, cl *redis.Client) (time.Duration, time.Duration, error) {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	at, err := cl.Time(cctx).Result()
+	rtt := time.Since(t0)
+	if err != nil {
+		return 0, 0, err
+	}
+	return at.Sub(t0.Add(rtt / 2)), rtt, nil
+}
+
+// ExpiryDrifts implements ExpiryDrifter: MIGRATE sends each key's remaining
+// TTL and the destination adds its own clock at RESTORE, so a moved key's
+// absolute expiry lands later by the time between the source's read and
+// the destination's write — at most the MIGRATE round that carried it
+// (rounded up to the servers' whole milliseconds) — plus the destination's
+// clock lead over the source's when TIME showed one beyond its reading
+// error (on one machine there is none).
+func (m *SlotMigration) ExpiryDrifts() []ExpiryDrift {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []ExpiryDrift
+	for _, p := range m.plans {
+		if p.migrateFirst.IsZero() {
+			continue // no key of it was sent
+		}
+		round := ceilMs(p.longestRound)
+		out = append(out, ExpiryDrift{Slot: p.slot, Drift: round + p.clockLead(),
+			Reason: fmt.Sprintf("slot-migration moved slot %d (%d keys in %d MIGRATE rounds over %s): a key's expiry moves later by at most its round, the longest took %s; destination clock lead %s",
+				p.slot, p.keysMoved, p.batches, p.migrateLast.Sub(p.migrateFirst).Round(time.Millisecond), round, p.clockLead())})
+	}
+	return out
+}
+
+// clockLead is the destination's clock lead over the source's when the
+// reading shows one beyond its uncertainty, else 0.
+func (p *slotMove) clockLead() time.Duration {
+	if !p.clockRead || p.clockSkew <= p.clockUncertainty {
+		return 0
+	}
+	return ceilMs(p.clockSkew)
+}
+
+// ceilMs rounds d up to whole milliseconds: the servers keep expiries and
+// their clocks in whole milliseconds, so a transfer of 0.2 ms can move an
+// expiry by 1 ms.
+func ceilMs(d time.Duration) time.Duration {
+	if t := d.Truncate(time.Millisecond); t < d {
+		return t + time.Millisecond
+	}
+	return d
 }
 
 func tpIsTimeout(err error) bool {
@@ -604,6 +704,14 @@ func (m *SlotMigration) Evidence() map[string]any {
 		}
 		if !p.start.IsZero() {
 			e["started_at"] = p.start.UTC().Format(time.RFC3339Nano)
+		}
+		if !p.migrateFirst.IsZero() {
+			e["migrate_window_ms"] = tpMillis(p.migrateLast.Sub(p.migrateFirst))
+			e["longest_migrate_round_ms"] = tpMillis(p.longestRound)
+		}
+		if p.clockRead {
+			e["clock_skew_ms"] = tpMillis(p.clockSkew)
+			e["clock_skew_uncertainty_ms"] = tpMillis(p.clockUncertainty)
 		}
 		if p.healFinished {
 			e["finished_by_heal"] = true

@@ -4,12 +4,17 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"seckill-harness/compose"
 	"seckill-harness/lua"
+	"seckill-harness/reports"
+	"seckill-harness/runner"
 )
 
 func TestSlotMigrationParams(t *testing.T) {
@@ -248,6 +253,102 @@ func TestKeySlotMatchesRedisForMigration(t *testing.T) {
 		}
 		if got := compose.KeySlot(k); got != int(want) {
 			t.Errorf("KeySlot(%q) = %d, CLUSTER KEYSLOT says %d", k, got, want)
+		}
+	}
+}
+
+// A slot migration moves its keys' absolute expiries later (MIGRATE sends
+// the remaining TTL; the destination adds its own clock). Its ExpiryDrifts
+// bound that move for every key of the slot (checked on 2,000 keys written
+// with one known expiry), and K1, granted exactly that, passes the path's
+// keys yet still fails a key of the migrated slot set 2 s beyond the
+// retention time.
+func TestSlotMigrationExpiryDriftBoundsEveryKeyAndK1StillCatchesALongOne(t *testing.T) {
+	c, rdb, store, a, env := tpOwnEnv(t, 1_000_000)
+	ctx := ctxT(t, 90*time.Second)
+	sc := a.Scope(0)
+	for i := 0; i < 400; i++ {
+		user := fmt.Sprintf("k1u%d", i)
+		call, _ := store.NewReserveCall(a, user, "rq-"+user, time.Hour)
+		if res, err := store.Reserve(ctx, call); err != nil || res.Code != lua.Accepted {
+			t.Fatalf("reserve %s: %v %v", user, res.Code, err)
+		}
+	}
+	key := sc.StockKey()
+	tag := key[strings.Index(key, "{") : strings.Index(key, "}")+1]
+	retention := a.RetentionUntilMs
+	var probes []string
+	for i := 0; i < 2000; i += 100 {
+		_, err := rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+			for j := i; j < i+100; j++ {
+				k := fmt.Sprintf("k1drift:%s:%d", tag, j)
+				probes = append(probes, k)
+				pl.Set(ctx, k, "x", 0)
+				pl.PExpireAt(ctx, k, time.UnixMilli(retention))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tooLong := retention + 2000
+	if err := rdb.Set(ctx, sc.SoldoutKey(), "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.PExpireAt(ctx, sc.SoldoutKey(), time.UnixMilli(tooLong)).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	p := tpPlan(t, "slot-migration:batch=100")
+	if err := p.Fault.Inject(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	tpHeal(t, p, env)
+	if owner, _ := c.MasterOfSlot(ctx, env.HotSlots[0]); owner.ID == "" {
+		t.Fatal("no owner after the migration")
+	}
+	drifts := (&Timeline{Env: env, Items: []*Planned{p}}).ExpiryDrifts()
+	if len(drifts) != 1 || drifts[0].Slot != env.HotSlots[0] || drifts[0].Drift <= 0 {
+		t.Fatalf("drifts %+v, want one positive drift of slot %d", drifts, env.HotSlots[0])
+	}
+	allowMs := drifts[0].Drift.Milliseconds()
+	t.Logf("allowance %d ms: %s", allowMs, drifts[0].Reason)
+	if allowMs >= tooLong-retention {
+		t.Fatalf("allowance %d ms: the key set %d ms too long no longer tells a leak from the migration", allowMs, tooLong-retention)
+	}
+	var worst int64
+	for _, k := range probes {
+		at, err := rdb.PExpireTime(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		drift := at.Milliseconds() - retention
+		if drift < 0 || drift > allowMs {
+			t.Fatalf("%s moved by %d ms, outside [0, %d ms]", k, drift, allowMs)
+		}
+		worst = max(worst, drift)
+	}
+	t.Logf("the 2000 migrated keys moved by at most %d ms", worst)
+
+	allowances := []reports.ExpiryAllowance{{Bucket: 0, Slot: drifts[0].Slot, AllowanceMs: allowMs, Reason: drifts[0].Reason}}
+	tgt := runner.Target{Store: store, Activity: a}
+	for _, in := range []runner.CheckInput{{History: &runner.History{}}, {History: &runner.History{}, ExpiryAllowances: allowances}} {
+		rep, err := runner.Verify(ctx, tgt, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range rep.Checks {
+			if ch.ID != "K1" {
+				continue
+			}
+			t.Logf("K1 (allowances %v): %s %s", in.ExpiryAllowances != nil, ch.Status, ch.Detail)
+			if ch.Status != runner.StatusFail {
+				t.Fatalf("K1 %s %s: want a failure (%s is 2 s too long)", ch.Status, ch.Detail, sc.SoldoutKey())
+			}
+			if in.ExpiryAllowances != nil && (ch.Evidence["keys_beyond_retention"] != int64(1) || !strings.Contains(ch.Detail, sc.SoldoutKey())) {
+				t.Fatalf("with the measured allowance: %v keys beyond retention (%s), want only %s", ch.Evidence["keys_beyond_retention"], ch.Detail, sc.SoldoutKey())
+			}
 		}
 	}
 }

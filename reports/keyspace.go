@@ -27,6 +27,13 @@ type KeySpace struct {
 	KeysBeyondRetention int64 `json:"keys_beyond_retention"`
 	// LatestExpiryMs is the latest expiry seen (Unix ms; 0: none).
 	LatestExpiryMs int64 `json:"latest_expiry_ms"`
+	// ExpiryAllowances are the buckets whose keys a fault may have moved
+	// to a later absolute expiry, each with the measured allowance K1
+	// granted them beyond RetentionUntilMs (empty: none, every key is held
+	// to the retention time exactly). KeysWithinAllowance counts the keys
+	// that expired after the retention time but within their allowance.
+	ExpiryAllowances    []ExpiryAllowance `json:"expiry_allowances,omitempty"`
+	KeysWithinAllowance int64             `json:"keys_within_expiry_allowance,omitempty"`
 
 	// RequestShards is the number of request-result hashes (256 per
 	// bucket), RequestResults the cached results they hold (sum of HLEN).
@@ -62,4 +69,14 @@ type RequestShardSize struct {
 	Shard       int    `json:"shard"`
 	HLen        int64  `json:"hlen"`
 	MemoryBytes int64  `json:"memory_bytes"`
+}
+
+// ExpiryAllowance is how much later than the retention time the keys of
+// one bucket (one cluster slot) may expire because of what a fault did to
+// them, as measured during the run, and why.
+type ExpiryAllowance struct {
+	Bucket      int    `json:"bucket"`
+	Slot        int    `json:"slot"`
+	AllowanceMs int64  `json:"allowance_ms"`
+	Reason      string `json:"reason"`
 }

@@ -67,6 +67,11 @@ type CheckInput struct {
 	// by the caller (the lifecycle's servers sampler) for K2; nil: not
 	// read (K2 then reports skip).
 	Evictions *EvictionFacts
+	// ExpiryAllowances are the buckets whose keys a fault may have moved to
+	// a later absolute expiry (a slot migration), with the measured
+	// allowance K1 grants them beyond the retention time; nil: none, every
+	// key is held to the retention time exactly.
+	ExpiryAllowances []reports.ExpiryAllowance
 }
 
 // UnknownSummary is how the UNKNOWN outcomes were resolved (I7).

@@ -261,7 +261,7 @@ func CollectFacts(ctx context.Context, tgt Target, in CheckInput) (*Facts, error
 	if err := readRequests(ctx, rdb, a, reqs, f.Requests); err != nil {
 		return nil, err
 	}
-	if f.Keys, err = collectKeyFacts(ctx, rdb, a, f.all(), recs); err != nil {
+	if f.Keys, err = collectKeyFacts(ctx, rdb, a, f.all(), recs, in.ExpiryAllowances); err != nil {
 		return nil, err
 	}
 	return f, nil

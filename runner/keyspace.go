@@ -72,9 +72,10 @@ type KeyExpiry struct {
 	ExpiresAtMs int64  `json:"expires_at_ms"`
 }
 
-// probe is one key to read, with its kind.
+// probe is one key to read, with its kind and bucket.
 type probe struct {
 	key, kind string
+	bucket    uint32
 }
 
 // collectKeyFacts reads the expiry of every key of a's namespace the
@@ -84,16 +85,17 @@ type probe struct {
 // that holds one, was answered ACCEPTED or USER_ALREADY_RESERVED, or whose
 // request ended UNKNOWN. Then the size figures: HLEN of every shard,
 // MEMORY USAGE of the largest and of up to memorySamples reservations.
-// Pipelined in batches of 1000; never KEYS or SCAN.
-func collectKeyFacts(ctx context.Context, rdb redis.UniversalClient, a *lua.Activity, ops iter.Seq2[int, *Op], records map[string]ReservationRecord) (*KeyFacts, error) {
+// Pipelined in batches of 1000; never KEYS or SCAN. A key of a bucket
+// with an allowance may expire that much after the retention time.
+func collectKeyFacts(ctx context.Context, rdb redis.UniversalClient, a *lua.Activity, ops iter.Seq2[int, *Op], records map[string]ReservationRecord, allowances []reports.ExpiryAllowance) (*KeyFacts, error) {
 	var probes []probe
 	for b := uint32(0); b < a.Buckets; b++ {
 		sc := a.Scope(b)
-		probes = append(probes, probe{sc.MetaKey(), KeyKindMeta}, probe{sc.StockKey(), KeyKindStock},
-			probe{sc.SoldoutKey(), KeyKindSoldout}, probe{sc.SendPendingKey(), KeyKindSendPending},
-			probe{sc.ExpiryKey(), KeyKindExpiry})
+		probes = append(probes, probe{sc.MetaKey(), KeyKindMeta, b}, probe{sc.StockKey(), KeyKindStock, b},
+			probe{sc.SoldoutKey(), KeyKindSoldout, b}, probe{sc.SendPendingKey(), KeyKindSendPending, b},
+			probe{sc.ExpiryKey(), KeyKindExpiry, b})
 		for n := 0; n < lua.RequestShards; n++ {
-			probes = append(probes, probe{sc.ReqShardKeyN(n), KeyKindRequest})
+			probes = append(probes, probe{sc.ReqShardKeyN(n), KeyKindRequest, b})
 		}
 	}
 	rids := make([]string, 0, len(records))
@@ -109,12 +111,12 @@ func collectKeyFacts(ctx context.Context, rdb redis.UniversalClient, a *lua.Acti
 		k := a.Scope(b).UserKey(user)
 		if !markers[k] {
 			markers[k] = true
-			probes = append(probes, probe{k, KeyKindUserMarker})
+			probes = append(probes, probe{k, KeyKindUserMarker, b})
 		}
 	}
 	for _, rid := range rids {
 		r := records[rid]
-		probes = append(probes, probe{a.Scope(r.Bucket).ResvKey(rid), KeyKindReservation})
+		probes = append(probes, probe{a.Scope(r.Bucket).ResvKey(rid), KeyKindReservation, r.Bucket})
 		marker(r.Bucket, r.User)
 	}
 	for _, o := range ops {
@@ -126,7 +128,8 @@ func collectKeyFacts(ctx context.Context, rdb redis.UniversalClient, a *lua.Acti
 		}
 	}
 
-	kf := &KeyFacts{Space: reports.KeySpace{RetentionUntilMs: a.RetentionUntilMs, KeysByKind: map[string]int64{}}}
+	kf := &KeyFacts{Space: reports.KeySpace{RetentionUntilMs: a.RetentionUntilMs, KeysByKind: map[string]int64{},
+		ExpiryAllowances: allowances}}
 	if err := readExpiries(ctx, rdb, probes, kf); err != nil {
 		return nil, err
 	}
@@ -137,10 +140,16 @@ func collectKeyFacts(ctx context.Context, rdb redis.UniversalClient, a *lua.Acti
 }
 
 // readExpiries reads each probe's absolute expiry (PEXPIRETIME, or PTTL
-// on a server without it) and records it in kf.
+// on a server without it) and records it in kf: beyond the retention time
+// when later than it by more than the read's slack plus the key's bucket's
+// allowance (kf.Space.ExpiryAllowances).
 func readExpiries(ctx context.Context, rdb redis.UniversalClient, probes []probe, kf *KeyFacts) error {
 	sp := &kf.Space
 	sp.ExpiryRead = "PEXPIRETIME"
+	allowed := map[uint32]int64{}
+	for _, al := range sp.ExpiryAllowances {
+		allowed[uint32(al.Bucket)] += al.AllowanceMs
+	}
 	for start := 0; start < len(probes); start += 1000 {
 		batch := probes[start:min(start+1000, len(probes))]
 		at, exps, err := readExpiryBatch(ctx, rdb, batch, sp.ExpiryRead == "PTTL")
@@ -173,7 +182,11 @@ func readExpiries(ctx context.Context, rdb redis.UniversalClient, probes []probe
 				exp = at + v
 			}
 			sp.LatestExpiryMs = max(sp.LatestExpiryMs, exp)
-			if exp > sp.RetentionUntilMs+sp.ExpirySlackMs {
+			switch limit := sp.RetentionUntilMs + sp.ExpirySlackMs; {
+			case exp <= limit:
+			case exp <= limit+allowed[p.bucket]:
+				sp.KeysWithinAllowance++
+			default:
 				sp.KeysBeyondRetention++
 				if len(kf.BeyondRetention) < maxKeyFacts {
 					kf.BeyondRetention = append(kf.BeyondRetention, KeyExpiry{Key: p.key, ExpiresAtMs: exp})
@@ -342,9 +355,18 @@ func judgeK1(f *Facts) Verdict {
 		"keys_without_ttl": sp.KeysWithoutTTL, "keys_beyond_retention": sp.KeysBeyondRetention}
 	bad := sp.KeysWithoutTTL + sp.KeysBeyondRetention
 	ev["leaked_keys"] = bad
+	allowance := ""
+	if len(sp.ExpiryAllowances) > 0 {
+		ev["expiry_allowances"], ev["keys_within_expiry_allowance"] = sp.ExpiryAllowances, sp.KeysWithinAllowance
+		var per []string
+		for _, al := range sp.ExpiryAllowances {
+			per = append(per, fmt.Sprintf("bucket %d (slot %d) +%d ms", al.Bucket, al.Slot, al.AllowanceMs))
+		}
+		allowance = fmt.Sprintf("; allowed beyond it, as measured during the run: %s (%d keys used it)", strings.Join(per, ", "), sp.KeysWithinAllowance)
+	}
 	if bad == 0 {
-		return Verdict{Detail: fmt.Sprintf("all %d keys of the activity expire by its retention time %s (%d written by the path)",
-			sp.KeysChecked, time.UnixMilli(sp.RetentionUntilMs).UTC().Format(time.RFC3339), kf.PathKeys), Evidence: ev}
+		return Verdict{Detail: fmt.Sprintf("all %d keys of the activity expire by its retention time %s (%d written by the path)%s",
+			sp.KeysChecked, time.UnixMilli(sp.RetentionUntilMs).UTC().Format(time.RFC3339), kf.PathKeys, allowance), Evidence: ev}
 	}
 	var parts []string
 	if sp.KeysWithoutTTL > 0 {
@@ -357,8 +379,8 @@ func judgeK1(f *Facts) Verdict {
 		parts = append(parts, fmt.Sprintf("%d keys expiring after the retention time (first: %s at %s)", sp.KeysBeyondRetention,
 			first.Key, time.UnixMilli(first.ExpiresAtMs).UTC().Format(time.RFC3339)))
 	}
-	return Verdict{Failed: true, Detail: fmt.Sprintf("%s: they outlive the sale (retention until %s)", strings.Join(parts, "; "),
-		time.UnixMilli(sp.RetentionUntilMs).UTC().Format(time.RFC3339)), Evidence: ev}
+	return Verdict{Failed: true, Detail: fmt.Sprintf("%s: they outlive the sale (retention until %s%s)", strings.Join(parts, "; "),
+		time.UnixMilli(sp.RetentionUntilMs).UTC().Format(time.RFC3339), allowance), Evidence: ev}
 }
 
 // vacuousK1: the path left no key of its own (no request result,

@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"seckill-harness/reports"
 )
@@ -95,5 +97,59 @@ func TestK2NamesTheEvictingNode(t *testing.T) {
 	}
 	if n, _, ok := FailureCount("K2", ch.Evidence); !ok || n != 42 {
 		t.Fatalf("failure count %d %v", n, ok)
+	}
+}
+
+// K1 grants a bucket's keys exactly the allowance measured for it (a
+// migrated slot), and nothing else: a key within it passes, the same
+// overshoot in a bucket without one fails, a key an hour too long or
+// without a TTL fails in the bucket with one.
+func TestK1AllowanceIsPerBucketAndBounded(t *testing.T) {
+	ctx := context.Background()
+	tgt := newTarget(t, 10, 2)
+	a := tgt.Activity
+	ret := a.RetentionUntilMs
+	allow := []reports.ExpiryAllowance{{Bucket: 0, Slot: 1, AllowanceMs: 40, Reason: "test"}}
+	set := func(key string, at int64) {
+		t.Helper()
+		if err := testRDB.Set(ctx, key, "1", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if at > 0 {
+			if err := testRDB.PExpireAt(ctx, key, time.UnixMilli(at)).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	judge := func() (*KeyFacts, Check) {
+		t.Helper()
+		kf, err := collectKeyFacts(ctx, testRDB, a, (&History{}).All(), nil, allow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kf, judgeOne(t, "K1", &Facts{Keys: kf})
+	}
+	set(a.Scope(0).SoldoutKey(), ret+40)
+	if kf, ch := judge(); ch.Status != StatusPass || kf.Space.KeysWithinAllowance != 1 || !strings.Contains(ch.Detail, "+40 ms") {
+		t.Fatalf("a key 40 ms over in the bucket allowed 40 ms: %s %s (within %d)", ch.Status, ch.Detail, kf.Space.KeysWithinAllowance)
+	}
+	set(a.Scope(0).SoldoutKey(), ret+41)
+	if _, ch := judge(); ch.Status != StatusFail {
+		t.Fatalf("a key 41 ms over in the bucket allowed 40 ms: %s %s", ch.Status, ch.Detail)
+	}
+	set(a.Scope(0).SoldoutKey(), ret)
+	for _, c := range []struct {
+		name string
+		at   int64
+	}{{"40 ms over in a bucket without allowance", ret + 40}, {"an hour over", ret + 3_600_000}, {"without a TTL", 0}} {
+		key := a.Scope(1).SoldoutKey()
+		if c.name != "40 ms over in a bucket without allowance" {
+			key = a.Scope(0).SendPendingKey()
+		}
+		set(key, c.at)
+		if _, ch := judge(); ch.Status != StatusFail || !strings.Contains(ch.Detail, key) {
+			t.Fatalf("a key %s: %s %s", c.name, ch.Status, ch.Detail)
+		}
+		testRDB.Del(ctx, key)
 	}
 }

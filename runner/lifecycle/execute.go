@@ -493,7 +493,8 @@ func (x *execution) judge(ctx context.Context) error {
 	}
 	// One read of the state: the invariants and, with a pipeline, its checks.
 	chk, err := runner.Verify(ctx, x.tgt, runner.CheckInput{History: history, Samples: x.res.Samples,
-		FaultsInjected: len(x.plan.Faults) > 0, LocalSoldOutTTL: x.plan.LocalSoldOut.TTL, Generator: x.plan.Generator, Pipeline: x.ev, Evictions: x.evicted})
+		FaultsInjected: len(x.plan.Faults) > 0, LocalSoldOutTTL: x.plan.LocalSoldOut.TTL, Generator: x.plan.Generator, Pipeline: x.ev, Evictions: x.evicted,
+		ExpiryAllowances: expiryAllowances(x.tl)})
 	if err != nil {
 		return fmt.Errorf("reading the final state back: %w", err)
 	}

@@ -49,6 +49,32 @@ func newTimeline(ctx context.Context, log *slog.Logger, st *Stand, a *lua.Activi
 	return &faults.Timeline{Env: env, Items: planned}, nil
 }
 
+// expiryAllowances turns the faults' measured expiry drifts (faults.
+// ExpiryDrifter: a slot migration) into K1's allowances per bucket of the
+// activity (bucket b lives in tl.Env.HotSlots[b]); drifts of one slot add
+// up. nil without a timeline or a drift.
+func expiryAllowances(tl *faults.Timeline) []reports.ExpiryAllowance {
+	if tl == nil || tl.Env == nil {
+		return nil
+	}
+	var out []reports.ExpiryAllowance
+	for b, slot := range tl.Env.HotSlots {
+		al := reports.ExpiryAllowance{Bucket: b, Slot: slot}
+		var why []string
+		for _, d := range tl.ExpiryDrifts() {
+			if d.Slot == slot {
+				al.AllowanceMs += d.Drift.Milliseconds()
+				why = append(why, d.Reason)
+			}
+		}
+		if len(why) > 0 {
+			al.Reason = strings.Join(why, "; ")
+			out = append(out, al)
+		}
+	}
+	return out
+}
+
 // settle waits for the cluster to be healthy again after faults (every slot
 // covered, cluster_state:ok everywhere) and reloads the client's slot map.
 func settle(ctx context.Context, log *slog.Logger, st *Stand, faulted bool) error {
