@@ -101,7 +101,8 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 	}
 	store := lua.NewStore(st.Client, scripts, SecretFor(first.Seed))
 	chk, err := runner.Verify(cctx, runner.Target{Store: store, Activity: act},
-		runner.CheckInput{History: merged, FaultsInjected: faulted, ClockSkew: skew})
+		runner.CheckInput{History: merged, FaultsInjected: faulted, ClockSkew: skew,
+			ExpiryAllowances: mergedExpiryAllowances(runs)})
 	if err != nil {
 		return nil, fmt.Errorf("reading the final state back: %w", err)
 	}
@@ -354,4 +355,30 @@ func expectAssertionOf(name string, expect map[string]int64) bool {
 	id, _, _ := strings.Cut(name, " ")
 	_, ok := expect[strings.ToUpper(id)]
 	return ok && strings.Contains(name, " fails as expected")
+}
+
+// mergedExpiryAllowances is the K1 allowance per bucket that the runs'
+// reports granted (keyspace.expiry_allowances): the faults of each run
+// measured how far they moved its keys' expiries, so the merged verdict
+// allows the sum per bucket (a key moved by two runs' faults drifted twice).
+func mergedExpiryAllowances(runs []genRun) []reports.ExpiryAllowance {
+	var out []reports.ExpiryAllowance
+	at := map[int]int{}
+	for _, r := range runs {
+		ks := r.run.Report.KeySpace
+		if ks == nil {
+			continue
+		}
+		for _, al := range ks.ExpiryAllowances {
+			i, ok := at[al.Bucket]
+			if !ok {
+				at[al.Bucket] = len(out)
+				out = append(out, al)
+				continue
+			}
+			out[i].AllowanceMs += al.AllowanceMs
+			out[i].Reason += "; " + al.Reason
+		}
+	}
+	return out
 }
