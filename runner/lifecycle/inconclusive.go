@@ -64,7 +64,8 @@ func windowOf(rep *reports.Report, phase string) (from, to float64) {
 // InconclusiveRule.
 func starvation(rep *reports.Report, from, to float64) (*reports.Inconclusive, bool) {
 	ev := &reports.Inconclusive{Rule: InconclusiveRule, WindowS: [2]float64{from, to}, StarvedSeconds: []int64{}}
-	in := func(ts int64) bool { return float64(ts+1) > from && float64(ts) < to }
+	// A second belongs to the window when its middle does.
+	in := func(ts int64) bool { return float64(ts)+0.5 >= from && float64(ts)+0.5 < to }
 	for _, s := range rep.Timeseries {
 		if in(s.TS) {
 			ev.Ops += s.Ops
