@@ -15,6 +15,7 @@ var exitMeanings = map[int]string{
 	exitPass:         "every check passed",
 	exitCheckFailed:  "a check or assertion failed",
 	exitHarnessError: "harness or usage error: the run could not be judged",
+	exitInconclusive: "inconclusive: the stand could not sustain the plan",
 }
 
 // runJSON is run --json's one object on stdout: the verdict, the exit
@@ -22,7 +23,7 @@ var exitMeanings = map[int]string{
 // and the summary of each run (one, or one per suite member that
 // finished, in order).
 type runJSON struct {
-	Verdict     string               `json:"verdict"` // PASS, FAIL or ERROR
+	Verdict     string               `json:"verdict"` // PASS, FAIL, ERROR or INCONCLUSIVE
 	ExitCode    int                  `json:"exit_code"`
 	ExitMeaning string               `json:"exit_meaning"`
 	Error       string               `json:"error,omitempty"`
@@ -46,10 +47,12 @@ func (j *jsonSummary) write(w io.Writer, err error) error {
 	case err == nil:
 	case errors.Is(err, errChecksFailed):
 		code = exitCheckFailed
+	case errors.Is(err, errInconclusive):
+		code = exitInconclusive
 	default:
 		code = exitHarnessError
 	}
-	v := runJSON{Verdict: [...]string{"PASS", "FAIL", "ERROR"}[code], ExitCode: code, ExitMeaning: exitMeanings[code],
+	v := runJSON{Verdict: [...]string{"PASS", "FAIL", "ERROR", "INCONCLUSIVE"}[code], ExitCode: code, ExitMeaning: exitMeanings[code],
 		Runs: j.runs}
 	if code == exitHarnessError {
 		v.Error = err.Error()

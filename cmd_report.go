@@ -53,7 +53,7 @@ when the report's verdict is FAIL, 2 on a usage or read error.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.out, "out", "", "directory to write into (default: the DIR itself; required with several DIRs)")
-	f.BoolVar(&o.check, "check", false, "exit 1 when the (merged) report's verdict is FAIL")
+	f.BoolVar(&o.check, "check", false, "exit 1 when the (merged) report's verdict is FAIL, 3 when it is INCONCLUSIVE (only latency or throughput assertions failed, on a starved stand)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print the text summary")
 	return cmd
 }
@@ -112,6 +112,9 @@ func runReport(stdout, stderr io.Writer, dirs []string, o reportOptions) error {
 		}
 	}
 	fmt.Fprintf(stdout, "html: %s\nsummary: %s\n", filepath.Join(out, reports.HTMLFileName), filepath.Join(out, reports.SummaryFile))
+	if o.check && rep.IsInconclusive() {
+		return errInconclusive
+	}
 	if o.check && rep.Verdict() != "PASS" {
 		return errChecksFailed
 	}

@@ -60,7 +60,11 @@ With a scenario (see 'seckill-harness list'), change it with --set key=value;
 the load flags (--rate, --users, …) are for ad-hoc runs without one. A suite
 (nightly) runs each member in turn into <out>/<member>/.
 
-Exit codes: 0 every check passed, 1 a check or assertion failed, 2 harness or usage error.`,
+Exit codes: 0 every check passed, 1 a check or assertion failed, 2 harness or usage error,
+3 inconclusive: the stand could not sustain the plan (a latency or throughput
+assertion failed in seconds where the machine starved the load generator, and
+nothing else failed; invariants are never inconclusive). A suite exits 1 when
+any member failed, else 3 when any member was inconclusive.`,
 		Example: `  seckill-harness run                     # ad hoc: 20,000 users, stock 1,000, 2,000 req/s for 10 s
   seckill-harness run smoke
   seckill-harness run failover-kill --set faults.0.at=3s --out out/kill
@@ -257,10 +261,14 @@ func execute(ctx context.Context, p *lifecycle.Plan, out lifecycle.Output) error
 }
 
 // exitOf maps an outcome to the CLI's exit contract: an interrupted load is
-// a harness error (exit 2), a failed check exit 1.
+// a harness error (exit 2), a failed check exit 1, only inconclusive
+// assertions exit 3.
 func exitOf(oc *lifecycle.Outcome) error {
 	if err := oc.Interrupted(); err != nil {
 		return err
+	}
+	if oc.Inconclusive() {
+		return errInconclusive
 	}
 	if !oc.Report.Passed {
 		return errChecksFailed

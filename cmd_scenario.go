@@ -108,7 +108,8 @@ func setPath(p *lifecycle.Plan, name string) error {
 
 // runScenario runs a scenario, or each member of a suite in turn (each on
 // its own fresh cluster, reports in <out>/<member>/), and returns the
-// exit error of the worst one.
+// exit error of the worst one: a harness error, else a failure, else an
+// inconclusive member (exit 3), else nil.
 func runScenario(ctx context.Context, s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed func(string) bool, out lifecycle.Output, ex runExtras) error {
 	if !s.IsSuite() {
 		p, err := planFromScenario(s, cf, changed)
@@ -151,6 +152,11 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cf lifecycle.Cluste
 		case err == nil:
 		case errors.Is(err, errChecksFailed):
 			r.verdict = "FAIL"
+			if worst == nil || errors.Is(worst, errInconclusive) {
+				worst = err
+			}
+		case errors.Is(err, errInconclusive):
+			r.verdict = "INCONCLUSIVE"
 			if worst == nil {
 				worst = err
 			}

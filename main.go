@@ -3,7 +3,10 @@
 // invariants and reports latency.
 //
 // Exit codes: 0 every check passed, 1 a check or assertion failed, 2 a
-// harness or usage error (bad input, unreachable cluster, missing redis-server).
+// harness or usage error (bad input, unreachable cluster, missing
+// redis-server), 3 inconclusive: the stand could not sustain the plan (the
+// only failures are latency or throughput assertions judged in seconds
+// where the machine starved the load generator; no invariant failed).
 package main
 
 import (
@@ -31,11 +34,18 @@ const (
 	exitPass         = 0
 	exitCheckFailed  = 1
 	exitHarnessError = 2
+	// exitInconclusive: the only failures were inconclusive latency or
+	// throughput assertions (the stand could not sustain the plan).
+	exitInconclusive = 3
 )
 
 // errChecksFailed is returned by a command whose run completed but whose
 // checks failed: exit 1, not 2.
 var errChecksFailed = errors.New("checks failed")
+
+// errInconclusive is returned by a command whose run completed with no
+// failed check but inconclusive latency or throughput assertions: exit 3.
+var errInconclusive = errors.New("inconclusive: the stand could not sustain the plan")
 
 func main() {
 	// The first SIGINT/SIGTERM cancels the run: the load stops, every fault
@@ -65,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitPass
 	case errors.Is(err, errChecksFailed):
 		return exitCheckFailed
+	case errors.Is(err, errInconclusive):
+		return exitInconclusive
 	default:
 		fmt.Fprintln(stderr, "seckill-harness:", err)
 		return exitHarnessError
@@ -79,7 +91,8 @@ func newRootCmd() *cobra.Command {
 Cluster (by default a local one it starts and removes), checks that no stock was
 oversold or lost, and reports latency.
 
-Exit codes: 0 pass, 1 a check failed, 2 harness or usage error.`,
+Exit codes: 0 pass, 1 a check failed, 2 harness or usage error,
+3 inconclusive: the stand could not sustain the plan.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -85,21 +85,23 @@ func fmtMs(v float64) string {
 }
 
 type htmlView struct {
-	R        *Report
-	Title    string
-	Verdict  string
-	Checks   string // "9 invariants (1 skipped) and 2 assertions checked"
-	Pass     bool
-	Meta     []kvView
-	Cards    []cardView
-	Outcomes []outcomeRow
-	Phases   []Phase
-	Faults   []faultView
-	Invs     []invView
-	Asserts  []assertView
-	Stock    Stock
-	Seconds  []secondRow
-	Sources  []Source
+	R       *Report
+	Title   string
+	Verdict string
+	Checks  string // "9 invariants (1 skipped) and 2 assertions checked"
+	Pass    bool
+	// Inconclusive: only inconclusive assertions kept the run from passing.
+	Inconclusive bool
+	Meta         []kvView
+	Cards        []cardView
+	Outcomes     []outcomeRow
+	Phases       []Phase
+	Faults       []faultView
+	Invs         []invView
+	Asserts      []assertView
+	Stock        Stock
+	Seconds      []secondRow
+	Sources      []Source
 
 	Charts        int
 	HasTimeseries bool
@@ -233,6 +235,7 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 		Generated: time.Now().UTC().Format(time.RFC3339),
 	}
 	v.Pass = v.Verdict == "PASS"
+	v.Inconclusive = r.IsInconclusive()
 	v.Checks = checksLine(r)
 	v.Title = fmt.Sprintf("%s — seckill-harness %s, seed %d", v.Verdict, orDash(r.Scenario), r.Seed)
 	v.Meta = headerMeta(r)

@@ -59,7 +59,8 @@ type junitSkipped struct {
 // WriteJUnit writes the report as JUnit XML: one test case per invariant
 // (classname "<scenario>.invariants") and per assertion ("<scenario>.assertions");
 // a failed one carries its detail as the message and its evidence (JSON) as
-// the body; skipped ones are marked skipped.
+// the body; skipped ones are marked skipped, and so are inconclusive ones
+// (message "inconclusive: …" with the rule).
 func WriteJUnit(w io.Writer, r *Report) error {
 	s := junitSuite{Name: r.Scenario, Time: r.DurationS, Timestamp: r.StartedAt.UTC().Format("2006-01-02T15:04:05")}
 	s.Properties = []junitProperty{
@@ -77,6 +78,10 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			s.Failures++
 		case StatusSkip:
 			c.Skipped = &junitSkipped{Message: detail}
+			s.Skipped++
+		case StatusInconclusive:
+			// Neither a pass nor a finding: skipped, with why.
+			c.Skipped = &junitSkipped{Message: "inconclusive: the stand could not sustain the plan: " + detail}
 			s.Skipped++
 		default:
 			c.SystemOut = detail
@@ -96,9 +101,12 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		if detail == "" {
 			detail = fmt.Sprintf("observed %g", a.Observed)
 		}
+		if a.Inconclusive != nil {
+			detail = fmt.Sprintf("observed %g; %s", a.Observed, a.Inconclusive.Rule)
+		}
 		add("assertions", a.Name, a.Status, detail, ev)
 	}
-	if !r.Passed && s.Failures == 0 {
+	if !r.Passed && s.Failures == 0 && !r.IsInconclusive() {
 		// A run that did not pass with no failed check is a harness problem: say so.
 		add("run", "run completed", StatusFail, "the report says passed=false with no failed check", map[string]any{"verdict": r.Verdict()})
 	}

@@ -18,7 +18,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	p := ew.printf
 
 	icon := "✅"
-	if r.Verdict() != "PASS" {
+	if r.IsInconclusive() {
+		icon = "⚠️"
+	} else if r.Verdict() != "PASS" {
 		icon = "❌"
 	}
 	run := fmt.Sprintf("seed %d", r.Seed)
@@ -113,6 +115,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				mdCell(strings.TrimSpace(fmt.Sprintf("%.4g %s", a.Observed, a.Unit))), mdCell(strings.TrimSpace(threshold)))
 		}
 		p("\n")
+		for _, a := range r.Assertions {
+			if a.Status == StatusInconclusive {
+				p("> ⚠️ **INCONCLUSIVE** %s: %s\n\n", mdText(a.Name), mdText(a.Detail))
+			}
+		}
 	}
 
 	if len(r.Faults) > 0 {
@@ -171,6 +178,8 @@ func statusIcon(s Status) string {
 		return "❌ **fail**"
 	case StatusSkip:
 		return "➖ skip"
+	case StatusInconclusive:
+		return "⚠️ **INCONCLUSIVE**"
 	}
 	return "–"
 }

@@ -16,11 +16,17 @@ const (
 	StatusPass Status = "pass"
 	StatusFail Status = "fail"
 	StatusSkip Status = "skip"
+	// StatusInconclusive is a latency or throughput assertion that failed
+	// while the stand could not sustain the plan (Assertion.Inconclusive
+	// says why): neither a pass nor a finding against the path under
+	// test. Invariants are never inconclusive.
+	StatusInconclusive Status = "inconclusive"
 )
 
-// Valid reports whether s is one of StatusPass, StatusFail, StatusSkip.
+// Valid reports whether s is one of StatusPass, StatusFail, StatusSkip,
+// StatusInconclusive.
 func (s Status) Valid() bool {
-	return s == StatusPass || s == StatusFail || s == StatusSkip
+	return s == StatusPass || s == StatusFail || s == StatusSkip || s == StatusInconclusive
 }
 
 // Outcome names the runner uses for the well-known outcomes. Any other
@@ -130,6 +136,9 @@ type Report struct {
 	// Wait is what WAIT after each ACCEPTED confirmed, and what it cost
 	// (additive; absent unless the run sent WAIT: --wait-replicas).
 	Wait *WaitSummary `json:"wait,omitempty"`
+	// Host is the machine's and the harness's view of each second of the
+	// load, and the harness stalls (additive; see the Host type).
+	Host *Host `json:"host,omitempty"`
 }
 
 // LocalSoldOut is report.json's local_soldout: the process-local sold-out
@@ -449,6 +458,17 @@ type Assertion struct {
 	Threshold *float64 `json:"threshold,omitempty"` // additive
 	Unit      string   `json:"unit,omitempty"`      // additive, e.g. "ms"
 	Detail    string   `json:"detail,omitempty"`    // additive
+
+	// Judges says what the assertion bounds when it is a performance
+	// figure: "latency" or "throughput" (additive; empty for every other
+	// assertion). Only these may become inconclusive.
+	Judges string `json:"judges,omitempty"`
+	// Phase is the report phase whose figure was judged ("" the whole
+	// run) (additive).
+	Phase string `json:"phase,omitempty"`
+	// Inconclusive is set with status inconclusive: the rule and the
+	// evidence that the stand could not sustain the plan (additive).
+	Inconclusive *Inconclusive `json:"inconclusive,omitempty"`
 }
 
 // ReplicationSample is every replica's replication state at one instant.
@@ -504,14 +524,37 @@ func (r *Report) FailedChecks() []string {
 	return out
 }
 
-// Verdict is the final line of the text summary: "PASS", or
+// InconclusiveChecks lists the names of the assertions reported
+// inconclusive (nil: none).
+func (r *Report) InconclusiveChecks() []string {
+	var out []string
+	for _, a := range r.Assertions {
+		if a.Status == StatusInconclusive {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+// IsInconclusive reports a run whose only shortfall is inconclusive
+// assertions: nothing failed, it was not interrupted, and at least one
+// latency or throughput assertion is inconclusive (exit 3).
+func (r *Report) IsInconclusive() bool {
+	return !r.Passed && r.Interrupted == nil && len(r.FailedChecks()) == 0 && len(r.InconclusiveChecks()) > 0
+}
+
+// Verdict is the final line of the text summary: "PASS", "INCONCLUSIVE
+// (…)" when only inconclusive assertions kept it from passing, or
 // "FAIL (n checks failed: I3, I6)". It is FAIL when a check failed or
-// when Passed is false.
+// when Passed is false otherwise.
 func (r *Report) Verdict() string {
 	failed := r.FailedChecks()
 	switch {
 	case len(failed) == 0 && r.Passed:
 		return "PASS"
+	case r.IsInconclusive():
+		inc := r.InconclusiveChecks()
+		return fmt.Sprintf("INCONCLUSIVE (the stand could not sustain the plan: %s)", strings.Join(inc, ", "))
 	case len(failed) == 0:
 		return "FAIL (passed=false, no invariant or assertion failed)"
 	}
@@ -523,6 +566,9 @@ func (r *Report) Verdict() string {
 		noun = "check"
 	}
 	s := fmt.Sprintf("FAIL (%d %s failed: %s)", len(failed), noun, strings.Join(failed, ", "))
+	if inc := r.InconclusiveChecks(); len(inc) > 0 {
+		s += fmt.Sprintf(" (inconclusive: %s)", strings.Join(inc, ", "))
+	}
 	if r.Passed {
 		s += " [report says passed=true]"
 	}

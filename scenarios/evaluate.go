@@ -59,8 +59,8 @@ func (s *Scenario) Evaluate(rep *reports.Report) []reports.Assertion {
 		}
 	}
 	if a.MinThroughput != nil {
-		out = append(out, bounded(fmt.Sprintf("throughput >= %g ops/s", *a.MinThroughput), rep.ThroughputOpsPerS, *a.MinThroughput, "ops/s",
-			rep.ThroughputOpsPerS >= *a.MinThroughput, ""))
+		out = append(out, performance(bounded(fmt.Sprintf("throughput >= %g ops/s", *a.MinThroughput), rep.ThroughputOpsPerS, *a.MinThroughput, "ops/s",
+			rep.ThroughputOpsPerS >= *a.MinThroughput, ""), "throughput", ""))
 	}
 	for _, b := range a.Outcomes {
 		out = append(out, evalOutcome(rep, b))
@@ -75,6 +75,16 @@ func bounded(name string, observed, threshold float64, unit string, ok bool, det
 	}
 	t := threshold
 	return reports.Assertion{Name: name, Status: st, Observed: observed, Threshold: &t, Unit: unit, Detail: detail}
+}
+
+// performance marks a judged latency or throughput assertion with what it
+// bounds and the report phase it read ("" the whole run), so the verdict
+// can tell whether the stand sustained the plan in that window
+// (lifecycle's inconclusive rule). An assertion that could not be judged
+// (no such phase, no operation) is not marked: it stays a failure.
+func performance(a reports.Assertion, judges, phase string) reports.Assertion {
+	a.Judges, a.Phase = judges, phase
+	return a
 }
 
 func failed(name string, observed, threshold float64, unit, detail string) reports.Assertion {
@@ -226,14 +236,14 @@ func evalSLO(rep *reports.Report, slo SLO, onlyPhase bool) []reports.Assertion {
 			continue
 		}
 		obs := b.pick(pct)
-		out = append(out, bounded(name, obs, ms(b.limit), "ms", obs <= ms(b.limit), note))
+		out = append(out, performance(bounded(name, obs, ms(b.limit), "ms", obs <= ms(b.limit), note), "latency", slo.Phase))
 	}
 	if slo.MinThroughput > 0 {
 		name := fmt.Sprintf("throughput >= %g ops/s%s", slo.MinThroughput, in)
 		if problem != "" {
 			out = append(out, failed(name, 0, slo.MinThroughput, "ops/s", problem))
 		} else {
-			out = append(out, bounded(name, throughput, slo.MinThroughput, "ops/s", throughput >= slo.MinThroughput, note))
+			out = append(out, performance(bounded(name, throughput, slo.MinThroughput, "ops/s", throughput >= slo.MinThroughput, note), "throughput", slo.Phase))
 		}
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/host"
 	"seckill-harness/runner/pipeline"
 	"seckill-harness/servers"
 )
@@ -56,6 +57,7 @@ type execution struct {
 	chk         *runner.CheckReport
 	warm        *reports.WarmUp  // what warmUp readied before t=0
 	servers     *servers.Sampler // the nodes' view, sampled beside the load
+	host        *host.Sampler    // the machine's and the harness's view, sampled beside the load
 	live        *metrics.Live    // --metrics-addr's server; nil: none
 }
 
@@ -388,6 +390,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 	tctx, stop := context.WithCancel(ctx)
 	x.stopTimeline = stop
 	opts := []runner.Option{runner.WithOnStart(func(began time.Time) {
+		x.host.SetOrigin(began)
 		x.tl.Start(tctx, began)
 	})}
 	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }, x.liveProgress()); pp != nil {
@@ -409,6 +412,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		ended()
 	}
 	x.servers.Stop() // the series end with the load
+	x.host.Stop()
 	if res != nil {
 		// report.pool and servers.pool: the servers sampler's one series.
 		x.poolReport = reports.PoolOf(x.stand.PoolSize, x.servers.Pool(res.Began))
@@ -570,6 +574,7 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 		rep.LocalSoldOut = x.flag.Report(res.History.All(), int(x.act.Buckets))
 	}
 	rep.Servers = x.serversSection(ctx)
+	rep.Host = x.host.Section(res.Began, res.Elapsed, lateStarts(res))
 	for _, k := range x.watchdog.Kills() {
 		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
 	}
@@ -588,7 +593,8 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	if p.Evaluate != nil {
 		rep.Assertions = append(rep.Assertions, p.Evaluate(rep)...)
 	}
-	rep.Passed = len(rep.FailedChecks()) == 0 && rep.Interrupted == nil
+	judgeInconclusive(rep)
+	rep.Passed = len(rep.FailedChecks()) == 0 && len(rep.InconclusiveChecks()) == 0 && rep.Interrupted == nil
 	oc := &Outcome{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,
 		HealErr: x.healErr, HealthErr: x.healthErr, NotInjected: notInjected, Pipeline: x.ev, recorder: rec}
 	return oc

@@ -8,13 +8,15 @@ import (
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/host"
 	"seckill-harness/servers"
 )
 
 // observe starts what watches the run beside the load: the live metrics
-// server (with --metrics-addr) and the server-side sampler (every node of
+// server (with --metrics-addr), the server-side sampler (every node of
 // the stand's cluster, and the load client's pool, once per second, off
-// the cluster's admin connections). driveLoad stops the sampler when the
+// the cluster's admin connections) and the host sampler (the machine and
+// this process, once per second, and the stall probe: report.json's host). driveLoad stops the sampler when the
 // load ends; assemble adds its end-of-run reads to the report's servers
 // section. The metrics server stops on the way out.
 func (x *execution) observe(ctx context.Context) error {
@@ -32,7 +34,24 @@ func (x *execution) observe(ctx context.Context) error {
 	}
 	x.servers = servers.Start(ctx, x.stand.Cluster, servers.Options{Pool: x.stand.Client, OnRound: x.onServerRound})
 	x.cleanup = append(x.cleanup, x.servers.Stop)
+	x.host = host.Start()
+	x.cleanup = append(x.cleanup, x.host.Stop)
 	return nil
+}
+
+// lateStarts lists the operations the pacer started more than the run's
+// late threshold after their intended time (the host section's lateness).
+func lateStarts(res *runner.Result) []host.LateStart {
+	var out []host.LateStart
+	for _, o := range res.History.All() {
+		if o.Outcome == runner.OutcomeDropped {
+			continue
+		}
+		if late := o.Start - o.Intended; late > res.Config.LateThreshold {
+			out = append(out, host.LateStart{Intended: o.Intended, Late: late})
+		}
+	}
+	return out
 }
 
 // onServerRound hands each second's node samples to the live metrics and

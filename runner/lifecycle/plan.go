@@ -187,6 +187,23 @@ type Outcome struct {
 	recorder *reports.Recorder
 }
 
+// Inconclusive reports a run whose only shortfall is inconclusive latency
+// or throughput assertions: nothing failed, the load ran to its end, and
+// the stand could not sustain the plan where an SLO failed (the CLI's exit
+// 3). InconclusiveChecks names them; each assertion's Inconclusive holds
+// the rule and the evidence.
+func (oc *Outcome) Inconclusive() bool {
+	return oc != nil && oc.Report != nil && oc.RunErr == nil && oc.Report.IsInconclusive()
+}
+
+// InconclusiveChecks lists the names of the inconclusive assertions (nil: none).
+func (oc *Outcome) InconclusiveChecks() []string {
+	if oc == nil || oc.Report == nil {
+		return nil
+	}
+	return oc.Report.InconclusiveChecks()
+}
+
 // Interrupted wraps RunErr for the CLI (nil when the load ran to its end).
 func (oc *Outcome) Interrupted() error {
 	if oc.RunErr == nil {

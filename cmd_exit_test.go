@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"seckill-harness/reports"
+	"seckill-harness/runner/lifecycle"
+)
+
+// An outcome whose only failure is an inconclusive SLO exits 3; with a
+// failed invariant besides it, 1.
+func TestExitOfInconclusive(t *testing.T) {
+	th := 1.0
+	slo := reports.Assertion{Name: "p99 <= 1ms", Status: reports.StatusInconclusive, Observed: 9, Threshold: &th, Judges: "latency",
+		Inconclusive: &reports.Inconclusive{Rule: lifecycle.InconclusiveRule}}
+	only := &lifecycle.Outcome{Report: &reports.Report{Assertions: []reports.Assertion{slo}}}
+	err := exitOf(only)
+	if !errors.Is(err, errInconclusive) {
+		t.Fatalf("only inconclusive: %v, want errInconclusive", err)
+	}
+	var out bytes.Buffer
+	(&jsonSummary{}).write(&out, err)
+	var v runJSON
+	if e := json.Unmarshal(out.Bytes(), &v); e != nil || v.ExitCode != 3 || v.Verdict != "INCONCLUSIVE" || v.ExitMeaning != "inconclusive: the stand could not sustain the plan" {
+		t.Fatalf("run --json: %+v (%v)", v, e)
+	}
+	failed := &lifecycle.Outcome{Report: &reports.Report{
+		Invariants: []reports.Invariant{{ID: "I6", Name: "no_lost_ack", Status: reports.StatusFail}},
+		Assertions: []reports.Assertion{slo}}}
+	if err := exitOf(failed); !errors.Is(err, errChecksFailed) {
+		t.Fatalf("invariant failed on a starved host: %v, want errChecksFailed (exit 1)", err)
+	}
+	if errors.Is(errInconclusive, errChecksFailed) {
+		t.Fatal("errInconclusive maps to exit 1")
+	}
+}

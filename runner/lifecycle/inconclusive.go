@@ -1,0 +1,109 @@
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"seckill-harness/reports"
+	"seckill-harness/runner/host"
+)
+
+// Host starvation is named, never blamed on the path under test: a latency
+// or throughput assertion that fails while the stand could not sustain the
+// plan is reported inconclusive, with the evidence, instead of fail.
+// Invariants and the evidence rules are never inconclusive.
+
+// BehindShare is the share of a window's operations the pacer may start
+// late (or of the window's length the harness may stall) before the load
+// generator counts as having fallen behind its plan: 1%, the tail a p99
+// bound leaves.
+const BehindShare = 0.01
+
+// InconclusiveRule is the rule, as each inconclusive entry states it.
+var InconclusiveRule = fmt.Sprintf("a failed latency or throughput assertion is inconclusive when, in the window it judges, "+
+	"the load generator fell behind its plan (late starts > %g%% of the window's operations, or harness stalls adding up to >= %g%% of the window) "+
+	"and at least one second of the window was starved (%s)", BehindShare*100, BehindShare*100, host.StarvedRule)
+
+// judgeInconclusive turns each failed latency or throughput assertion
+// (Assertion.Judges set) whose window the stand could not sustain into
+// status inconclusive, with the rule and the evidence. It reads only the
+// report (its host section, timeseries and phases); without a host
+// section nothing changes.
+func judgeInconclusive(rep *reports.Report) {
+	if rep.Host == nil {
+		return
+	}
+	for i := range rep.Assertions {
+		a := &rep.Assertions[i]
+		if a.Status != reports.StatusFail || a.Judges == "" {
+			continue
+		}
+		from, to := windowOf(rep, a.Phase)
+		ev, ok := starvation(rep, from, to)
+		if !ok {
+			continue
+		}
+		a.Status, a.Inconclusive = reports.StatusInconclusive, ev
+		a.Detail = strings.TrimPrefix(a.Detail+"; "+inconclusiveText(ev), "; ")
+	}
+}
+
+// windowOf is the window a phase's figures cover ("" or a phase not in
+// the report: the whole run), in seconds of the load.
+func windowOf(rep *reports.Report, phase string) (from, to float64) {
+	if phase != "" {
+		if i := slices.IndexFunc(rep.Phases, func(p reports.Phase) bool { return p.Name == phase }); i >= 0 {
+			return rep.Phases[i].StartS, rep.Phases[i].EndS
+		}
+	}
+	return 0, rep.DurationS
+}
+
+// starvation gathers the evidence of [from, to) and says whether it meets
+// InconclusiveRule.
+func starvation(rep *reports.Report, from, to float64) (*reports.Inconclusive, bool) {
+	ev := &reports.Inconclusive{Rule: InconclusiveRule, WindowS: [2]float64{from, to}, StarvedSeconds: []int64{}}
+	// A second belongs to the window when its middle does.
+	in := func(ts int64) bool { return float64(ts)+0.5 >= from && float64(ts)+0.5 < to }
+	for _, s := range rep.Timeseries {
+		if in(s.TS) {
+			ev.Ops += s.Ops
+		}
+	}
+	for _, s := range rep.Host.Seconds {
+		if !in(s.TS) {
+			continue
+		}
+		ev.LateStarts += s.LateStarts
+		if !s.Starved {
+			continue
+		}
+		ev.StarvedSeconds = append(ev.StarvedSeconds, s.TS)
+		ev.MaxLoad1, ev.MaxProcsRunning = max(ev.MaxLoad1, s.Load1), max(ev.MaxProcsRunning, s.ProcsRunning)
+		if s.StealShare != nil {
+			ev.MaxStealShare = max(ev.MaxStealShare, *s.StealShare)
+		}
+		if s.HarnessRunqueueWaitMs != nil {
+			ev.HarnessRunqueueWaitMs += *s.HarnessRunqueueWaitMs
+		}
+		ev.STWMs += s.STWMs
+	}
+	for _, st := range rep.Host.Stalls {
+		a, b := st.AtS, st.AtS+st.DurationMs/1000
+		ev.StallMs += max(0, min(b, to)-max(a, from)) * 1000
+	}
+	if ev.Ops > 0 {
+		ev.LateShare = float64(ev.LateStarts) / float64(ev.Ops)
+	}
+	behind := ev.LateShare > BehindShare || (to > from && ev.StallMs/1000 >= BehindShare*(to-from))
+	return ev, behind && len(ev.StarvedSeconds) > 0
+}
+
+// inconclusiveText is the evidence in one line of a summary.
+func inconclusiveText(ev *reports.Inconclusive) string {
+	return fmt.Sprintf("INCONCLUSIVE: the stand could not sustain the plan in [%.1f, %.1f)s: %d of %d operations started late (%.1f%%), %.0f ms of harness stalls; "+
+		"starved seconds %v (load1 up to %.2f, procs_running up to %d, steal up to %.1f%%, harness run-queue wait %.0f ms, STW %.1f ms)",
+		ev.WindowS[0], ev.WindowS[1], ev.LateStarts, ev.Ops, 100*ev.LateShare, ev.StallMs,
+		ev.StarvedSeconds, ev.MaxLoad1, ev.MaxProcsRunning, 100*ev.MaxStealShare, ev.HarnessRunqueueWaitMs, ev.STWMs)
+}
