@@ -587,6 +587,7 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	if p.Evaluate != nil {
 		rep.Assertions = append(rep.Assertions, p.Evaluate(rep)...)
 	}
+	x.events(rep)
 	rep.Passed = len(rep.FailedChecks()) == 0 && rep.Interrupted == nil
 	oc := &Outcome{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,
 		HealErr: x.healErr, HealthErr: x.healthErr, NotInjected: notInjected, Pipeline: x.ev, recorder: rec}
