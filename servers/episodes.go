@@ -169,7 +169,7 @@ func (d *detection) replicationLinks() {
 			if s.LinkStatus == "down" && s.Master != "" {
 				master = s.Master
 			}
-			return s.LinkStatus == "down", s.Error == "" && s.Role == "replica"
+			return s.Role == "replica" && s.LinkStatus == "down", s.Error == ""
 		}) {
 			s.who = n.Addr
 			d.add(groupEvent([]span{s}, n.Addr, reports.EventLinkDown,
@@ -198,7 +198,7 @@ func (d *detection) resyncs() {
 			if s.SyncInProgress && s.Master != "" {
 				master = s.Master
 			}
-			return s.SyncInProgress, s.Error == "" && s.Role == "replica"
+			return s.Role == "replica" && s.SyncInProgress, s.Error == ""
 		}) {
 			note := fmt.Sprintf("replica %s in master_sync_in_progress %.1f–%.1f s", n.Addr, s.from, s.to)
 			i := slices.IndexFunc(d.out, func(e reports.Event) bool {

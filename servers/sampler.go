@@ -180,13 +180,18 @@ func (s *Sampler) loop(ctx context.Context, prevPool *redis.PoolStats) {
 }
 
 // round reads every node once, in parallel, each bounded by the interval.
+// The topology read before has its own bound: a node that does not answer
+// it (a paused master) must not use up the time of the others' reads, or
+// every node would look unreachable.
 func (s *Sampler) round(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(ctx, s.opt.Interval)
-	defer cancel()
-	topo, err := s.c.Nodes(rctx)
+	tctx, tcancel := context.WithTimeout(ctx, s.opt.Interval/2)
+	topo, err := s.c.Nodes(tctx)
+	tcancel()
 	if err != nil {
 		s.noteErr("topology: " + err.Error())
 	}
+	rctx, cancel := context.WithTimeout(ctx, s.opt.Interval)
+	defer cancel()
 	addrs := s.c.Addrs()
 	for _, n := range topo {
 		addrs = append(addrs, n.Addr)
