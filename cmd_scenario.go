@@ -76,7 +76,7 @@ func planFromScenario(s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed f
 	}
 	p := &lifecycle.Plan{Name: s.Name, Cluster: c, Stock: s.Activity.Stock, Buckets: uint32(s.Activity.Buckets),
 		Window: s.Activity.Window, Faults: planned, Evaluate: s.Evaluate, Waived: s.Waived, Resolved: s.Resolved(),
-		ExpectFail: s.Assertions.ExpectFail, Wait: s.Wait,
+		ExpectFail: s.Assertions.ExpectFail, Wait: s.Wait, TolerateEvents: s.TolerateEvents,
 		Pipeline: s.Pipeline, Drain: s.Drain, LocalSoldOut: runner.LocalSoldOutConfig{TTL: s.LocalSoldOut}}
 	if r := s.Assertions.MaxDroppedRatio; r != nil {
 		p.Bounds.MaxDroppedRatio = *r

@@ -92,16 +92,19 @@ type htmlView struct {
 	Pass    bool
 	// Inconclusive: only inconclusive assertions kept the run from passing.
 	Inconclusive bool
-	Meta         []kvView
-	Cards        []cardView
-	Outcomes     []outcomeRow
-	Phases       []Phase
-	Faults       []faultView
-	Invs         []invView
-	Asserts      []assertView
-	Stock        Stock
-	Seconds      []secondRow
-	Sources      []Source
+	// Unplanned names the unplanned events the scenario does not tolerate
+	// (the verdict line's clause; "" for none).
+	Unplanned string
+	Meta      []kvView
+	Cards     []cardView
+	Outcomes  []outcomeRow
+	Phases    []Phase
+	Faults    []faultView
+	Invs      []invView
+	Asserts   []assertView
+	Stock     Stock
+	Seconds   []secondRow
+	Sources   []Source
 
 	Charts        int
 	HasTimeseries bool
@@ -165,6 +168,7 @@ type chartData struct {
 	DurationS  float64         `json:"duration_s"`
 	TargetRate float64         `json:"target_rate,omitempty"` // constant open-loop rate
 	Faults     []faultWindow   `json:"faults"`
+	Events     []eventMark     `json:"events,omitempty"`
 	TS         *tsData         `json:"ts,omitempty"`
 	Dists      []distSeries    `json:"dists,omitempty"`
 	Compare    *CompareResult  `json:"compare,omitempty"`
@@ -177,6 +181,13 @@ type faultWindow struct {
 	From   float64 `json:"from"`
 	To     float64 `json:"to"`
 	Healed bool    `json:"healed"`
+}
+
+// eventMark is one unplanned event on the time charts.
+type eventMark struct {
+	At        float64 `json:"at"`
+	Label     string  `json:"label"`
+	Tolerated bool    `json:"tolerated,omitempty"`
 }
 
 type tsData struct {
@@ -236,6 +247,10 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 	}
 	v.Pass = v.Verdict == "PASS"
 	v.Inconclusive = r.IsInconclusive()
+	v.Unplanned = NameEvents("unplanned ", r.Untolerated())
+	for _, e := range r.UnplannedEvents {
+		v.Data.Events = append(v.Data.Events, eventMark{At: e.TimeS, Label: e.What + " " + e.Node, Tolerated: e.Tolerated})
+	}
 	v.Checks = checksLine(r)
 	v.Title = fmt.Sprintf("%s — seckill-harness %s, seed %d", v.Verdict, orDash(r.Scenario), r.Seed)
 	v.Meta = headerMeta(r)

@@ -27,7 +27,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(r.Sources) > 1 {
 		run = fmt.Sprintf("merged from %d runs", len(r.Sources))
 	}
-	p("## %s %s — seckill-harness `%s` (%s)\n\n", icon, mdText(r.Verdict()), mdCode(orDash(r.Scenario)), run)
+	p("## %s %s — seckill-harness `%s` (%s)\n\n", icon, mdText(r.VerdictLine()), mdCode(orDash(r.Scenario)), run)
 
 	var meta []string
 	if !r.StartedAt.IsZero() {
@@ -131,6 +131,18 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			}
 			p("| %s | %s | %.1f s | %s | %s |\n", mdCell(kind), mdCell(truncate(f.Target, 60)), f.InjectedAtS,
 				mdCell(healedText(f)), mdCell(truncate(keyEvidence(f.Evidence), 300)))
+		}
+		p("\n")
+	}
+
+	if len(r.UnplannedEvents) > 0 {
+		p("| unplanned event | at s | lasted s | node | evidence |\n|---|---:|---:|---|---|\n")
+		for _, e := range r.UnplannedEvents {
+			what := e.What
+			if e.Tolerated {
+				what += " (tolerated)"
+			}
+			p("| %s | %.1f | %.1f | %s | %s |\n", mdCell(what), e.TimeS, e.DurationS, mdCell(e.Node), mdCell(truncate(e.Evidence, 300)))
 		}
 		p("\n")
 	}

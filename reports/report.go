@@ -109,6 +109,15 @@ type Report struct {
 	// command statistics and the client's connection pool (additive; see
 	// the Servers type).
 	Servers *Servers `json:"servers,omitempty"`
+	// UnplannedEvents are the events the cluster showed that no planned
+	// fault explains (an automatic failover, a restart, cluster_state:fail,
+	// a full resync …; see Event), in time order (additive). They are
+	// evidence: they do not fail a run by themselves; the verdict line
+	// names the ones the scenario does not tolerate.
+	UnplannedEvents []Event `json:"unplanned_events,omitempty"`
+	// AttributedEvents are the events detected and attributed to a planned
+	// fault (Event.Fault names it) (additive).
+	AttributedEvents []Event `json:"attributed_events,omitempty"`
 
 	// Pool is the load client's connection pool during the load: size,
 	// waits, wait time and pool timeouts per second (additive).
@@ -438,6 +447,9 @@ type Invariant struct {
 	// the run by itself: the assertion "<id> fails as expected" does, when
 	// the check did not fail with at least Min of what it counts.
 	Expected *ExpectedFailure `json:"expected,omitempty"`
+	// Events are the planned faults and unplanned events that overlap the
+	// check's violations (failing checks only; additive).
+	Events []CheckEvent `json:"events,omitempty"`
 }
 
 // ExpectedFailure is an invariant's expected failure and whether it came.
@@ -469,6 +481,8 @@ type Assertion struct {
 	// Inconclusive is set with status inconclusive: the rule and the
 	// evidence that the stand could not sustain the plan (additive).
 	Inconclusive *Inconclusive `json:"inconclusive,omitempty"`
+	// Events: as Invariant.Events (additive).
+	Events []CheckEvent `json:"events,omitempty"`
 }
 
 // ReplicationSample is every replica's replication state at one instant.

@@ -80,6 +80,25 @@ type NodeSample struct {
 	ClusterState    string `json:"cluster_state,omitempty"`
 	ClusterSlotsOK  int64  `json:"cluster_slots_ok,omitempty"`
 	ClusterKnownNum int64  `json:"cluster_known_nodes,omitempty"`
+	// The fields below are what unplanned events are detected from
+	// (servers.DetectEvents); all additive.
+	//
+	// NodeID is the node's cluster id (CLUSTER NODES myself), RunID the
+	// first 12 characters of INFO's run_id, UptimeS uptime_in_seconds: a
+	// restart changes the run_id and sends the uptime back.
+	NodeID  string `json:"node_id,omitempty"`
+	RunID   string `json:"run_id,omitempty"`
+	UptimeS int64  `json:"uptime_s,omitempty"`
+	// Master is a replica's master (as the harness addresses it).
+	Master string `json:"master,omitempty"`
+	// SyncFull is INFO stats sync_full (full resyncs this node served as a
+	// master); SyncInProgress is a replica's master_sync_in_progress.
+	SyncFull       int64 `json:"sync_full,omitempty"`
+	SyncInProgress bool  `json:"master_sync_in_progress,omitempty"`
+	// PeerFlags is what this node's CLUSTER NODES says is wrong with other
+	// nodes, by their cluster id: "fail?", "fail" and/or "disconnected"
+	// (the link-state), comma-separated; healthy peers are left out.
+	PeerFlags map[string]string `json:"peer_flags,omitempty"`
 }
 
 // SlowlogEntry is one SLOWLOG GET entry logged during the run.

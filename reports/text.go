@@ -36,11 +36,12 @@ func WriteText(w io.Writer, r *Report) error {
 	t.latency(r)
 	t.phases(r)
 	t.faults(r)
+	t.events(r)
 	t.stock(r)
 	t.checks(r)
 	t.sections(r)
 	t.servers(r)
-	ew.printf("\n%s\n", r.Verdict())
+	ew.printf("\n%s\n", r.VerdictLine())
 	return ew.err
 }
 
@@ -315,6 +316,28 @@ func (t *textWriter) faults(r *Report) {
 		}
 		t.row(wrap(kind, 20), one(truncate(f.Target, faultTargetWidth)),
 			one(fmt.Sprintf("%.1fs", f.InjectedAtS)), one(healed), evid)
+	}
+	t.end()
+}
+
+// events lists the unplanned events (report.json's unplanned_events).
+func (t *textWriter) events(r *Report) {
+	if len(r.UnplannedEvents) == 0 {
+		return
+	}
+	t.ew.printf("\n")
+	t.table()
+	t.row(one("UNPLANNED EVENT"), one("AT"), one("NODE"), one("EVIDENCE"))
+	for _, e := range r.UnplannedEvents {
+		what := e.What
+		if e.Tolerated {
+			what += " (tolerated)"
+		}
+		at := fmt.Sprintf("%.1fs", e.TimeS)
+		if e.DurationS > 0 {
+			at += fmt.Sprintf("+%.1fs", e.DurationS)
+		}
+		t.row(one(what), one(at), one(truncate(e.Node, faultTargetWidth)), wrap(e.Evidence, faultEvidWidth))
 	}
 	t.end()
 }

@@ -21,6 +21,13 @@
 //	                              # (set by SOLD_OUT, broadcast over Redis
 //	                              # Pub/Sub, answers LOCAL_SOLD_OUT until it
 //	                              # expires; check L1); 0: none
+//	tolerate_events: []           # unplanned events the scenario tolerates
+//	                              # (automatic-failover, failover,
+//	                              # restart, role-change, cluster-fail,
+//	                              # full-resync, node-fail, unreachable,
+//	                              # link-down, harness-stall): kept in
+//	                              # unplanned_events (tolerated: true), not
+//	                              # named by the verdict line
 //	wait:                         # WAIT after each fresh ACCEPTED, on the
 //	  replicas: 0                 #   connection that ran the script; 0: off
 //	  timeout: 500ms              #   WAIT's timeout (default with replicas)

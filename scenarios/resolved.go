@@ -58,6 +58,9 @@ func (s *Scenario) Resolved() map[string]any {
 	if s.LocalSoldOut > 0 {
 		m["local_soldout"] = s.LocalSoldOut.String()
 	}
+	if len(s.TolerateEvents) > 0 {
+		m["tolerate_events"] = append([]string(nil), s.TolerateEvents...)
+	}
 	m["wait"] = map[string]any{"replicas": s.Wait.Replicas, "timeout": s.Wait.Timeout.String()}
 	m["duration"] = s.Duration().String()
 	m["topology"] = map[string]any{

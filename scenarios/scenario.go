@@ -66,6 +66,12 @@ type Scenario struct {
 	// over Redis Pub/Sub, answering SOLD_OUT locally until it expires);
 	// 0: no flag (every request asks Redis).
 	LocalSoldOut time.Duration
+	// TolerateEvents are the kinds of unplanned events
+	// (reports.EventKinds, e.g. automatic-failover, full-resync) the
+	// scenario tolerates: they stay in report.json's unplanned_events with
+	// tolerated: true but the verdict line does not name them. Unplanned
+	// events never fail a run by themselves.
+	TolerateEvents []string
 	// Wait is the reserve option `wait: {replicas: N, timeout: D}`: WAIT
 	// after each fresh ACCEPTED on the connection that ran the script
 	// (runner.WaitPolicy). Timeout defaults to runner.DefaultWaitTimeout
@@ -396,6 +402,7 @@ func (d *dec) scenario(root *node) {
 	s.RateScale = d.float(root, "rate_scale", "rate_scale", 1)
 	s.Path = d.str(root, "path", "path", DefaultPath)
 	s.LocalSoldOut = d.dur(root, "local_soldout", "local_soldout", 0)
+	s.TolerateEvents = d.strs(root, "tolerate_events", "tolerate_events")
 	w := d.section(root, "wait", "wait")
 	s.Wait.Replicas = int(d.int(w, "replicas", "wait.replicas", 0))
 	s.Wait.Timeout = d.dur(w, "timeout", "wait.timeout", 0)

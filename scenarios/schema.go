@@ -157,6 +157,7 @@ var (
 		{"rate_scale", sFloat},
 		{"path", sString},
 		{"local_soldout", sDuration},
+		{"tolerate_events", sStrings},
 		{"wait", &schema{t: tMap, fields: []field{{"replicas", sInt}, {"timeout", sDuration}}}},
 		{"topology", topologySchema},
 		{"activity", activitySchema},

@@ -121,6 +121,7 @@ func (v *validator) scenario() {
 	if s.LocalSoldOut < 0 {
 		v.bad("local_soldout", "%s: want a positive TTL like 1s (or 0: no local sold-out flag)", s.LocalSoldOut)
 	}
+	v.tolerateEvents()
 	if err := s.Wait.Validate(); err != nil {
 		v.bad("wait", "replicas %d, timeout %s: %v", s.Wait.Replicas, s.Wait.Timeout, err)
 	}
@@ -745,6 +746,19 @@ func (v *validator) expectFail() {
 			v.bad(path+".min", "%d: want at least 1 (the fewest failures that show the window was reproduced)", a.ExpectFail[id])
 		case slices.ContainsFunc(a.Invariants, func(r string) bool { return strings.EqualFold(r, id) }):
 			v.bad(path, "%s is also required to pass in assertions.invariants: remove it from one of the two", id)
+		}
+	}
+}
+
+// tolerateEvents: every entry one of reports.EventKinds, none twice.
+func (v *validator) tolerateEvents() {
+	for i, e := range v.s.TolerateEvents {
+		path := fmt.Sprintf("tolerate_events[%d]", i)
+		if !reports.IsEventKind(e) {
+			v.bad(path, "%q: unknown event kind; valid kinds: %s", e, strings.Join(reports.EventKindNames(), ", "))
+		}
+		if j := slices.Index(v.s.TolerateEvents, e); j < i {
+			v.bad(path, "%q is listed twice (also tolerate_events[%d])", e, j)
 		}
 	}
 }

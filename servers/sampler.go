@@ -180,13 +180,18 @@ func (s *Sampler) loop(ctx context.Context, prevPool *redis.PoolStats) {
 }
 
 // round reads every node once, in parallel, each bounded by the interval.
+// The topology read before has its own bound: a node that does not answer
+// it (a paused master) must not use up the time of the others' reads, or
+// every node would look unreachable.
 func (s *Sampler) round(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(ctx, s.opt.Interval)
-	defer cancel()
-	topo, err := s.c.Nodes(rctx)
+	tctx, tcancel := context.WithTimeout(ctx, s.opt.Interval/2)
+	topo, err := s.c.Nodes(tctx)
+	tcancel()
 	if err != nil {
 		s.noteErr("topology: " + err.Error())
 	}
+	rctx, cancel := context.WithTimeout(ctx, s.opt.Interval)
+	defer cancel()
 	addrs := s.c.Addrs()
 	for _, n := range topo {
 		addrs = append(addrs, n.Addr)
@@ -268,10 +273,16 @@ func (s *Sampler) record(in nodeInfo, byReplica map[string]compose.ReplicaLag) {
 	smp.ClusterState = in.field("cluster_state")
 	smp.ClusterSlotsOK = in.int("cluster_slots_ok")
 	smp.ClusterKnownNum = in.int("cluster_known_nodes")
+	smp.NodeID, smp.PeerFlags = in.myID, in.peers
+	smp.RunID = cur.runID[:min(len(cur.runID), 12)]
+	smp.UptimeS = in.int("uptime_in_seconds")
+	smp.SyncFull = in.int("sync_full")
 	if smp.Role == "replica" {
 		smp.LinkStatus = in.field("master_link_status")
+		smp.SyncInProgress = in.field("master_sync_in_progress") == "1"
 		if isReplica {
 			smp.LagBytes = rl.LagBytes
+			smp.Master = rl.Master
 		}
 	}
 	ns.samples = append(ns.samples, sampleAt{at: in.at, s: smp})
@@ -449,6 +460,8 @@ type nodeInfo struct {
 	at     time.Time
 	err    error
 	fields map[string]string
+	myID   string            // CLUSTER NODES myself
+	peers  map[string]string // peer id → its trouble (parsePeerFlags)
 }
 
 func (in nodeInfo) field(k string) string { return in.fields[k] }
@@ -481,10 +494,11 @@ func readNode(ctx context.Context, c compose.Cluster, addr string) nodeInfo {
 		return in
 	}
 	var info *redis.StringCmd
-	var cinfo *redis.StringCmd
+	var cinfo, cnodes *redis.StringCmd
 	_, err = cl.Pipelined(ctx, func(p redis.Pipeliner) error {
 		info = p.Info(ctx, infoSections...)
 		cinfo = p.ClusterInfo(ctx)
+		cnodes = p.ClusterNodes(ctx)
 		return nil
 	})
 	in.at = time.Now()
@@ -496,7 +510,42 @@ func readNode(ctx context.Context, c compose.Cluster, addr string) nodeInfo {
 	for k, v := range parseInfo(cinfo.Val()) {
 		in.fields[k] = v
 	}
+	in.myID, in.peers = parsePeerFlags(cnodes.Val())
 	return in
+}
+
+// parsePeerFlags reads a CLUSTER NODES reply: the id of the node that
+// answered (myself) and, by id, every other node it flags fail? or fail
+// or whose link-state is disconnected (those words, comma-separated, in
+// that order). Malformed lines are skipped.
+func parsePeerFlags(s string) (myID string, peers map[string]string) {
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			continue
+		}
+		flags := strings.Split(f[2], ",")
+		if slices.Contains(flags, "myself") {
+			myID = f[0]
+			continue
+		}
+		var bad []string
+		for _, w := range []string{"fail?", "fail"} {
+			if slices.Contains(flags, w) {
+				bad = append(bad, w)
+			}
+		}
+		if f[7] == "disconnected" && !slices.Contains(flags, "handshake") && !slices.Contains(flags, "noaddr") {
+			bad = append(bad, "disconnected")
+		}
+		if len(bad) > 0 {
+			if peers == nil {
+				peers = map[string]string{}
+			}
+			peers[f[0]] = strings.Join(bad, ",")
+		}
+	}
+	return myID, peers
 }
 
 // parseInfo splits an INFO (or CLUSTER INFO) reply into its fields.

@@ -72,6 +72,23 @@
     };
   }
 
+  // Unplanned events (report.json's unplanned_events) as red vertical
+  // lines: solid for the ones the scenario does not tolerate, dotted for
+  // tolerated ones; the label names the kind and the node.
+  function eventLines(data) {
+    if (!data.events || !data.events.length) return undefined;
+    return {
+      silent: false, symbol: 'none',
+      data: data.events.map(function (e) {
+        return {
+          name: e.label, xAxis: e.at,
+          lineStyle: { color: '#c92a2a', width: 1.5, type: e.tolerated ? 'dotted' : 'solid' },
+          label: { formatter: e.label, color: '#c92a2a', position: 'insideEndTop', fontSize: 11 }
+        };
+      })
+    };
+  }
+
   function timeAxis(data) {
     return {
       type: 'value', min: 0, max: Math.max(1, Math.ceil(data.duration_s - 0.05)),
@@ -107,7 +124,10 @@
       return { name: l.name, type: 'line', data: l.points, connectNulls: false, symbol: 'circle', symbolSize: 4,
         showSymbol: l.points.length <= 120, lineStyle: { width: 1.5 } };
     });
-    if (series.length) series[0].markArea = faultAreas(data);
+    if (series.length) {
+      series[0].markArea = faultAreas(data);
+      series[0].markLine = eventLines(data);
+    }
     return base({
       xAxis: timeAxis(data),
       yAxis: { type: 'value', name: yName, nameTextStyle: { align: 'left' } },
@@ -140,7 +160,10 @@
           data: [{ yAxis: data.target_rate }]
         };
       }
-      if (series.length) series[0].markArea = faultAreas(data);
+      if (series.length) {
+        series[0].markArea = faultAreas(data);
+        series[0].markLine = eventLines(data);
+      }
       return base({
         xAxis: timeAxis(data),
         yAxis: { type: 'value', name: 'operations / s', nameTextStyle: { align: 'left' } },
@@ -168,6 +191,7 @@
         line('service p99', ts.svc_p99, '#2f9e44', 1.5, 'dashed')
       ];
       series[0].markArea = faultAreas(data);
+      series[0].markLine = eventLines(data);
       return base({
         xAxis: timeAxis(data),
         yAxis: {

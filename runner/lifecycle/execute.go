@@ -594,6 +594,7 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 		rep.Assertions = append(rep.Assertions, p.Evaluate(rep)...)
 	}
 	judgeInconclusive(rep)
+	x.events(rep)
 	rep.Passed = len(rep.FailedChecks()) == 0 && len(rep.InconclusiveChecks()) == 0 && rep.Interrupted == nil
 	oc := &Outcome{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,
 		HealErr: x.healErr, HealthErr: x.healthErr, NotInjected: notInjected, Pipeline: x.ev, recorder: rec}

@@ -76,6 +76,10 @@ type Plan struct {
 	// expected" does, when it did not fail with at least that count.
 	ExpectFail map[string]int64
 	Resolved   map[string]any // the fully resolved scenario, for report.json
+	// TolerateEvents are the kinds of unplanned events (reports.EventKinds)
+	// the scenario tolerates: reported with tolerated: true and not named
+	// by the verdict line.
+	TolerateEvents []string
 
 	// OnLoad, when set, is called just before the load starts; the function
 	// it returns is called as soon as the load ends, before the heal and the

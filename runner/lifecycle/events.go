@@ -1,0 +1,171 @@
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"seckill-harness/faults"
+	"seckill-harness/reports"
+	"seckill-harness/runner"
+	"seckill-harness/servers"
+)
+
+// eventLeadS is how long before an event a check's violation may still be
+// its doing: a write acknowledged before a failover is lost at it, and the
+// cluster takes its node timeout to fail a silent master over.
+const eventLeadS = 15.0
+
+// events detects the cluster's events from the servers section (and the
+// host's stalls), attributes each to the planned fault that declares it
+// (faults.Expecting), marks the unplanned ones the scenario tolerates, and
+// names on every failing check the planned faults and unplanned events
+// overlapping its violations. Events do not change a check's status.
+func (x *execution) events(rep *reports.Report) {
+	if rep.Servers == nil {
+		return
+	}
+	interval := rep.Servers.IntervalS
+	evs := servers.DetectEvents(rep.Servers.Nodes, interval)
+	evs = append(evs, hostStallEvents(rep)...)
+	slices.SortStableFunc(evs, func(a, b reports.Event) int {
+		switch {
+		case a.TimeS < b.TimeS:
+			return -1
+		case a.TimeS > b.TimeS:
+			return 1
+		}
+		return 0
+	})
+	rep.UnplannedEvents, rep.AttributedEvents = servers.Attribute(evs, faultCauses(x.plan.Faults, x.plan.FaultNames), interval)
+	for i := range rep.UnplannedEvents {
+		rep.UnplannedEvents[i].Tolerated = slices.Contains(x.plan.TolerateEvents, rep.UnplannedEvents[i].What)
+	}
+	var h *runner.History
+	if x.res != nil {
+		h = x.res.History
+	}
+	annotateChecks(rep, h)
+}
+
+// hostStallEvents is where the host view's harness stalls become
+// unplanned events of kind reports.EventHarnessStall (time, node "harness",
+// the stall's duration and evidence). The host view is not part of the
+// report yet: none.
+func hostStallEvents(rep *reports.Report) []reports.Event {
+	_ = rep
+	return nil
+}
+
+// faultCauses turns the timeline into attribution's causes: each fault's
+// name, window (injection to the end of its effect; open when it never
+// ended) and declared events. A fault never injected causes nothing.
+func faultCauses(planned []*faults.Planned, names []string) []servers.Cause {
+	var out []servers.Cause
+	for i, p := range planned {
+		w := p.Window()
+		if !w.Injected {
+			continue
+		}
+		c := servers.Cause{Name: p.Spec, FromS: w.InjectedAt.Seconds(), ToS: servers.Open, Expected: p.ExpectedEvents()}
+		if i < len(names) && names[i] != "" {
+			c.Name = names[i]
+		}
+		if c.Name == "" {
+			c.Name = p.Kind
+		}
+		if end, ok := p.EffectEnd(); ok {
+			c.ToS = end.Seconds()
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// annotateChecks sets Events on every failing invariant and assertion and
+// appends a sentence naming them to its detail. A check's violations span
+// what its evidence dates (runner.ViolationSpan); without a date, the
+// whole load.
+func annotateChecks(rep *reports.Report, h *runner.History) {
+	for i := range rep.Invariants {
+		inv := &rep.Invariants[i]
+		if inv.Status != reports.StatusFail {
+			continue
+		}
+		inv.Events = overlapping(rep, h, inv.Evidence)
+		inv.Detail += eventsSentence(inv.Events)
+	}
+	for i := range rep.Assertions {
+		a := &rep.Assertions[i]
+		if a.Status != reports.StatusFail {
+			continue
+		}
+		a.Events = overlapping(rep, h, nil)
+		a.Detail = strings.TrimPrefix(a.Detail+eventsSentence(a.Events), "; ")
+	}
+}
+
+// overlapping lists the planned fault windows and unplanned events that
+// overlap the span of evidence's violations (an event from eventLeadS
+// after the span's start — earlier violations cannot be its doing — to
+// servers.SettleS after its end).
+func overlapping(rep *reports.Report, h *runner.History, evidence map[string]any) []reports.CheckEvent {
+	from, to, ok := runner.ViolationSpan(h, evidence)
+	if !ok {
+		from, to = 0, rep.DurationS
+	}
+	near := func(a, b float64) bool { return a <= to+eventLeadS && b+servers.SettleS >= from }
+	var out []reports.CheckEvent
+	for _, f := range rep.Faults {
+		end := f.HealedAtS
+		if !f.Healed || end < f.InjectedAtS {
+			end = max(rep.DurationS, f.InjectedAtS)
+		}
+		if !near(f.InjectedAtS, end) {
+			continue
+		}
+		out = append(out, reports.CheckEvent{Planned: true, TimeS: f.InjectedAtS, EndS: end, What: f.Kind, Node: f.Target,
+			Text: fmt.Sprintf("planned %s %.1f–%.1f s", orDash(f.Name, f.Kind), f.InjectedAtS, end)})
+	}
+	evs := slices.Clone(rep.UnplannedEvents)
+	reports.RankEvents(evs)
+	for _, e := range evs {
+		if near(e.TimeS, e.End()) {
+			out = append(out, reports.CheckEvent{TimeS: e.TimeS, EndS: e.End(), What: e.What, Node: e.Node,
+				Text: "unplanned " + e.Phrase()})
+		}
+	}
+	return out
+}
+
+// eventsSentence is "; unplanned automatic-failover of … at 12.3 s;
+// planned failover:… 10.0–15.0 s", unplanned first, at most three of
+// each ("" for none).
+func eventsSentence(evs []reports.CheckEvent) string {
+	var un, pl []string
+	for _, e := range evs {
+		if e.Planned {
+			pl = append(pl, e.Text)
+		} else {
+			un = append(un, e.Text)
+		}
+	}
+	s := ""
+	for _, l := range [][]string{un, pl} {
+		if len(l) == 0 {
+			continue
+		}
+		s += "; " + strings.Join(l[:min(len(l), 3)], ", ")
+		if len(l) > 3 {
+			s += fmt.Sprintf(" (+%d more)", len(l)-3)
+		}
+	}
+	return s
+}
+
+func orDash(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
