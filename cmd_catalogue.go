@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,8 +16,13 @@ import (
 	"seckill-harness/reports"
 	"seckill-harness/runner/catalogue"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/scenarios"
 )
+
+// inconclusiveVerdict maps a report to the "inconclusive" outcome (the
+// stand could not sustain the plan: only latency/throughput SLOs failed).
+// HOOK: nil until report.json / lifecycle.Outcome carry that verdict; then
+// set it to read it (e.g. func(r *reports.Report) bool { return r.X }).
+var inconclusiveVerdict catalogue.InconclusiveFunc
 
 type catalogueOptions struct {
 	repeat              int
@@ -65,7 +68,7 @@ func runCatalogue(cmd *cobra.Command, o catalogueOptions) error {
 	if o.repeat < 1 {
 		return fmt.Errorf("--repeat %d: want 1 or more", o.repeat)
 	}
-	entries, err := catalogueEntries()
+	entries, err := catalogue.Builtins()
 	if err != nil {
 		return err
 	}
@@ -76,7 +79,7 @@ func runCatalogue(cmd *cobra.Command, o catalogueOptions) error {
 	if o.junit == "" {
 		o.junit = filepath.Join(o.out, "junit.xml")
 	}
-	logf, err := openCatalogueFiles(o.out, o.junit)
+	logf, err := catalogue.OpenOutput(o.out, o.junit)
 	if err != nil {
 		return err
 	}
@@ -92,43 +95,9 @@ func runCatalogue(cmd *cobra.Command, o catalogueOptions) error {
 	}
 	started := time.Now()
 	reps, runErr := catalogue.Execute(ctx, sched, catalogue.Options{Repeat: o.repeat, Dir: o.out,
-		Runner: catalogueRunner(cmd, logf), Progress: cmd.ErrOrStderr()})
+		Runner: catalogueRunner(cmd, logf), Inconclusive: inconclusiveVerdict, Progress: cmd.ErrOrStderr()})
 	rows := catalogue.Aggregate(reps)
 	return reportCatalogue(cmd, o, sched.Header(o.repeat, o.stress), started, reps, rows, runErr)
-}
-
-// catalogueEntries are the built-ins with their members and expected failures.
-func catalogueEntries() ([]catalogue.Entry, error) {
-	var out []catalogue.Entry
-	for _, in := range scenarios.Builtins() {
-		s, err := scenarios.Builtin(in.Name)
-		if err != nil {
-			return nil, err
-		}
-		e := catalogue.Entry{Name: in.Name, Members: in.Members}
-		for id := range s.Assertions.ExpectFail {
-			e.ExpectFail = append(e.ExpectFail, id)
-		}
-		sort.Strings(e.ExpectFail)
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-// openCatalogueFiles makes the output directory and the log, and checks
-// the JUnit file can be written, before anything runs.
-func openCatalogueFiles(out, junit string) (*os.File, error) {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, fmt.Errorf("--out %s: %w", out, err)
-	}
-	if err := os.WriteFile(junit, nil, 0o644); err != nil {
-		return nil, fmt.Errorf("--junit %s cannot be written: %w", junit, err)
-	}
-	f, err := os.Create(filepath.Join(out, "catalogue.log"))
-	if err != nil {
-		return nil, fmt.Errorf("--out %s: %w", out, err)
-	}
-	return f, nil
 }
 
 // catalogueRunner runs a built-in through runScenario, with the flags
@@ -184,16 +153,8 @@ func reportCatalogue(cmd *cobra.Command, o catalogueOptions, header string, star
 		verdict = errChecksFailed
 	}
 	props := map[string]string{"repeat": fmt.Sprint(o.repeat), "stress": fmt.Sprint(o.stress), "header": header}
-	jf, err := os.Create(o.junit)
-	if err != nil {
-		return fmt.Errorf("--junit %s: %w", o.junit, err)
-	}
-	err = catalogue.WriteJUnit(jf, started, props, reps)
-	if cerr := jf.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("--junit %s: %w", o.junit, err)
+	if err := catalogue.WriteJUnitFile(o.junit, started, props, reps); err != nil {
+		return err
 	}
 	if !o.json {
 		return errors.Join(catalogue.WriteTable(cmd.OutOrStdout(), header, rows), verdict)
@@ -203,7 +164,7 @@ func reportCatalogue(cmd *cobra.Command, o catalogueOptions, header string, star
 	if runErr != nil || anyError {
 		code = exitHarnessError
 	}
-	obj := map[string]any{"header": header, "held": allHeld, "exit_code": code, "exit_meaning": exitMeanings[code],
-		"repeat": o.repeat, "stress": o.stress, "out": o.out, "junit": o.junit, "rows": rows, "runs": reps}
+	obj := catalogue.Summary{Header: header, Held: allHeld, ExitCode: code, ExitMeaning: exitMeanings[code],
+		Repeat: o.repeat, Stress: o.stress, Out: o.out, JUnit: o.junit, Rows: rows, Runs: reps}
 	return errors.Join(writeJSON(cmd.OutOrStdout(), obj), verdict)
 }
