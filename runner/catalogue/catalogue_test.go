@@ -44,7 +44,12 @@ func TestClassifyAndHeld(t *testing.T) {
 	slo := func(r *reports.Report) bool {
 		return len(r.Assertions) > 0 && strings.HasPrefix(r.Assertions[0].Name, "p99")
 	}
-	sloFail := &reports.Report{Invariants: passed().Invariants, Assertions: []reports.Assertion{{Name: "p99 <= 20ms", Status: reports.StatusFail, Detail: "p99 41ms"}}}
+	limit := 20.0
+	sloFail := &reports.Report{Invariants: passed().Invariants, Assertions: []reports.Assertion{{Name: "p99 <= 20ms", Status: reports.StatusFail,
+		Observed: 41, Threshold: &limit, Unit: "ms", Detail: "sale is the only load phase"}}}
+	if v := Classify(sloFail, nil, nil); v.Detail != "observed 41 ms, threshold 20 ms; sale is the only load phase" {
+		t.Errorf("an assertion's detail without its figures: %q", v.Detail)
+	}
 	cases := []struct {
 		name     string
 		rep      *reports.Report

@@ -99,6 +99,8 @@ func firstFailure(rep *reports.Report) (check, detail string, onlyUnmet bool) {
 			check, detail = a.Name, firstLine(a.Detail)
 			if detail == "" {
 				detail = observed(a)
+			} else if a.Threshold != nil && !strings.Contains(detail, "observed") {
+				detail = observed(a) + "; " + detail
 			}
 		}
 		if !unmetByPass(rep, a.Name) {
