@@ -13,7 +13,7 @@ IMAGE     ?= seckill-harness:dev
 IMAGE_CONTEXT ?= bin/image
 GO_NEEDED := $(shell sed -n 's/^go //p' go.mod)
 
-.PHONY: all check-go deps deps-run deps-test build run test vet fmt-check bench clean docker-images image
+.PHONY: all check-go deps deps-run deps-pg deps-test build catalogue run test vet fmt-check bench clean docker-images image
 
 all: build
 
@@ -32,17 +32,19 @@ deps-run: check-go
 	fi
 	@redis-server --version
 
-## deps-test: deps-run plus postgresql (the pipeline's orders: the harness
+## deps-pg: deps-run plus postgresql (the pipeline's orders: the harness
 ## starts its own throwaway PostgreSQL, initdb into a temp dir, from
-## /usr/lib/postgresql/<version>/bin; the package's own cluster is not used)
-## and chromium (the HTML test loads report.html in it).
-deps-test: deps-run
+## /usr/lib/postgresql/<version>/bin; the package's own cluster is not used).
+deps-pg: deps-run
 	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "postgresql missing: installing it with apt-get"; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	fi
 	@ls -d /usr/lib/postgresql/*/bin/initdb | tail -1 | xargs -I{} sh -c '{} --version' 
+
+## deps-test: deps-pg plus chromium (the HTML test loads report.html in it).
+deps-test: deps-pg
 	@sh reports/testdata/ensure-chromium.sh
 
 ## deps: everything (deps-test), as before the split.
@@ -56,6 +58,16 @@ build:
 ## removes, 20,000 users against stock 1,000 in 2 buckets at 2,000 req/s for 10 s.
 run: deps-run build
 	./$(BIN) run --out out --history history.jsonl
+
+## catalogue: every built-in scenario and suite on the reference path, each
+## held to its own expectation (pass, or its declared expect_fail); one table,
+## out/catalogue/junit.xml; exit 1 on an unexpected outcome (~15 minutes).
+## REPEAT=N runs it N times (the table says how many runs held, e.g. 3/3);
+## STRESS=1 runs it with a busy loop per core, ended by PID at the end.
+REPEAT ?= 1
+STRESS ?=
+catalogue: deps-pg build
+	./$(BIN) catalogue --repeat $(REPEAT) $(if $(filter 1 yes true,$(STRESS)),--stress) --out out/catalogue
 
 ## vet, fmt-check: the house checks.
 vet:

@@ -236,6 +236,9 @@ type runExtras struct {
 	faults                 []string
 	localSoldOut           time.Duration // --local-soldout: the flag's TTL (0: the scenario's)
 	wait                   waitFlags
+	// onMember, when set, is called after each suite member with its
+	// name, reports directory, wall time and error (catalogue's rows).
+	onMember func(name, dir string, wall time.Duration, err error)
 }
 
 // applyTo puts the scripts and the named activity on a plan.

@@ -165,6 +165,9 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cf lifecycle.Cluste
 			worst = err
 		}
 		rows = append(rows, r)
+		if ex.onMember != nil {
+			ex.onMember(m.Name, sub.Dir, r.dur, err)
+		}
 	}
 	fmt.Fprintf(log, "\nsuite %s:\n", s.Name)
 	w := tabwriter.NewWriter(log, 2, 4, 2, ' ', 0)

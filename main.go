@@ -97,7 +97,7 @@ Exit codes: 0 pass, 1 a check failed, 2 harness or usage error,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCmd(), newListCmd(), newValidateCmd(), newCompareCmd(), newCapacityCmd(),
-		newSelftestCmd(), newReportCmd(), newRaceCmd(), newFaultsCmd(), newVerifyCmd(), newExploreCmd())
+		newSelftestCmd(), newReportCmd(), newRaceCmd(), newFaultsCmd(), newVerifyCmd(), newExploreCmd(), newCatalogueCmd())
 	addVersion(root)
 	addCompletion(root)
 	addLogLevel(root)
