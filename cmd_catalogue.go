@@ -18,12 +18,6 @@ import (
 	"seckill-harness/runner/lifecycle"
 )
 
-// inconclusiveVerdict maps a report to the "inconclusive" outcome (the
-// stand could not sustain the plan: only latency/throughput SLOs failed).
-// HOOK: nil until report.json / lifecycle.Outcome carry that verdict; then
-// set it to read it (e.g. func(r *reports.Report) bool { return r.X }).
-var inconclusiveVerdict catalogue.InconclusiveFunc
-
 type catalogueOptions struct {
 	repeat              int
 	stress, json        bool
@@ -95,7 +89,7 @@ func runCatalogue(cmd *cobra.Command, o catalogueOptions) error {
 	}
 	started := time.Now()
 	reps, runErr := catalogue.Execute(ctx, sched, catalogue.Options{Repeat: o.repeat, Dir: o.out,
-		Runner: catalogueRunner(cmd, logf), Inconclusive: inconclusiveVerdict, Progress: cmd.ErrOrStderr()})
+		Runner: catalogueRunner(cmd, logf), Progress: cmd.ErrOrStderr()})
 	rows := catalogue.Aggregate(reps)
 	return reportCatalogue(cmd, o, sched.Header(o.repeat, o.stress), started, reps, rows, runErr)
 }

@@ -41,38 +41,40 @@ func expectI6(status reports.Status, met bool) *reports.Report {
 }
 
 func TestClassifyAndHeld(t *testing.T) {
-	slo := func(r *reports.Report) bool {
-		return len(r.Assertions) > 0 && strings.HasPrefix(r.Assertions[0].Name, "p99")
-	}
 	limit := 20.0
 	sloFail := &reports.Report{Invariants: passed().Invariants, Assertions: []reports.Assertion{{Name: "p99 <= 20ms", Status: reports.StatusFail,
 		Observed: 41, Threshold: &limit, Unit: "ms", Detail: "sale is the only load phase"}}}
-	if v := Classify(sloFail, nil, nil); v.Detail != "observed 41 ms, threshold 20 ms; sale is the only load phase" {
+	// The same SLO judged inconclusive by the run (the stand was starved).
+	sloStarved := &reports.Report{Invariants: passed().Invariants, Assertions: []reports.Assertion{{Name: "p99 <= 20ms",
+		Status: reports.StatusInconclusive, Judges: "latency", Observed: 41, Threshold: &limit, Unit: "ms"}}}
+	// An invariant failed on the starved stand too: never inconclusive.
+	bothFail := &reports.Report{Invariants: failedK1().Invariants, Assertions: sloStarved.Assertions}
+	if v := Classify(sloFail, nil); v.Detail != "observed 41 ms, threshold 20 ms; sale is the only load phase" {
 		t.Errorf("an assertion's detail without its figures: %q", v.Detail)
 	}
 	cases := []struct {
 		name     string
 		rep      *reports.Report
 		err      error
-		hook     InconclusiveFunc
 		want     Outcome
 		check    string
 		expected Outcome
 		held     bool
 	}{
-		{"clean pass", passed(), nil, nil, Pass, "", Pass, true},
-		{"required invariant fails", failedK1(), nil, nil, Fail, "K1 keys in one slot", Pass, false},
-		{"expected failure reproduced", expectI6(reports.StatusFail, true), nil, nil, ExpectedFail, "", ExpectedFail, true},
-		{"expected failure did not come: unexpected pass", expectI6(reports.StatusPass, false), nil, nil, Pass, "I6 acks durable fails as expected (acknowledged reservations lost >= 1)", ExpectedFail, false},
-		{"expected failure below its minimum", expectI6(reports.StatusFail, false), nil, nil, Fail, "I6 acks durable fails as expected (acknowledged reservations lost >= 1)", ExpectedFail, false},
-		{"harness error", nil, errors.New("redis-server not found\nmore"), nil, Error, "harness error", Pass, false},
-		{"no report", nil, nil, nil, Error, "report", Pass, false},
-		{"interrupted", &reports.Report{Interrupted: &reports.Interruption{Reason: "signal"}}, nil, nil, Error, "interrupted", Pass, false},
-		{"SLO only, hook unset: fail", sloFail, nil, nil, Fail, "p99 <= 20ms", Pass, false},
-		{"SLO only, hook says inconclusive: held", sloFail, nil, slo, Inconclusive, "p99 <= 20ms", Pass, true},
+		{"clean pass", passed(), nil, Pass, "", Pass, true},
+		{"required invariant fails", failedK1(), nil, Fail, "K1 keys in one slot", Pass, false},
+		{"expected failure reproduced", expectI6(reports.StatusFail, true), nil, ExpectedFail, "", ExpectedFail, true},
+		{"expected failure did not come: unexpected pass", expectI6(reports.StatusPass, false), nil, Pass, "I6 acks durable fails as expected (acknowledged reservations lost >= 1)", ExpectedFail, false},
+		{"expected failure below its minimum", expectI6(reports.StatusFail, false), nil, Fail, "I6 acks durable fails as expected (acknowledged reservations lost >= 1)", ExpectedFail, false},
+		{"harness error", nil, errors.New("redis-server not found\nmore"), Error, "harness error", Pass, false},
+		{"no report", nil, nil, Error, "report", Pass, false},
+		{"interrupted", &reports.Report{Interrupted: &reports.Interruption{Reason: "signal"}}, nil, Error, "interrupted", Pass, false},
+		{"SLO failed on a stand that kept up: fail", sloFail, nil, Fail, "p99 <= 20ms", Pass, false},
+		{"SLO inconclusive on a starved stand: held", sloStarved, nil, Inconclusive, "p99 <= 20ms", Pass, true},
+		{"invariant failed on a starved stand: fail", bothFail, nil, Fail, "K1 keys in one slot", Pass, false},
 	}
 	for _, c := range cases {
-		v := Classify(c.rep, c.err, c.hook)
+		v := Classify(c.rep, c.err)
 		if v.Outcome != c.want || v.Check != c.check {
 			t.Errorf("%s: got %s %q, want %s %q", c.name, v.Outcome, v.Check, c.want, c.check)
 		}

@@ -18,7 +18,8 @@ const (
 	// (assertions.expect_fail) came with at least its minimum count.
 	ExpectedFail Outcome = "expected-fail"
 	// Inconclusive: the stand could not sustain the plan; the only failed
-	// checks are latency/throughput SLOs (see InconclusiveFunc).
+	// checks are latency/throughput SLOs judged inconclusive
+	// (reports.Report.IsInconclusive; the run exits 3).
 	Inconclusive Outcome = "inconclusive"
 	// Fail: a check failed that the scenario does not expect to fail, or
 	// an expected failure came with fewer than its minimum.
@@ -27,13 +28,6 @@ const (
 	// interrupted load, a suite member that never ran).
 	Error Outcome = "error"
 )
-
-// InconclusiveFunc says whether a report that did not pass is
-// inconclusive: the stand could not sustain the plan (its only failures are
-// latency/throughput SLOs on a starved host). It is the hook for that
-// verdict: nil means no report is inconclusive. Wire it to the report's
-// own verdict once report.json carries one.
-type InconclusiveFunc func(*reports.Report) bool
 
 // Held says whether outcome meets the expectation. An inconclusive run
 // holds both expectations the catalogue knows: they are about invariants
@@ -55,7 +49,7 @@ type Verdict struct {
 // rep is its report (nil when none was written). A run that did not pass
 // only because a declared failure did not happen (the invariant passed) is
 // Pass: the unexpected pass of an expected failure.
-func Classify(rep *reports.Report, err error, inconclusive InconclusiveFunc) Verdict {
+func Classify(rep *reports.Report, err error) Verdict {
 	switch {
 	case err != nil:
 		return Verdict{Error, "harness error", firstLine(err.Error())}
@@ -71,10 +65,15 @@ func Classify(rep *reports.Report, err error, inconclusive InconclusiveFunc) Ver
 		}
 		return Verdict{Outcome: Pass}
 	}
+	if rep.IsInconclusive() {
+		for _, a := range rep.Assertions {
+			if a.Status == reports.StatusInconclusive {
+				return Verdict{Inconclusive, a.Name, firstLine(a.Detail)}
+			}
+		}
+	}
 	check, detail, onlyUnmet := firstFailure(rep)
 	switch {
-	case inconclusive != nil && inconclusive(rep):
-		return Verdict{Inconclusive, check, detail}
 	case onlyUnmet:
 		return Verdict{Pass, check, detail}
 	}

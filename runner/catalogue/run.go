@@ -46,8 +46,6 @@ type Options struct {
 	Repeat int    // repetitions (at least 1)
 	Dir    string // repetition i writes under Dir/rep-<i>/<built-in>
 	Runner Runner
-	// Inconclusive is the hook for the inconclusive verdict (nil: none).
-	Inconclusive InconclusiveFunc
 	// Progress gets one line per row as it is known; nil: none.
 	Progress io.Writer
 }
@@ -92,7 +90,7 @@ func runOnce(ctx context.Context, s Schedule, o Options, rep int) []Result {
 		dir := filepath.Join(o.Dir, fmt.Sprintf("rep-%d", rep), name)
 		t0 := time.Now()
 		err := o.Runner(ctx, name, dir, func(r Run) {
-			v := Classify(r.Report, r.Err, o.Inconclusive)
+			v := Classify(r.Report, r.Err)
 			put(Result{Name: r.Name, Via: s.Via[r.Name], Outcome: v.Outcome, WallS: r.Wall.Seconds(), Check: v.Check, Detail: v.Detail, Dir: r.Dir})
 		})
 		wall := time.Since(t0)
