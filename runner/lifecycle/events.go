@@ -22,11 +22,12 @@ const eventLeadS = 15.0
 // names on every failing check the planned faults and unplanned events
 // overlapping its violations. Events do not change a check's status.
 func (x *execution) events(rep *reports.Report) {
-	if rep.Servers == nil {
-		return
+	var evs []reports.Event
+	interval := 1.0
+	if rep.Servers != nil {
+		interval = rep.Servers.IntervalS
+		evs = servers.DetectEvents(rep.Servers.Nodes, interval)
 	}
-	interval := rep.Servers.IntervalS
-	evs := servers.DetectEvents(rep.Servers.Nodes, interval)
 	evs = append(evs, hostStallEvents(rep)...)
 	slices.SortStableFunc(evs, func(a, b reports.Event) int {
 		switch {
@@ -48,13 +49,57 @@ func (x *execution) events(rep *reports.Report) {
 	annotateChecks(rep, h)
 }
 
-// hostStallEvents is where the host view's harness stalls become
-// unplanned events of kind reports.EventHarnessStall (time, node "harness",
-// the stall's duration and evidence). The host view is not part of the
-// report yet: none.
+// stallEpisodeGapS joins stalls less than this far apart into one
+// episode; stallEpisodeMinMs is the stall time an episode needs to be an
+// event: the tightest latency SLO of the built-ins (p99 50 ms) can be
+// broken by one such delay alone, so a shorter episode is left to the
+// host section.
+const (
+	stallEpisodeGapS  = 1.0
+	stallEpisodeMinMs = 50.0
+)
+
+// hostStallEvents turns the host view's harness stalls into unplanned
+// events of kind reports.EventHarnessStall (node "harness"): stalls less
+// than stallEpisodeGapS apart are one episode, reported when they add up to
+// stallEpisodeMinMs or more, with their count, total and the worst second's
+// host figures as evidence.
 func hostStallEvents(rep *reports.Report) []reports.Event {
-	_ = rep
-	return nil
+	if rep.Host == nil {
+		return nil
+	}
+	var out []reports.Event
+	var ep []reports.Stall
+	flush := func() {
+		if len(ep) == 0 {
+			return
+		}
+		total, worst := 0.0, ep[0]
+		for _, st := range ep {
+			total += st.DurationMs
+			if st.DurationMs > worst.DurationMs {
+				worst = st
+			}
+		}
+		last := ep[len(ep)-1]
+		if total >= stallEpisodeMinMs {
+			out = append(out, reports.Event{TimeS: ep[0].AtS, DurationS: last.AtS + last.DurationMs/1000 - ep[0].AtS,
+				Node: "harness", What: reports.EventHarnessStall,
+				Evidence: fmt.Sprintf("%d stalls, %.0f ms in all (longest %.0f ms); load1 %.1f, procs_running %d, %d late starts",
+					len(ep), total, worst.DurationMs, worst.Evidence.Load1, worst.Evidence.ProcsRunning, worst.Evidence.LateStarts)})
+		}
+		ep = ep[:0]
+	}
+	for _, st := range rep.Host.Stalls {
+		if len(ep) > 0 {
+			if last := ep[len(ep)-1]; st.AtS-(last.AtS+last.DurationMs/1000) >= stallEpisodeGapS {
+				flush()
+			}
+		}
+		ep = append(ep, st)
+	}
+	flush()
+	return out
 }
 
 // faultCauses turns the timeline into attribution's causes: each fault's

@@ -59,3 +59,31 @@ func TestVerdictLineNamesOnlyUntoleratedEvents(t *testing.T) {
 		t.Errorf("Verdict() changed: %q", rep.Verdict())
 	}
 }
+
+// TestHostStallsBecomeHarnessStallEvents: stalls closer than a second are
+// one episode, an episode of 50 ms or more is an unplanned harness-stall
+// event with its count and total, a shorter one is left to the host section.
+func TestHostStallsBecomeHarnessStallEvents(t *testing.T) {
+	st := func(at, ms float64) reports.Stall {
+		return reports.Stall{AtS: at, DurationMs: ms, Evidence: reports.StallEvidence{Load1: 9, ProcsRunning: 12}}
+	}
+	rep := &reports.Report{Host: &reports.Host{Stalls: []reports.Stall{
+		st(1.0, 20), st(1.5, 40), // one episode, 60 ms: an event
+		st(4.0, 30), // alone, 30 ms: not an event
+		st(7.0, 15), st(7.2, 15), st(7.9, 25), // 55 ms: an event
+	}}}
+	evs := hostStallEvents(rep)
+	if len(evs) != 2 {
+		t.Fatalf("got %d events, want 2: %+v", len(evs), evs)
+	}
+	if e := evs[0]; e.What != reports.EventHarnessStall || e.Node != "harness" || e.TimeS != 1.0 ||
+		!strings.Contains(e.Evidence, "2 stalls, 60 ms in all (longest 40 ms)") {
+		t.Errorf("first episode: %+v", e)
+	}
+	if e := evs[1]; e.TimeS != 7.0 || !strings.Contains(e.Evidence, "3 stalls, 55 ms") {
+		t.Errorf("second episode: %+v", e)
+	}
+	if evs := hostStallEvents(&reports.Report{}); evs != nil {
+		t.Errorf("no host section: %+v", evs)
+	}
+}
