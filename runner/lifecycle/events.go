@@ -137,7 +137,11 @@ func annotateChecks(rep *reports.Report, h *runner.History) {
 		if inv.Status != reports.StatusFail {
 			continue
 		}
-		inv.Events = overlapping(rep, h, inv.Evidence)
+		from, to, ok := runner.ViolationSpan(h, inv.Evidence)
+		if !ok {
+			from, to = 0, rep.DurationS
+		}
+		inv.Events = overlapping(rep, from, to)
 		inv.Detail += eventsSentence(inv.Events)
 	}
 	for i := range rep.Assertions {
@@ -145,20 +149,28 @@ func annotateChecks(rep *reports.Report, h *runner.History) {
 		if a.Status != reports.StatusFail {
 			continue
 		}
-		a.Events = overlapping(rep, h, nil)
+		from, to := assertionSpan(rep, a)
+		a.Events = overlapping(rep, from, to)
 		a.Detail = strings.TrimPrefix(a.Detail+eventsSentence(a.Events), "; ")
 	}
 }
 
-// overlapping lists the planned fault windows and unplanned events that
-// overlap the span of evidence's violations (an event from eventLeadS
-// after the span's start — earlier violations cannot be its doing — to
-// servers.SettleS after its end).
-func overlapping(rep *reports.Report, h *runner.History, evidence map[string]any) []reports.CheckEvent {
-	from, to, ok := runner.ViolationSpan(h, evidence)
-	if !ok {
-		from, to = 0, rep.DurationS
+// assertionSpan is the span an assertion judged: its report phase's
+// (a per-phase SLO judges only that phase), else the whole load.
+func assertionSpan(rep *reports.Report, a *reports.Assertion) (from, to float64) {
+	for _, ph := range rep.Phases {
+		if a.Phase != "" && ph.Name == a.Phase {
+			return ph.StartS, ph.EndS
+		}
 	}
+	return 0, rep.DurationS
+}
+
+// overlapping lists the planned fault windows and unplanned events that
+// overlap the span [from, to] of a check's violations (an event from
+// eventLeadS after the span's start — earlier violations cannot be its
+// doing — to servers.SettleS after its end).
+func overlapping(rep *reports.Report, from, to float64) []reports.CheckEvent {
 	near := func(a, b float64) bool { return a <= to+eventLeadS && b+servers.SettleS >= from }
 	var out []reports.CheckEvent
 	for _, f := range rep.Faults {

@@ -87,3 +87,23 @@ func TestHostStallsBecomeHarnessStallEvents(t *testing.T) {
 		t.Errorf("no host section: %+v", evs)
 	}
 }
+
+// TestPhaseAssertionNamesOnlyEventsNearItsPhase: an SLO of the baseline
+// phase that ended at 5 s does not name a planned fault injected at 25 s,
+// while a whole-run assertion does.
+func TestPhaseAssertionNamesOnlyEventsNearItsPhase(t *testing.T) {
+	rep := &reports.Report{DurationS: 40,
+		Phases: []reports.Phase{{Name: "baseline", StartS: 0, EndS: 5}, {Name: "during failover", StartS: 25, EndS: 30}},
+		Faults: []reports.Fault{{Kind: "failover", InjectedAtS: 25, HealedAtS: 30, Healed: true}},
+		Assertions: []reports.Assertion{
+			{Name: "p99 <= 50ms in baseline", Status: reports.StatusFail, Phase: "baseline"},
+			{Name: "throughput >= 10 ops/s", Status: reports.StatusFail},
+		}}
+	annotateChecks(rep, nil)
+	if evs := rep.Assertions[0].Events; len(evs) != 0 {
+		t.Errorf("the baseline SLO names %+v", evs)
+	}
+	if evs := rep.Assertions[1].Events; len(evs) != 1 || !evs[0].Planned {
+		t.Errorf("the whole-run assertion names %+v, want the planned failover", evs)
+	}
+}
