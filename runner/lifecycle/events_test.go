@@ -69,7 +69,7 @@ func TestHostStallsBecomeHarnessStallEvents(t *testing.T) {
 	}
 	rep := &reports.Report{Host: &reports.Host{Stalls: []reports.Stall{
 		st(1.0, 20), st(1.5, 40), // one episode, 60 ms: an event
-		st(4.0, 30), // alone, 30 ms: not an event
+		st(4.0, 30),                           // alone, 30 ms: not an event
 		st(7.0, 15), st(7.2, 15), st(7.9, 25), // 55 ms: an event
 	}}}
 	evs := hostStallEvents(rep)
