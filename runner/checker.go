@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -835,11 +836,16 @@ func judgeI9(f *Facts) Verdict {
 	lastRelease := make([]time.Duration, nb)
 	releasedIn := make([]int, nb)
 	for _, o := range f.all() {
-		if o.Kind == KindRelease && o.Outcome == Outcome(lua.CompensateReleased) && int(o.Bucket) < nb {
+		// The latest a release can have run bounds "after its last release":
+		// a release whose reply was lost ran no later than its re-send's
+		// ALREADY_RELEASED; an UNKNOWN one may have run at any time, so no
+		// SOLD_OUT in its bucket is judged after it.
+		if _, to, bounded, ok := releaseWindow(f, o); ok && int(o.Bucket) < nb {
 			releasedIn[o.Bucket]++
-			if o.End > lastRelease[o.Bucket] {
-				lastRelease[o.Bucket] = o.End
+			if !bounded {
+				to = math.MaxInt64 - f.ClockSkew
 			}
+			lastRelease[o.Bucket] = max(lastRelease[o.Bucket], to)
 		}
 	}
 	soldOutAfter := make([]int, nb)

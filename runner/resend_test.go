@@ -118,3 +118,43 @@ func TestI4CountsAReleaseWhoseReplyWasLost(t *testing.T) {
 		})
 	}
 }
+
+// A bucket that answered SOLD_OUT and then got a unit back from a release
+// whose reply was lost (the re-send answered ALREADY_RELEASED) did not
+// refuse while holding stock: I9 must place that release at its re-send's
+// answer, not ignore it. A SOLD_OUT answered after that release while the
+// unit is still there is an undersell.
+func TestI9CountsAReleaseWhoseReplyWasLost(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		soldOutAfter  bool // a SOLD_OUT is answered after the release, with the unit back
+		wantViolation bool
+	}{{"sold out, then a unit released", false, false}, {"refused after the release", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tgt, cutter := cutTarget(t, 1, lua.Embedded().Compensate)
+			s := &scripted{t: t, tgt: tgt, e: &engine{cfg: smallConfig(), tgt: tgt, began: time.Now()}}
+			s.do(KindFresh, 1, 1)
+			if op := s.do(KindFresh, 2, 2); op.Outcome != Outcome(lua.SoldOut) {
+				t.Fatalf("setup: the second user got %s, want SOLD_OUT", op.OutcomeName())
+			}
+			cutter.armed.Store(true)
+			if rel := s.do(KindRelease, 1, 1); cutter.cut.Load() != 1 || !rel.HadUnknown() || rel.Outcome != Outcome(lua.CompensateAlreadyReleased) {
+				t.Fatalf("setup: cut %d replies, release %s", cutter.cut.Load(), rel.OutcomeName())
+			}
+			if tc.soldOutAfter { // the bug: the bucket refuses while it holds the unit
+				ctx, sk := context.Background(), s.scope(3).StockKey()
+				testRDB.HIncrBy(ctx, sk, "available", -1)
+				testRDB.HIncrBy(ctx, sk, "initial", -1)
+				if op := s.do(KindFresh, 3, 3); op.Outcome != Outcome(lua.SoldOut) {
+					t.Fatalf("setup: got %s, want SOLD_OUT", op.OutcomeName())
+				}
+				testRDB.HIncrBy(ctx, sk, "available", 1)
+				testRDB.HIncrBy(ctx, sk, "initial", 1)
+			}
+			c := checkByID(t, s.verify(), "I9")
+			if got := c.Status == StatusFail; got != tc.wantViolation {
+				t.Fatalf("I9 %s (%s); want a violation: %v", c.Status, c.Detail, tc.wantViolation)
+			}
+		})
+	}
+}
