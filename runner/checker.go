@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -340,8 +341,9 @@ func judgeI4(f *Facts) Verdict {
 		}
 	}
 	// Acknowledgements: per user, the distinct reservation ids in the order
-	// they were first acknowledged; each must have been released (a release
-	// op answered RELEASED, started before) the next one was acknowledged.
+	// they were first acknowledged; each must have been released (by a
+	// release op that may have run it, first sent before: releaseWindow)
+	// the next one was acknowledged.
 	type ack struct {
 		rid string
 		end time.Duration
@@ -349,9 +351,14 @@ func judgeI4(f *Facts) Verdict {
 	firstAck := map[uint32][]ack{}
 	releasedStart := map[string]time.Duration{}
 	for _, o := range f.all() {
-		if o.Kind == KindRelease && o.Outcome == Outcome(lua.CompensateReleased) {
-			if t, ok := releasedStart[o.RID]; !ok || o.Start < t {
-				releasedStart[o.RID] = o.Start
+		// The earliest the release can have run is the first send of an
+		// operation that may have run it: judging from a later bound (the
+		// answer) would fail a user who reserved again after a release whose
+		// reply was lost; a second ACCEPTED answered before any such send
+		// is still a second live reservation.
+		if from, _, _, ok := releaseWindow(f, o); ok {
+			if t, seen := releasedStart[o.RID]; !seen || from < t {
+				releasedStart[o.RID] = from
 			}
 		}
 	}
@@ -396,6 +403,31 @@ func judgeI4(f *Facts) Verdict {
 		detail = fmt.Sprintf("%d violations of one-per-user", len(bad))
 	}
 	return Verdict{len(bad) > 0, detail, map[string]any{"violations": listed(bad), "double_acknowledgements": told}}
+}
+
+// releaseWindow is when release operation o may have released its
+// reservation (ok false when it cannot have: it answered something else, or
+// ALREADY_RELEASED to its only send, in which case another release ran it
+// and is judged on its own). A re-sent operation's final answer is not the
+// answer of the send that ran: a send whose reply was lost may have released
+// the reservation and the same-id re-send then answered ALREADY_RELEASED,
+// or every reply was lost (UNKNOWN) while the record reads RELEASED. The
+// release ran no earlier than the first send (from). It ran no later than
+// the last answer (to) when bounded; an UNKNOWN one is not bounded: a send
+// whose reply was lost may still run after the client gave up.
+func releaseWindow(f *Facts, o *Op) (from, to time.Duration, bounded, ok bool) {
+	if o.Kind != KindRelease || o.RID == "" {
+		return 0, 0, false, false
+	}
+	switch {
+	case o.Outcome == Outcome(lua.CompensateReleased):
+		return o.Start, o.End, true, true
+	case o.Outcome == Outcome(lua.CompensateAlreadyReleased) && o.HadUnknown():
+		return o.Start, o.End, true, true
+	case o.Outcome == OutcomeUnknown && f.Records[o.RID].Status == lua.StatusReleased:
+		return o.Start, 0, false, true
+	}
+	return 0, 0, false, false
 }
 
 func vacuousI4(f *Facts, _ Verdict) string {
@@ -809,11 +841,16 @@ func judgeI9(f *Facts) Verdict {
 	lastRelease := make([]time.Duration, nb)
 	releasedIn := make([]int, nb)
 	for _, o := range f.all() {
-		if o.Kind == KindRelease && o.Outcome == Outcome(lua.CompensateReleased) && int(o.Bucket) < nb {
+		// The latest a release can have run bounds "after its last release":
+		// a release whose reply was lost ran no later than its re-send's
+		// ALREADY_RELEASED; an UNKNOWN one may have run at any time, so no
+		// SOLD_OUT in its bucket is judged after it.
+		if _, to, bounded, ok := releaseWindow(f, o); ok && int(o.Bucket) < nb {
 			releasedIn[o.Bucket]++
-			if o.End > lastRelease[o.Bucket] {
-				lastRelease[o.Bucket] = o.End
+			if !bounded {
+				to = math.MaxInt64 - f.ClockSkew
 			}
+			lastRelease[o.Bucket] = max(lastRelease[o.Bucket], to)
 		}
 	}
 	soldOutAfter := make([]int, nb)

@@ -307,21 +307,8 @@ func (l *LocalSoldOut) Report(ops iter.Seq2[int, *Op], buckets int) *reports.Loc
 //   - the LOCAL_SOLD_OUT answers given in a bucket inside such a window.
 func AnalyzeLocalSoldOut(ops iter.Seq2[int, *Op], buckets int, ttl time.Duration) *reports.LocalSoldOut {
 	r := &reports.LocalSoldOut{TTLMs: ttl.Milliseconds(), RecoverySlackMs: RecoverySlack.Milliseconds()}
-	firstSold := make([]time.Duration, buckets)
-	for b := range firstSold {
-		firstSold[b] = -1
-	}
-	var loadEnd time.Duration
-	for _, o := range ops {
-		loadEnd = max(loadEnd, o.Start)
-		if int(o.Bucket) >= buckets || !o.Kind.IsReserve() {
-			continue
-		}
-		if o.Outcome == Outcome(lua.SoldOut) && (firstSold[o.Bucket] < 0 || o.Start < firstSold[o.Bucket]) {
-			firstSold[o.Bucket] = o.Start
-		}
-	}
-	releases := make([][]time.Duration, buckets)
+	firstSold, loadEnd := firstSoldOut(ops, buckets)
+	releases := releasesAfterSellOut(ops, firstSold)
 	sales := make([][]time.Duration, buckets)
 	locals := make([][]time.Duration, buckets)
 	seen := map[string]bool{}
@@ -339,8 +326,6 @@ func AnalyzeLocalSoldOut(ops iter.Seq2[int, *Op], buckets int, ttl time.Duration
 			continue
 		}
 		switch {
-		case o.Kind == KindRelease && o.Outcome == Outcome(lua.CompensateReleased) && o.End >= firstSold[b]:
-			releases[b] = append(releases[b], o.Start)
 		case o.Kind.IsReserve():
 			if o.Start >= firstSold[b] {
 				r.RedisCallsAfterSellOut += int64(o.Attempts)
@@ -398,6 +383,54 @@ func AnalyzeLocalSoldOut(ops iter.Seq2[int, *Op], buckets int, ttl time.Duration
 	}
 	r.FalseSoldOutWindowMs = percentilesOf(windows)
 	return r
+}
+
+// firstSoldOut is, per bucket, the first send of its first SOLD_OUT answer
+// (-1 for none), and the last send of any operation (the load's end).
+func firstSoldOut(ops iter.Seq2[int, *Op], buckets int) (firstSold []time.Duration, loadEnd time.Duration) {
+	firstSold = make([]time.Duration, buckets)
+	for b := range firstSold {
+		firstSold[b] = -1
+	}
+	for _, o := range ops {
+		loadEnd = max(loadEnd, o.Start)
+		if int(o.Bucket) >= buckets || !o.Kind.IsReserve() {
+			continue
+		}
+		if o.Outcome == Outcome(lua.SoldOut) && (firstSold[o.Bucket] < 0 || o.Start < firstSold[o.Bucket]) {
+			firstSold[o.Bucket] = o.Start
+		}
+	}
+	return firstSold, loadEnd
+}
+
+// releasesAfterSellOut is, per bucket, when each reservation released after
+// its bucket first answered SOLD_OUT (firstSold, -1 for never) was released:
+// the first send of the earliest operation that may have run the release.
+// A release whose reply was lost and whose same-id re-send answered
+// ALREADY_RELEASED freed its unit as much as one answered RELEASED; each
+// reservation counts once, since another operation may have been the one.
+func releasesAfterSellOut(ops iter.Seq2[int, *Op], firstSold []time.Duration) [][]time.Duration {
+	type releaseAt struct {
+		bucket uint16
+		at     time.Duration
+	}
+	released := map[string]releaseAt{}
+	for _, o := range ops {
+		b := int(o.Bucket)
+		if o.Kind != KindRelease || o.RID == "" || b >= len(firstSold) || firstSold[b] < 0 || o.End < firstSold[b] {
+			continue
+		}
+		ran := o.Outcome == Outcome(lua.CompensateReleased) || o.Outcome == Outcome(lua.CompensateAlreadyReleased) && o.HadUnknown()
+		if t, seen := released[o.RID]; ran && (!seen || o.Start < t.at) {
+			released[o.RID] = releaseAt{o.Bucket, o.Start}
+		}
+	}
+	out := make([][]time.Duration, len(firstSold))
+	for _, r := range released {
+		out[r.bucket] = append(out[r.bucket], r.at)
+	}
+	return out
 }
 
 // percentilesOf is the nearest-rank percentiles of v (zero when empty).

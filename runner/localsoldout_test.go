@@ -77,3 +77,29 @@ func TestLocalSoldOutOutcomeName(t *testing.T) {
 		t.Fatal(got, err)
 	}
 }
+
+// A release whose reply was lost and whose same-id re-send answered
+// ALREADY_RELEASED freed its unit: if that unit is never sold again L1
+// fails, as for one answered RELEASED. A second operation on the same
+// reservation (one answered RELEASED, the other ALREADY_RELEASED after a
+// lost reply) frees one unit, not two: the one sale recovers it.
+func TestL1CountsAReleaseWhoseReplyWasLost(t *testing.T) {
+	ttl := time.Second
+	lost := func(ops []Op) []Op {
+		ops[2].Outcome, ops[2].Flags, ops[2].Sends = Outcome(lua.CompensateAlreadyReleased), FlagHadUnknown, 2
+		return ops
+	}
+	if c := judgeL1Of(lost(lsoOps(2*time.Second, -1, 6*time.Second)), ttl); c.Status != StatusFail || c.Evidence["unrecovered"] != 1 {
+		t.Fatalf("a lost-reply release never sold again: %s %v", c.Status, c.Evidence)
+	}
+	if c := judgeL1Of(lost(lsoOps(2*time.Second, 2800*time.Millisecond, 6*time.Second)), ttl); c.Status != StatusPass {
+		t.Fatalf("a lost-reply release sold again within the TTL: %s %v", c.Status, c.Evidence)
+	}
+	ops := lsoOps(2*time.Second, 2800*time.Millisecond, 6*time.Second)
+	dup := ops[2]
+	dup.ID, dup.Start, dup.End = uint32(len(ops)), dup.Start+time.Millisecond, dup.End+5*time.Millisecond
+	dup.Outcome, dup.Flags, dup.Sends = Outcome(lua.CompensateAlreadyReleased), FlagHadUnknown, 2
+	if c := judgeL1Of(append(ops, dup), ttl); c.Status != StatusPass || c.Evidence["releases_after_sell_out"] != 1 {
+		t.Fatalf("one reservation released by one of two operations: %s %v", c.Status, c.Evidence)
+	}
+}

@@ -95,6 +95,7 @@ type spec struct {
 	load    runner.Config
 	pipe    pipeline.Config
 	scripts *lua.Scripts // the pipeline's scripts (nil: embedded)
+	pstore  *lua.Store   // the pipeline's store (nil: testRDB with scripts), e.g. on a client whose link is cut
 	reserve *lua.Scripts // the load's scripts (nil: embedded), e.g. a broken reserve.lua
 	faults  []string
 	// before runs after the pipeline started, before the load.
@@ -144,6 +145,9 @@ func run(t *testing.T, sp spec) *outcome {
 	pstore := testStore
 	if sp.scripts != nil {
 		pstore = lua.NewStore(testRDB, sp.scripts, secret)
+	}
+	if sp.pstore != nil {
+		pstore = sp.pstore
 	}
 	orders, err := pipeline.OpenOrders(ctx, testPG.Pool(), pipeline.OrdersOptions{NewSchema: true})
 	if err != nil {

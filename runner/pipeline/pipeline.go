@@ -69,7 +69,7 @@ type counters struct {
 	releases, releasesRejected, releasesExpired                                          atomic.Int64
 	expiriesChecked, expiryHeldByOrder, expiryHeldByMQ                                   atomic.Int64
 	transitions, illegal, redisErrors                                                    atomic.Int64
-	dispStops, dispStarts, stuck, drainMs                                                atomic.Int64
+	dispStops, dispStarts, stuck, drainMs, drainSwept                                    atomic.Int64
 }
 
 // New builds a pipeline for activity a; store runs the transition and
@@ -260,15 +260,21 @@ func (p *Pipeline) Drain(ctx context.Context, timeout time.Duration) error {
 		p.mu.Unlock()
 		return err
 	}
+	var swept time.Time
 	for {
 		left, err := p.zcard(dctx, func(sc lua.Scope) string { return sc.ExpiryKey() })
 		pend, err2 := p.zcard(dctx, func(sc lua.Scope) string { return sc.SendPendingKey() })
-		if err == nil && err2 == nil && left == 0 && pend == 0 && p.mq.idle() && p.relBusy.Load() == 0 {
+		idle := err == nil && err2 == nil && pend == 0 && p.mq.idle() && p.relBusy.Load() == 0
+		if idle && left == 0 {
 			p.c.stuck.Store(0)
 			p.mu.Lock()
 			p.stuck = nil
 			p.mu.Unlock()
 			return finish(nil)
+		}
+		if idle && time.Since(swept) >= p.cfg.Expiry.Every {
+			swept = time.Now()
+			p.sweepFenced(dctx)
 		}
 		t := time.NewTimer(20 * time.Millisecond)
 		select {
@@ -291,6 +297,36 @@ func (p *Pipeline) Drain(ctx context.Context, timeout time.Duration) error {
 			}
 			return finish(e)
 		case <-t.C:
+		}
+	}
+}
+
+// sweepFenced finishes, during the drain, the reservations left
+// RELEASE_PENDING (fenced) or REJECTED whose compensate failed past the
+// release stage's bounded retries (a partition during the compensate):
+// without it they wait for the expiry checker until their TTL, long after
+// the drain. Both statuses lead only to RELEASED, so finishing them before
+// the TTL is safe; it goes the expiry checker's way (expireOne: the
+// reservation's lock, the fence answering IDEMPOTENT on record, compensate,
+// which releases at most once). Drain calls it only when nothing else can
+// move them (send_pending empty, the MQ idle, the release stage idle); what
+// it cannot finish now (Redis still unreachable) is tried again at the next
+// sweep, until the drain's deadline.
+func (p *Pipeline) sweepFenced(ctx context.Context) {
+	for b := uint32(0); b < p.a.Buckets && ctx.Err() == nil; b++ {
+		sc := p.a.Scope(b)
+		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+		ids, err := p.st.Client().ZRange(cctx, sc.ExpiryKey(), 0, -1).Result()
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, rid := range ids {
+			rec, err := p.readRecord(ctx, sc, rid)
+			if err == nil && (rec.status == lua.StatusReleasePending || rec.status == lua.StatusRejected) {
+				p.c.drainSwept.Add(1)
+				p.expireOne(ctx, sc, rid)
+			}
 		}
 	}
 }
@@ -365,7 +401,7 @@ func (p *Pipeline) Stats() Stats {
 		ReleasesExpired: c.releasesExpired.Load(), ExpiriesChecked: c.expiriesChecked.Load(),
 		ExpiryHeldByOrder: c.expiryHeldByOrder.Load(), ExpiryHeldByMQ: c.expiryHeldByMQ.Load(),
 		Transitions: c.transitions.Load(), IllegalAnswers: c.illegal.Load(), RedisErrors: c.redisErrors.Load(),
-		DispatcherStops: c.dispStops.Load(), DispatcherStarts: c.dispStarts.Load(), Stuck: c.stuck.Load(), DrainMs: c.drainMs.Load(),
+		DispatcherStops: c.dispStops.Load(), DispatcherStarts: c.dispStarts.Load(), Stuck: c.stuck.Load(), DrainMs: c.drainMs.Load(), DrainSwept: c.drainSwept.Load(),
 		ServiceSends: p.svc.sends.Load(), ServiceSendsLost: p.svc.lost.Load(), RecoveredByScanner: p.svc.recovered.Load(),
 	}
 }
