@@ -136,6 +136,9 @@ type Stats struct {
 	DispatcherStarts      int64
 	Stuck                 int64 // not terminal when Drain gave up (0 after a complete drain)
 	DrainMs               int64 // how long the drain took (or its timeout)
+	// DrainExtendedMs is how long the drain ran past its timeout because
+	// reservations kept coming to an end (Drain; 0: within its timeout).
+	DrainExtendedMs int64
 	// DrainSwept counts the RELEASE_PENDING or REJECTED leftovers the drain
 	// sent to be finished before their TTL (Drain's sweep; a leftover the
 	// sweep could not finish at once counts at each sweep).
@@ -204,7 +207,7 @@ func (e *Evidence) Summary() map[string]any {
 		"releases_expired": s.ReleasesExpired, "expiries_checked": s.ExpiriesChecked,
 		"expiry_held_by_order": s.ExpiryHeldByOrder, "expiry_held_by_mq": s.ExpiryHeldByMQ,
 		"transitions": s.Transitions, "illegal_answers": s.IllegalAnswers, "redis_errors": s.RedisErrors,
-		"dispatcher_crashes": s.DispatcherStops, "stuck": s.Stuck, "drained": e.Drained, "drain_ms": s.DrainMs, "drain_swept": s.DrainSwept,
+		"dispatcher_crashes": s.DispatcherStops, "stuck": s.Stuck, "drained": e.Drained, "drain_ms": s.DrainMs, "drain_extended_ms": s.DrainExtendedMs, "drain_swept": s.DrainSwept,
 		"no_stock": s.NoStock, "user_already_ordered": s.UserAlreadyOrdered, "duplicate_reservations": s.DuplicateReservations,
 		"order_tx_errors": s.OrderTxErrors, "dropped_by_defect": s.DroppedByDefect,
 		"service_sends": s.ServiceSends, "service_sends_lost": s.ServiceSendsLost, "recovered_by_scanner": s.RecoveredByScanner,

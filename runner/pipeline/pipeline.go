@@ -69,7 +69,7 @@ type counters struct {
 	releases, releasesRejected, releasesExpired                                          atomic.Int64
 	expiriesChecked, expiryHeldByOrder, expiryHeldByMQ                                   atomic.Int64
 	transitions, illegal, redisErrors                                                    atomic.Int64
-	dispStops, dispStarts, stuck, drainMs, drainSwept                                    atomic.Int64
+	dispStops, dispStarts, stuck, drainMs, drainSwept, drainExtendedMs                   atomic.Int64
 }
 
 // New builds a pipeline for activity a; store runs the transition and
@@ -236,6 +236,10 @@ func (p *Pipeline) Stop() {
 // ErrDrainTimeout is wrapped by Drain's error when reservations were left.
 var ErrDrainTimeout = errors.New("pipeline: drain timed out")
 
+// DrainCapFactor bounds a drain that keeps making progress: at most this
+// many times its timeout in all (see Drain).
+const DrainCapFactor = 6
+
 // Drain waits, with the stages running, until every reservation of the
 // activity is terminal (ORDER_CREATED or RELEASED: both zsets of every
 // bucket are empty — reserve.lua puts each reservation in
@@ -244,13 +248,23 @@ var ErrDrainTimeout = errors.New("pipeline: drain timed out")
 // the reservations left (Stats().Stuck, Evidence().Stuck) and returns an
 // error wrapping ErrDrainTimeout. Call it after the load, with the
 // dispatcher running (heal a dispatcher-crash first).
+//
+// timeout is how long the pipeline may go without bringing one more
+// reservation to an end: while the count of reservations left keeps
+// falling, the deadline moves to timeout after the last fall, up to
+// DrainCapFactor × timeout in all. A slow stand (a starved host working
+// through its backlog) is given the time to finish; a stuck reservation
+// (nothing falls any more) still ends the drain after timeout. The time
+// the drain ran past timeout is Stats().DrainExtendedMs.
 func (p *Pipeline) Drain(ctx context.Context, timeout time.Duration) error {
 	began := time.Now()
-	deadline := began.Add(timeout)
-	dctx, cancel := context.WithDeadline(ctx, deadline)
+	hardStop := began.Add(DrainCapFactor * timeout)
+	dctx, cancel := context.WithDeadline(ctx, hardStop)
 	defer cancel()
+	deadline, fewest := began.Add(timeout), int64(-1)
 	finish := func(err error) error {
 		p.c.drainMs.Store(time.Since(began).Milliseconds())
+		p.c.drainExtendedMs.Store(max(0, time.Since(began)-timeout).Milliseconds())
 		p.mu.Lock()
 		p.drained = true
 		p.drainErr = ""
@@ -272,33 +286,68 @@ func (p *Pipeline) Drain(ctx context.Context, timeout time.Duration) error {
 			p.mu.Unlock()
 			return finish(nil)
 		}
+		if n := left + pend; err == nil && err2 == nil && (fewest < 0 || n < fewest) {
+			// One more reservation came to an end: the stand is working.
+			fewest = n
+			if deadline = time.Now().Add(timeout); deadline.After(hardStop) {
+				deadline = hardStop
+			}
+		}
 		if idle && time.Since(swept) >= p.cfg.Expiry.Every {
 			swept = time.Now()
 			p.sweepFenced(dctx)
 		}
 		t := time.NewTimer(20 * time.Millisecond)
+		var stop <-chan time.Time
+		if d := time.Until(deadline); d <= 0 {
+			t.Stop()
+			stop = closedTimeChan
+		} else if d < 20*time.Millisecond {
+			t.Reset(d)
+		}
 		select {
 		case <-dctx.Done():
-			t.Stop()
-			rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			stuck, rerr := p.readStuck(rctx)
-			rcancel()
-			p.mu.Lock()
-			p.stuck = stuck
-			p.mu.Unlock()
-			p.c.stuck.Store(int64(len(stuck)))
-			e := fmt.Errorf("%w after %s: %d reservations not terminal (send_pending %d), mq idle %v, releases pending %d",
-				ErrDrainTimeout, timeout, len(stuck), pend, p.mq.idle(), p.relBusy.Load())
-			if rerr != nil {
-				e = errors.Join(e, rerr)
-			}
-			if ctx.Err() != nil {
-				e = errors.Join(e, ctx.Err())
-			}
-			return finish(e)
+		case <-stop:
 		case <-t.C:
+			continue
 		}
+		t.Stop()
+		return finish(p.drainTimedOut(ctx, time.Since(began), timeout, pend))
 	}
+}
+
+// closedTimeChan is a channel that is always ready: Drain's "deadline
+// passed" case.
+var closedTimeChan = func() <-chan time.Time {
+	c := make(chan time.Time)
+	close(c)
+	return c
+}()
+
+// drainTimedOut lists the reservations left when the drain ended after
+// ran (timeout without one more reservation finishing, or the cap) and
+// returns the error wrapping ErrDrainTimeout.
+func (p *Pipeline) drainTimedOut(ctx context.Context, ran, timeout time.Duration, pend int64) error {
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	stuck, rerr := p.readStuck(rctx)
+	rcancel()
+	p.mu.Lock()
+	p.stuck = stuck
+	p.mu.Unlock()
+	p.c.stuck.Store(int64(len(stuck)))
+	why := fmt.Sprintf("none came to an end for %s", timeout)
+	if ran >= DrainCapFactor*timeout {
+		why = fmt.Sprintf("still finishing at the cap of %d × %s", DrainCapFactor, timeout)
+	}
+	e := fmt.Errorf("%w after %s (%s): %d reservations not terminal (send_pending %d), mq idle %v, releases pending %d",
+		ErrDrainTimeout, ran.Round(time.Millisecond), why, len(stuck), pend, p.mq.idle(), p.relBusy.Load())
+	if rerr != nil {
+		e = errors.Join(e, rerr)
+	}
+	if ctx.Err() != nil {
+		e = errors.Join(e, ctx.Err())
+	}
+	return e
 }
 
 // sweepFenced finishes, during the drain, the reservations left
@@ -401,7 +450,7 @@ func (p *Pipeline) Stats() Stats {
 		ReleasesExpired: c.releasesExpired.Load(), ExpiriesChecked: c.expiriesChecked.Load(),
 		ExpiryHeldByOrder: c.expiryHeldByOrder.Load(), ExpiryHeldByMQ: c.expiryHeldByMQ.Load(),
 		Transitions: c.transitions.Load(), IllegalAnswers: c.illegal.Load(), RedisErrors: c.redisErrors.Load(),
-		DispatcherStops: c.dispStops.Load(), DispatcherStarts: c.dispStarts.Load(), Stuck: c.stuck.Load(), DrainMs: c.drainMs.Load(), DrainSwept: c.drainSwept.Load(),
+		DispatcherStops: c.dispStops.Load(), DispatcherStarts: c.dispStarts.Load(), Stuck: c.stuck.Load(), DrainMs: c.drainMs.Load(), DrainSwept: c.drainSwept.Load(), DrainExtendedMs: c.drainExtendedMs.Load(),
 		ServiceSends: p.svc.sends.Load(), ServiceSendsLost: p.svc.lost.Load(), RecoveredByScanner: p.svc.recovered.Load(),
 	}
 }

@@ -505,3 +505,25 @@ func TestE5CatchesServiceCrashWithoutScanner(t *testing.T) {
 	}
 	t.Logf("E5 without the scanner: %s", o.checks["E5"].Detail)
 }
+
+// TestDrainGivesAWorkingStandTime: the order service acts 1.5 s after
+// each message (a slow stand), so the load's reservations keep coming to
+// an end for longer than the 1 s drain timeout. The drain runs past its
+// timeout while they do (DrainExtendedMs > 0) and ends with every
+// reservation terminal; the old fixed deadline ended it with hundreds left
+// and failed P2. TestP2CatchesDispatcherNeverRestarted is the other side:
+// nothing comes to an end, and the drain still stops after its timeout.
+func TestDrainGivesAWorkingStandTime(t *testing.T) {
+	t.Parallel()
+	pc := pipeline.DefaultConfig()
+	pc.Order.Delay = 1500 * time.Millisecond
+	o := run(t, spec{stock: 1000, buckets: 1, load: loadConfig(200, 2*time.Second), pipe: pc, drain: time.Second})
+	if o.drainErr != nil {
+		t.Fatalf("drain: %v (stuck %d)", o.drainErr, len(o.ev.Stuck))
+	}
+	if o.ev.Stats.DrainExtendedMs <= 0 {
+		t.Fatalf("drain took %d ms and was not extended: the test's stand was not slow enough to show anything", o.ev.Stats.DrainMs)
+	}
+	t.Logf("drain %d ms, %d ms past its 1 s timeout", o.ev.Stats.DrainMs, o.ev.Stats.DrainExtendedMs)
+	o.expectPass(t, "P2")
+}
