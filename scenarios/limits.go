@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -141,6 +142,27 @@ func plannedOps(c runner.Config) float64 {
 	return n
 }
 
+// CheckLoad applies a scenario's limits on the load (finite rates,
+// MaxRate per phase, MaxLoadDuration, MaxPlannedOps) to phases that were
+// not read from a scenario (capacity's steps, a library caller's plan):
+// lifecycle.Execute calls it before anything starts, so no plan escapes
+// the limits a file is held to.
+func CheckLoad(phases []runner.Phase) error {
+	s := &Scenario{Source: "the plan", RateScale: 1}
+	for _, p := range phases {
+		s.Phases = append(s.Phases, Phase{Name: p.Name, Config: p.Config})
+	}
+	v := &validator{s: s}
+	finite := true
+	for i := range s.Phases {
+		finite = v.finiteRates(i, "") && finite
+	}
+	if finite {
+		v.limits()
+	}
+	return errors.Join(v.errs...)
+}
+
 // limits checks the load a (non-suite) scenario asks for against
 // MaxRate, MaxLoadDuration and MaxPlannedOps (the counts of phases,
 // faults and suite members are checked when the file is decoded).
@@ -167,10 +189,14 @@ func (v *validator) limits() {
 			ops += plannedOps(c)
 		}
 	}
+	whole := "phases"
+	if len(s.Phases) == 1 {
+		whole = s.phaseField(0)("duration")
+	}
 	if total > MaxLoadDuration {
-		v.bad("phases", "the phases last %s in all: at most %s of load per scenario (the report keeps a point per second); shorten the phases or split them into a suite", total, MaxLoadDuration)
+		v.bad(whole, "the phases last %s in all: at most %s of load per scenario (the report keeps a point per second); shorten the phases or split them into a suite", total, MaxLoadDuration)
 	}
 	if ops > MaxPlannedOps {
-		v.bad("phases", "the phases may schedule %.0f operations (peak rate × duration, or max_ops): at most %d per run (the history keeps every one in memory); lower the rates or durations, set max_ops, or split the load over generators", ops, MaxPlannedOps)
+		v.bad(whole, "the phases may schedule %.0f operations (peak rate × duration, or max_ops): at most %d per run (the history keeps every one in memory); lower the rates or durations, set max_ops, or split the load over generators", ops, MaxPlannedOps)
 	}
 }
