@@ -3,6 +3,8 @@ package scenarios
 import (
 	"fmt"
 	"maps"
+	"sort"
+	"strings"
 	"time"
 
 	"seckill-harness/faults"
@@ -56,10 +58,21 @@ func FromFlags(f Flags) *Scenario {
 		Activity: Activity{Stock: f.Stock, Buckets: f.Buckets, Users: c.Users, ReservationTTL: c.TTL},
 		Phases:   []Phase{{Name: defaultPhaseName, Config: c}},
 		Pipeline: f.Pipeline, Drain: f.Drain, Source: FlagSource, pos: map[string]pos{}}
+	if d, ok := f.Given["duration"]; ok {
+		s.pos["phases"] = pos{flag: "--duration " + d} // the limits on the whole load
+	}
+	var mix []string // the shares' sum is judged on the mix as a whole
 	for name, val := range f.Given {
 		if path, ok := flagFields[name]; ok {
 			s.pos[path] = pos{flag: "--" + name + " " + val}
+			if strings.HasPrefix(name, "mix-") {
+				mix = append(mix, "--"+name+" "+val)
+			}
 		}
+	}
+	if len(mix) > 0 {
+		sort.Strings(mix)
+		s.pos["phases[0].mix"] = pos{flag: strings.Join(mix, " ")}
 	}
 	return s
 }

@@ -189,14 +189,10 @@ func (v *validator) limits() {
 			ops += plannedOps(c)
 		}
 	}
-	whole := "phases"
-	if len(s.Phases) == 1 {
-		whole = s.phaseField(0)("duration")
-	}
 	if total > MaxLoadDuration {
-		v.bad(whole, "the phases last %s in all: at most %s of load per scenario (the report keeps a point per second); shorten the phases or split them into a suite", total, MaxLoadDuration)
+		v.bad("phases", "the phases last %s in all: at most %s of load per scenario (the report keeps a point per second); shorten the phases or split them into a suite", total, MaxLoadDuration)
 	}
 	if ops > MaxPlannedOps {
-		v.bad(whole, "the phases may schedule %.0f operations (peak rate × duration, or max_ops): at most %d per run (the history keeps every one in memory); lower the rates or durations, set max_ops, or split the load over generators", ops, MaxPlannedOps)
+		v.bad("phases", "the phases may schedule %.0f operations (peak rate × duration, or max_ops): at most %d per run (the history keeps every one in memory); lower the rates or durations, set max_ops, or split the load over generators", ops, MaxPlannedOps)
 	}
 }

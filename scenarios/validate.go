@@ -123,7 +123,7 @@ func (v *validator) scenario() {
 		return
 	}
 	if !(s.RateScale > 0) || math.IsInf(s.RateScale, 0) {
-		v.bad("rate_scale", "%g: must be a positive finite number (1 runs the rates as written, 0.1 a tenth of them)", s.RateScale)
+		v.bad("rate_scale", "%g: must be positive and finite (1 runs the rates as written, 0.1 a tenth of them)", s.RateScale)
 	}
 	if !slices.Contains(v.paths, s.Path) {
 		v.bad("path", "%q: unknown reserve path; valid paths: %s", s.Path, strings.Join(v.paths, ", "))
@@ -282,7 +282,7 @@ func (v *validator) phase(i int) {
 	for _, sh := range shares {
 		sum += sh.v
 		if !(sh.v >= 0 && sh.v <= 1) {
-			v.bad(at("mix."+sh.key), "%g: a share is a number between 0 and 1", sh.v)
+			v.bad(at("mix."+sh.key), "%g: a share is between 0 and 1", sh.v)
 			inRange = false
 		}
 		if sh.v != 0 {
