@@ -198,18 +198,19 @@ func (f *scenarioCmdFlags) register(fs *pflag.FlagSet, defOut string) {
 	addClusterFlags(fs, &f.cluster)
 }
 
-// plan resolves arg with the command's --seed and --set and builds its
-// plan with the cluster, --lua-dir and the overrides given (planner.Build).
-func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string, ov planner.Overrides) (*lifecycle.Plan, error) {
+// inputs is what the command's flags add to its plans, with the overrides ov.
+func (f *scenarioCmdFlags) inputs(cmd *cobra.Command, ov planner.Overrides) (planner.Inputs, *int64) {
 	var seed *int64
 	if cmd.Flags().Changed("seed") {
 		seed = &f.seed
 	}
-	s, err := planner.Resolve(cmd.Context(), arg, f.sets, seed)
-	if err != nil {
-		return nil, err
-	}
-	return planner.Build(s, planner.Inputs{Cluster: f.cluster, Given: cmd.Flags().Changed, LuaDir: f.luaDir, Overrides: ov})
+	return planner.Inputs{Cluster: f.cluster, Given: cmd.Flags().Changed, LuaDir: f.luaDir, Overrides: ov}, seed
+}
+
+// plan is arg's plan with the command's --seed, --set and flags (planner.Load).
+func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string, ov planner.Overrides) (*lifecycle.Plan, error) {
+	in, seed := f.inputs(cmd, ov)
+	return planner.Load(cmd.Context(), arg, f.sets, seed, in)
 }
 
 func (f *scenarioCmdFlags) output(cmd *cobra.Command) lifecycle.Output {
@@ -431,15 +432,10 @@ func compareVariants(cmd *cobra.Command, f *scenarioCmdFlags, wait *waitFlags, a
 	if err != nil {
 		return err
 	}
-	var runs []lifecycle.Variant
-	for _, v := range specs {
-		fv := *f
-		fv.sets = append(append([]string(nil), f.sets...), v.Sets...)
-		p, err := fv.plan(cmd, arg, wait.over(planner.Overrides{}))
-		if err != nil {
-			return fmt.Errorf("variant %s: %w", v.Name, err)
-		}
-		runs = append(runs, lifecycle.Variant{VariantSpec: v, Plan: p})
+	in, seed := f.inputs(cmd, wait.over(planner.Overrides{}))
+	runs, err := planner.Variants(cmd.Context(), arg, f.sets, seed, in, specs)
+	if err != nil {
+		return err
 	}
 	return verdict(lifecycle.CompareVariants(cmd.Context(), cmd.OutOrStdout(), runs[0].Plan.Name, runs, f.output(cmd)))
 }
