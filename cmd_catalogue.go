@@ -16,6 +16,7 @@ import (
 	"seckill-harness/reports"
 	"seckill-harness/runner/catalogue"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/planner"
 )
 
 type catalogueOptions struct {
@@ -99,11 +100,10 @@ func runCatalogue(cmd *cobra.Command, o catalogueOptions) error {
 func catalogueRunner(cmd *cobra.Command, log io.Writer) catalogue.Runner {
 	return func(ctx context.Context, name, dir string, done func(catalogue.Run)) error {
 		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-		var cf lifecycle.ClusterSpec
-		var ex runExtras
-		addClusterFlags(fs, &cf)
-		ex.wait.register(fs)
-		s, err := resolveScenario(ctx, name, nil, nil)
+		var in planner.Inputs
+		addClusterFlags(fs, &in.Cluster)
+		in.Given = fs.Changed
+		s, err := planner.Resolve(ctx, name, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -112,12 +112,12 @@ func catalogueRunner(cmd *cobra.Command, log io.Writer) catalogue.Runner {
 		out := lifecycle.Output{Dir: dir, Progress: "off", ErrOut: log, Log: log,
 			Logger:    slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: level})),
 			OnOutcome: func(d string, oc *lifecycle.Outcome) { got[d] = oc.Report }}
-		ex.onMember = func(m, d string, wall time.Duration, err error) {
+		onMember := func(m, d string, wall time.Duration, err error) {
 			done(catalogue.Run{Name: m, Dir: d, Wall: wall, Report: got[d], Err: harnessError(err)})
 		}
 		fmt.Fprintf(log, "\n===== catalogue: run %s into %s =====\n", name, dir)
 		t0 := time.Now()
-		err = harnessError(runScenario(ctx, s, cf, fs.Changed, out, ex))
+		err = harnessError(runScenario(ctx, s, in, out, onMember))
 		if !s.IsSuite() {
 			done(catalogue.Run{Name: name, Dir: dir, Wall: time.Since(t0), Report: got[dir], Err: err})
 		}

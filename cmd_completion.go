@@ -8,6 +8,7 @@ import (
 	"seckill-harness/faults"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/planner"
 	"seckill-harness/scenarios"
 )
 
@@ -24,7 +25,7 @@ func addCompletion(root *cobra.Command) {
 		"mode":     fixedCompletion(string(runner.ModeOpen), string(runner.ModeClosed)),
 		"shape":    fixedCompletion(runner.Shapes...),
 		"progress": fixedCompletion("auto", "tty", "plain", "off"),
-		"path":     fixedCompletion(pathNames()...),
+		"path":     fixedCompletion(planner.Paths()...),
 		"path-mix": fixedCompletion(lifecycle.PathScenario, lifecycle.PathAccept, lifecycle.PathSoldOut, lifecycle.PathBoth),
 		"fault":    faultCompletion,
 	}

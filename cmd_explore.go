@@ -8,8 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"seckill-harness/runner/explore"
-	"seckill-harness/runner/lifecycle"
-	"seckill-harness/scenarios"
+	"seckill-harness/runner/planner"
 )
 
 func newExploreCmd() *cobra.Command {
@@ -45,16 +44,12 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
   seckill-harness explore --seed 3 --budget 30m --allow-destructive --keep-going --out out/nightly`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Bounds.Path != "" {
-				if err := setPath(&lifecycle.Plan{}, o.Bounds.Path); err != nil {
-					return err
-				}
+			if err := planner.CheckPath(o.Bounds.Path); err != nil {
+				return err
 			}
 			o.Log, o.Logger = cmd.OutOrStdout(), cmdLogger(cmd)
 			o.Command = explorerCommand()
-			o.Plan = func(s *scenarios.Scenario) (*lifecycle.Plan, error) {
-				return planFromScenario(s, o.Cluster, cmd.Flags().Changed)
-			}
+			o.Given = cmd.Flags().Changed
 			sum, err := explore.Explore(cmd.Context(), o)
 			if err != nil {
 				return err

@@ -79,3 +79,34 @@ func addRunJSON(cmd *cobra.Command, o *runOptions) {
 		return o.summary.write(cmd.OutOrStdout(), runE(cmd, args))
 	}
 }
+
+// countingWriter counts what a command wrote to stdout: run() adds the
+// --json error object only when the command wrote nothing.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
+// wantsJSON reports whether args ask the command they name for --json
+// (the flag may not have been parsed: a usage error stops cobra first).
+func wantsJSON(root *cobra.Command, args []string) bool {
+	c, _, err := root.Find(args)
+	if err != nil || c.Flags().Lookup("json") == nil {
+		return false
+	}
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "--json=true", "--json=1":
+			return true
+		}
+	}
+	return false
+}

@@ -7,11 +7,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/runner/planner"
+	"seckill-harness/scenarios"
 )
 
 type runOptions struct {
@@ -80,36 +83,14 @@ any member failed, else 3 when any member was inconclusive.`,
 			if err := o.parseGenerator(); err != nil {
 				return err
 			}
-			if len(args) == 0 {
-				if len(o.sets) > 0 {
-					return fmt.Errorf("--set changes a scenario: name one (seckill-harness run NAME --set …), or use the load flags")
-				}
-				return runRun(cmd.Context(), cmd, o)
-			}
-			var given []string
-			for _, f := range loadFlags {
-				if cmd.Flags().Changed(f) {
-					given = append(given, "--"+f)
-				}
-			}
-			if len(given) > 0 {
-				return fmt.Errorf("%s describe an ad-hoc load and cannot be combined with scenario %q: use --set (e.g. --set phases.0.rate=500, --set activity.stock=100)", strings.Join(given, ", "), args[0])
-			}
-			var seed *int64
-			if cmd.Flags().Changed("seed") {
-				seed = &o.cfg.Seed
-			}
 			if err := lifecycle.CheckProgressMode(o.progress); err != nil {
 				return err
 			}
-			s, err := resolveScenario(cmd.Context(), args[0], o.sets, seed)
+			s, err := o.scenarioOf(cmd, args)
 			if err != nil {
 				return err
 			}
-			if len(s.Suite) > 0 && o.activity != "" {
-				return fmt.Errorf("%s is a suite: --activity and --generator take one scenario (a member), not a suite", s.Name)
-			}
-			return runScenario(cmd.Context(), s, o.cluster, cmd.Flags().Changed, o.output(cmd), o.scenarioRun())
+			return runScenario(cmd.Context(), s, o.inputs(cmd), o.output(cmd), nil)
 		},
 	}
 	o.registerFlags(cmd, &mode, &shape)
@@ -189,26 +170,57 @@ func (o *runOptions) parseGenerator() error {
 	return nil
 }
 
-func runRun(ctx context.Context, cmd *cobra.Command, o runOptions) error {
-	if err := o.cfg.Validate(); err != nil {
-		return fmt.Errorf("invalid flags: %w", err)
+// scenarioOf is what run runs: the named scenario with --seed and --set,
+// or (no argument) the ad-hoc load of the flags as a scenario of its own.
+func (o *runOptions) scenarioOf(cmd *cobra.Command, args []string) (*scenarios.Scenario, error) {
+	if len(args) == 0 {
+		if len(o.sets) > 0 {
+			return nil, fmt.Errorf("--set changes a scenario: name one (seckill-harness run NAME --set …), or use the load flags")
+		}
+		return o.flagScenario(cmd), nil
 	}
-	planned, err := lifecycle.ParseFaults(o.faults, o.cfg.Duration)
-	if err != nil {
-		return err
+	var given []string
+	for _, f := range loadFlags {
+		if cmd.Flags().Changed(f) {
+			given = append(given, "--"+f)
+		}
 	}
-	p := &lifecycle.Plan{Name: o.scenario, Cluster: o.cluster, Stock: o.stock, Buckets: o.buckets,
-		Phases: []runner.Phase{{Name: "load", Config: o.cfg}}, Faults: planned}
-	o.scenarioRun().applyTo(p)
-	if err := setPath(p, o.path); err != nil {
-		return err
+	if len(given) > 0 {
+		return nil, fmt.Errorf("%s describe an ad-hoc load and cannot be combined with scenario %q: use --set (e.g. --set phases.0.rate=500, --set activity.stock=100)", strings.Join(given, ", "), args[0])
 	}
+	var seed *int64
+	if cmd.Flags().Changed("seed") {
+		seed = &o.cfg.Seed
+	}
+	s, err := planner.Resolve(cmd.Context(), args[0], o.sets, seed)
+	if err == nil && s.IsSuite() && o.activity != "" {
+		err = fmt.Errorf("%s is a suite: --activity and --generator take one scenario (a member), not a suite", s.Name)
+	}
+	return s, err
+}
+
+// flagScenario is the ad-hoc load of the flags as a scenario value, so it
+// is validated as the same load written in a file would be.
+func (o *runOptions) flagScenario(cmd *cobra.Command) *scenarios.Scenario {
+	given := map[string]string{}
+	cmd.Flags().Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
+	c := o.cluster
+	f := scenarios.Flags{Name: o.scenario, Load: o.cfg, Stock: o.stock, Buckets: int(o.buckets), Given: given,
+		Topology: scenarios.Topology{Masters: c.Masters, Replicas: c.Replicas, NodeTimeout: c.NodeTimeout,
+			AppendOnly: c.AppendOnly, PoolSize: c.PoolSize, PoolTimeout: c.PoolTimeout}}
 	if o.pipeline {
 		cfg := pipeline.DefaultConfig()
 		cfg.Seed = o.cfg.Seed
-		p.Pipeline, p.Drain = &cfg, o.drain
+		f.Pipeline, f.Drain = &cfg, o.drain
 	}
-	return execute(ctx, p, o.output(cmd))
+	return scenarios.FromFlags(f)
+}
+
+// inputs is what the run flags add to every plan (a suite's members included).
+func (o *runOptions) inputs(cmd *cobra.Command) planner.Inputs {
+	return planner.Inputs{Cluster: o.cluster, Given: cmd.Flags().Changed, LuaDir: o.luaDir,
+		Overrides: o.wait.over(planner.Overrides{Faults: o.faults, Path: o.path, LocalSoldOut: o.localSoldOut}),
+		Generator: o.cfg.Generator, ActivityID: o.activity, ActivityWait: o.activityWait, PostgresURL: o.pg, PostgresKeep: o.pgKeep}
 }
 
 // output is where a run writes, from the run flags.
@@ -218,40 +230,6 @@ func (o runOptions) output(cmd *cobra.Command) lifecycle.Output {
 		out.Log, out.OnOutcome = cmd.ErrOrStderr(), o.summary.onOutcome
 	}
 	return out
-}
-
-// scenarioRun is what the run flags add to every plan (a suite's members included).
-func (o runOptions) scenarioRun() runExtras {
-	return runExtras{luaDir: o.luaDir, gen: o.cfg.Generator, activity: o.activity, activityWait: o.activityWait, faults: o.faults, path: o.path, pg: o.pg, pgKeep: o.pgKeep, localSoldOut: o.localSoldOut,
-		wait: o.wait}
-}
-
-// runExtras are the run flags that apply on top of a scenario.
-type runExtras struct {
-	luaDir, activity, path string
-	pg                     string // --pg: an existing database for the orders
-	pgKeep                 bool   // --pg-keep: leave the run's schema there
-	gen                    runner.Generator
-	activityWait           time.Duration
-	faults                 []string
-	localSoldOut           time.Duration // --local-soldout: the flag's TTL (0: the scenario's)
-	wait                   waitFlags
-	// onMember, when set, is called after each suite member with its
-	// name, reports directory, wall time and error (catalogue's rows).
-	onMember func(name, dir string, wall time.Duration, err error)
-}
-
-// applyTo puts the scripts and the named activity on a plan.
-func (e runExtras) applyTo(p *lifecycle.Plan) {
-	p.LuaDir, p.Generator, p.ActivityWait, p.PostgresURL = e.luaDir, e.gen, e.activityWait, e.pg
-	p.PostgresKeep = e.pgKeep
-	e.wait.applyTo(p)
-	if e.activity != "" {
-		p.ActivityID, p.SharedActivity = e.activity, true
-	}
-	if e.localSoldOut > 0 {
-		p.LocalSoldOut.TTL = e.localSoldOut
-	}
 }
 
 // execute runs a plan and maps its outcome to the exit contract.

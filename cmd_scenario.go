@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/planner"
 	"seckill-harness/scenarios"
 )
 
@@ -23,114 +23,42 @@ var loadFlags = []string{"users", "stock", "buckets", "rate", "duration", "mode"
 	"max-ops", "timeout", "retries", "reservation-ttl", "mix-replay", "mix-same-user", "mix-foreign-request", "mix-release",
 	"slope", "amplitude", "period", "peak", "spike-at", "ramp-up", "hold", "ramp-down", "name"}
 
-// resolveScenario finds a built-in or file, applies --seed and --set, and
-// validates. Every problem is a usage error (exit 2) naming file:line and field.
-func resolveScenario(ctx context.Context, nameOrFile string, sets []string, seed *int64) (*scenarios.Scenario, error) {
-	s, err := scenarios.ResolveContext(ctx, nameOrFile)
-	if err != nil {
-		return nil, err
-	}
-	if seed != nil {
-		if err := s.Set(fmt.Sprintf("seed=%d", *seed)); err != nil {
-			return nil, err
-		}
-	}
-	for _, kv := range sets {
-		if err := s.Set(kv); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("scenario %s is not valid:\n%w", s.Source, err)
-	}
-	return s, nil
-}
-
-// planFromScenario turns a resolved (non-suite) scenario into a plan. The
-// cluster flags override the scenario's topology only when given explicitly.
-func planFromScenario(s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed func(string) bool) (*lifecycle.Plan, error) {
-	t := s.Topology
-	c := cf
-	if !changed("masters") {
-		c.Masters = t.Masters
-	}
-	if !changed("replicas") {
-		c.Replicas = t.Replicas
-	}
-	if !changed("node-timeout") && t.NodeTimeout > 0 {
-		c.NodeTimeout = t.NodeTimeout
-	}
-	if !changed("appendonly") {
-		c.AppendOnly = t.AppendOnly
-	}
-	if !changed("pool-size") {
-		c.PoolSize = t.PoolSize
-	}
-	if !changed("pool-timeout") {
-		c.PoolTimeout = t.PoolTimeout
-	}
-	c.ExtraConfig = t.RedisConfig()
-	planned, err := s.Plan()
-	if err != nil {
-		return nil, err
-	}
-	p := &lifecycle.Plan{Name: s.Name, Cluster: c, Stock: s.Activity.Stock, Buckets: uint32(s.Activity.Buckets),
-		Window: s.Activity.Window, Faults: planned, Evaluate: s.Evaluate, Waived: s.Waived, Resolved: s.Resolved(),
-		ExpectFail: s.Assertions.ExpectFail, Wait: s.Wait, TolerateEvents: s.TolerateEvents,
-		Pipeline: s.Pipeline, Drain: s.Drain, LocalSoldOut: runner.LocalSoldOutConfig{TTL: s.LocalSoldOut}}
-	if r := s.Assertions.MaxDroppedRatio; r != nil {
-		p.Bounds.MaxDroppedRatio = *r
-	}
-	for _, ph := range s.Phases {
-		p.Phases = append(p.Phases, runner.Phase{Name: ph.Name, Config: ph.Config})
-	}
-	for _, f := range s.Faults {
-		p.FaultNames = append(p.FaultNames, f.Name)
-	}
-	if err := setPath(p, s.Path); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// setPath selects the reserve path by name ("" or "reference": the project's).
-func setPath(p *lifecycle.Plan, name string) error {
-	if name == "" || name == scenarios.DefaultPath {
-		return nil
-	}
-	mk, ok := lookupPath(name)
-	if !ok {
-		return fmt.Errorf("path %q: unknown; valid paths: %s", name, strings.Join(pathNames(), ", "))
-	}
-	p.PathName, p.Path = name, mk
-	return nil
-}
-
 // runScenario runs a scenario, or each member of a suite in turn (each on
 // its own fresh cluster, reports in <out>/<member>/), and returns the
 // exit error of the worst one: a harness error, else a failure, else an
-// inconclusive member (exit 3), else nil.
-func runScenario(ctx context.Context, s *scenarios.Scenario, cf lifecycle.ClusterSpec, changed func(string) bool, out lifecycle.Output, ex runExtras) error {
+// inconclusive member (exit 3), else nil. Every plan (each member's) is
+// built and validated before the first run starts. onMember, when not nil,
+// is called after each suite member (the catalogue's rows).
+func runScenario(ctx context.Context, s *scenarios.Scenario, in planner.Inputs, out lifecycle.Output, onMember memberFunc) error {
 	if !s.IsSuite() {
-		p, err := planFromScenario(s, cf, changed)
+		p, err := planner.Build(s, in)
 		if err != nil {
 			return err
 		}
-		if err := p.AddFaults(ex.faults); err != nil {
-			return err
-		}
-		if ex.path != "" {
-			if err := setPath(p, ex.path); err != nil {
-				return err
-			}
-		}
-		ex.applyTo(p)
 		return execute(ctx, p, out)
+	}
+	if err := planner.Validate(s); err != nil {
+		return err
 	}
 	members, err := s.Members()
 	if err != nil {
 		return err
 	}
+	plans := make([]*lifecycle.Plan, len(members))
+	for i, m := range members {
+		if plans[i], err = planner.Build(m, in); err != nil {
+			return fmt.Errorf("suite %s, member %s: %w", s.Name, m.Name, err)
+		}
+	}
+	return runSuite(ctx, s.Name, plans, out, onMember)
+}
+
+// memberFunc is told of each suite member that ran: its name, reports
+// directory, wall time and exit error.
+type memberFunc func(name, dir string, wall time.Duration, err error)
+
+// runSuite executes the plans of a suite's members in turn and prints the table.
+func runSuite(ctx context.Context, name string, plans []*lifecycle.Plan, out lifecycle.Output, onMember memberFunc) error {
 	type row struct {
 		name, verdict string
 		dur           time.Duration
@@ -138,16 +66,16 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cf lifecycle.Cluste
 	var rows []row
 	var worst error
 	log := out.Log
-	for _, m := range members {
+	for _, p := range plans {
 		if ctx.Err() != nil {
 			break
 		}
-		fmt.Fprintf(log, "\n##### %s (%d of %d in %s) #####\n", m.Name, len(rows)+1, len(members), s.Name)
+		fmt.Fprintf(log, "\n##### %s (%d of %d in %s) #####\n", p.Name, len(rows)+1, len(plans), name)
 		sub := out
-		sub.Dir = filepath.Join(out.Dir, m.Name)
+		sub.Dir = filepath.Join(out.Dir, p.Name)
 		t0 := time.Now()
-		err := runScenario(ctx, m, cf, changed, sub, ex)
-		r := row{name: m.Name, dur: time.Since(t0), verdict: "PASS"}
+		err := execute(ctx, p, sub)
+		r := row{name: p.Name, dur: time.Since(t0), verdict: "PASS"}
 		switch {
 		case err == nil:
 		case errors.Is(err, errChecksFailed):
@@ -165,18 +93,18 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cf lifecycle.Cluste
 			worst = err
 		}
 		rows = append(rows, r)
-		if ex.onMember != nil {
-			ex.onMember(m.Name, sub.Dir, r.dur, err)
+		if onMember != nil {
+			onMember(p.Name, sub.Dir, r.dur, err)
 		}
 	}
-	fmt.Fprintf(log, "\nsuite %s:\n", s.Name)
+	fmt.Fprintf(log, "\nsuite %s:\n", name)
 	w := tabwriter.NewWriter(log, 2, 4, 2, ' ', 0)
 	for _, r := range rows {
 		fmt.Fprintf(w, "  %s\t%.1fs\t%s\t%s\n", r.name, r.dur.Seconds(), r.verdict, filepath.Join(out.Dir, r.name))
 	}
 	w.Flush()
 	if ctx.Err() != nil {
-		return fmt.Errorf("suite %s interrupted: %w", s.Name, ctx.Err())
+		return fmt.Errorf("suite %s interrupted: %w", name, ctx.Err())
 	}
 	return worst
 }
@@ -238,7 +166,10 @@ func newValidateCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var bad []string
 			for _, a := range args {
-				s, err := resolveScenario(cmd.Context(), a, sets, nil)
+				s, err := planner.Resolve(cmd.Context(), a, sets, nil)
+				if err == nil {
+					err = planner.Validate(s)
+				}
 				if err == nil && s.IsSuite() {
 					_, err = s.Members()
 				}
@@ -281,24 +212,19 @@ func (f *scenarioCmdFlags) register(fs *pflag.FlagSet, defOut string) {
 	addClusterFlags(fs, &f.cluster)
 }
 
-func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string) (*lifecycle.Plan, error) {
+// inputs is what the command's flags add to its plans, with the overrides ov.
+func (f *scenarioCmdFlags) inputs(cmd *cobra.Command, ov planner.Overrides) (planner.Inputs, *int64) {
 	var seed *int64
 	if cmd.Flags().Changed("seed") {
 		seed = &f.seed
 	}
-	s, err := resolveScenario(cmd.Context(), arg, f.sets, seed)
-	if err != nil {
-		return nil, err
-	}
-	if s.IsSuite() {
-		return nil, fmt.Errorf("%s is a suite (%s): pick one of its members", s.Name, strings.Join(s.Suite, ", "))
-	}
-	p, err := planFromScenario(s, f.cluster, cmd.Flags().Changed)
-	if err != nil {
-		return nil, err
-	}
-	p.LuaDir = f.luaDir
-	return p, nil
+	return planner.Inputs{Cluster: f.cluster, Given: cmd.Flags().Changed, LuaDir: f.luaDir, Overrides: ov}, seed
+}
+
+// plan is arg's plan with the command's --seed, --set and flags (planner.Load).
+func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string, ov planner.Overrides) (*lifecycle.Plan, error) {
+	in, seed := f.inputs(cmd, ov)
+	return planner.Load(cmd.Context(), arg, f.sets, seed, in)
 }
 
 func (f *scenarioCmdFlags) output(cmd *cobra.Command) lifecycle.Output {
@@ -384,11 +310,10 @@ Reports go to <out>/<variant>/, the table to <out>/compare.json,
 					}
 				}
 			}
-			p, err := f.plan(cmd, args[0])
+			p, err := f.plan(cmd, args[0], wait.over(planner.Overrides{}))
 			if err != nil {
 				return err
 			}
-			wait.applyTo(p)
 			if axis, err := otherCompareAxis(cmd, poolSizes, localSoldOut, capacity); axis != nil || err != nil {
 				if err != nil {
 					return err
@@ -474,7 +399,7 @@ from its demand (twice it, or a tenth of it) instead of the scenario's.`,
 		Example: "  seckill-harness capacity sold-out-90 --start 2000 --factor 1.5 --slo-p99 20ms",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := f.plan(cmd, args[0])
+			p, err := f.plan(cmd, args[0], planner.Overrides{})
 			if err != nil {
 				return err
 			}
@@ -521,16 +446,10 @@ func compareVariants(cmd *cobra.Command, f *scenarioCmdFlags, wait *waitFlags, a
 	if err != nil {
 		return err
 	}
-	var runs []lifecycle.Variant
-	for _, v := range specs {
-		fv := *f
-		fv.sets = append(append([]string(nil), f.sets...), v.Sets...)
-		p, err := fv.plan(cmd, arg)
-		if err != nil {
-			return fmt.Errorf("variant %s: %w", v.Name, err)
-		}
-		wait.applyTo(p)
-		runs = append(runs, lifecycle.Variant{VariantSpec: v, Plan: p})
+	in, seed := f.inputs(cmd, wait.over(planner.Overrides{}))
+	runs, err := planner.Variants(cmd.Context(), arg, f.sets, seed, in, specs)
+	if err != nil {
+		return err
 	}
 	return verdict(lifecycle.CompareVariants(cmd.Context(), cmd.OutOrStdout(), runs[0].Plan.Name, runs, f.output(cmd)))
 }

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"seckill-harness/runner"
-	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/planner"
 )
 
 // waitFlags are --wait-replicas and --wait-timeout: the reserve option
@@ -22,21 +22,13 @@ func (w *waitFlags) register(fs *pflag.FlagSet) {
 	w.timeoutSet = func() bool { return fs.Changed("wait-timeout") }
 }
 
-// applyTo puts the given flags over the plan's (the scenario's) policy.
-func (w *waitFlags) applyTo(p *lifecycle.Plan) {
-	if w.replicasSet == nil {
-		return
+// over puts the given flags into ov: they replace the scenario's wait: fields.
+func (w *waitFlags) over(ov planner.Overrides) planner.Overrides {
+	if w.replicasSet != nil && w.replicasSet() {
+		ov.WaitReplicas = &w.policy.Replicas
 	}
-	if w.replicasSet() {
-		p.Wait.Replicas = w.policy.Replicas
-		if p.Wait.Timeout == 0 {
-			p.Wait.Timeout = w.policy.Timeout
-		}
+	if w.timeoutSet != nil && w.timeoutSet() {
+		ov.WaitTimeout = &w.policy.Timeout
 	}
-	if w.timeoutSet() {
-		p.Wait.Timeout = w.policy.Timeout
-	}
-	if p.Wait.Replicas == 0 && !w.timeoutSet() {
-		p.Wait.Timeout = 0
-	}
+	return ov
 }

@@ -12,6 +12,7 @@ import (
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/planner"
 )
 
 // The built-in failover-data-loss demonstration against the real cluster:
@@ -177,11 +178,11 @@ func TestConfirmationsWithoutWaitAreCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster")
 	}
-	s, err := resolveScenario(context.Background(), "failover-data-loss", nil, nil)
+	s, err := planner.Resolve(context.Background(), "failover-data-loss", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := planFromScenario(s, lifecycle.ClusterSpec{}, func(string) bool { return false })
+	p, err := planner.Build(s, planner.Inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,9 +67,15 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	out := &countingWriter{w: stdout}
+	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if err != nil && out.n == 0 && wantsJSON(root, args) {
+		// A usage error before the command ran (a bad flag, a wrong
+		// argument count): --json still gets its one object.
+		_ = (&jsonSummary{}).write(stdout, err)
+	}
 	switch {
 	case err == nil:
 		return exitPass
@@ -96,6 +102,9 @@ Exit codes: 0 pass, 1 a check failed, 2 harness or usage error,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w: see '%s --help' for its flags", err, c.CommandPath())
+	})
 	root.AddCommand(newRunCmd(), newListCmd(), newValidateCmd(), newCompareCmd(), newCapacityCmd(),
 		newSelftestCmd(), newReportCmd(), newRaceCmd(), newFaultsCmd(), newVerifyCmd(), newExploreCmd(), newCatalogueCmd())
 	addVersion(root)

@@ -44,8 +44,8 @@ func TestBadInputExitsTwoWithTheFix(t *testing.T) {
 	}{
 		{[]string{"frobnicate"}, "unknown command"},
 		{[]string{"run", "--rate", "-5"}, "rate"},
-		{[]string{"run", "--mode", "fast"}, "open or closed"},
-		{[]string{"run", "--mix-replay", "0.8", "--mix-same-user", "0.8"}, "mix shares"},
+		{[]string{"run", "--mode", "fast"}, "--mode fast: phases[0].mode: \"fast\": unknown mode; valid modes: open, closed"},
+		{[]string{"run", "--mix-replay", "0.8", "--mix-same-user", "0.8"}, "--mix-replay 0.8 --mix-same-user 0.8: phases[0].mix: shares add up to"},
 		{[]string{"run", "--stock", "1", "--buckets", "4"}, "buckets"},
 		{[]string{"run", "--durtion", "1s"}, "unknown flag"},
 		{[]string{"run", "--lua-dir", filepath.Join(dir, "nope")}, "lua dir"},

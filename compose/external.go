@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/internal/boundedread"
 )
 
 // Environment variables ConnectExternal reads credentials from.
@@ -258,9 +260,9 @@ func (o ExternalOptions) tlsConfig(useTLS bool) (*tls.Config, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName, InsecureSkipVerify: o.InsecureSkipVerify}
 	if o.CAFile != "" {
-		pem, err := os.ReadFile(o.CAFile)
+		pem, err := boundedread.File(o.CAFile, boundedread.MiB, "--tls-ca", "give a PEM file of CA certificates")
 		if err != nil {
-			return nil, fmt.Errorf("compose: TLS CA file: %w", err)
+			return nil, fmt.Errorf("compose: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {

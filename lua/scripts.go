@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/internal/boundedread"
 )
 
 // File names of the three scripts, embedded or in a --lua-dir.
@@ -114,12 +116,25 @@ func LoadDir(dir string) (*Scripts, error) {
 		return nil, fmt.Errorf("lua dir %q is not a directory (give a directory holding %s, %s and %s)", dir, ReserveFile, TransitionFile, CompensateFile)
 	}
 	abs, _ := filepath.Abs(dir)
-	return loadFS(os.DirFS(dir), abs)
+	return load(func(name string) ([]byte, error) {
+		path := filepath.Join(dir, name)
+		if _, err := os.Stat(path); err != nil {
+			return nil, err
+		}
+		return boundedread.File(path, MaxScriptBytes, "--lua-dir script", "a script of the reserve path is a few KiB: give --lua-dir a directory of regular .lua files")
+	}, abs)
 }
 
+// MaxScriptBytes is the largest script LoadDir reads (1 MiB).
+const MaxScriptBytes = boundedread.MiB
+
 func loadFS(fsys fs.FS, origin string) (*Scripts, error) {
+	return load(func(name string) ([]byte, error) { return fs.ReadFile(fsys, name) }, origin)
+}
+
+func load(readFile func(name string) ([]byte, error), origin string) (*Scripts, error) {
 	read := func(name string) (*Script, error) {
-		b, err := fs.ReadFile(fsys, name)
+		b, err := readFile(name)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("lua dir %s has no %s: the directory needs %s, %s and %s", origin, name, ReserveFile, TransitionFile, CompensateFile)

@@ -3,6 +3,7 @@ package reports
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"seckill-harness/internal/boundedread"
 )
 
 // File names of a saved run directory.
@@ -42,7 +45,7 @@ func LoadRun(dir string) (*Run, error) {
 		return nil, err
 	}
 	run := &Run{Dir: dir, Report: rep}
-	if f, err := os.Open(filepath.Join(dir, HlogFileName)); err == nil {
+	if f, err := openHist(filepath.Join(dir, HlogFileName)); err == nil {
 		h, rerr := ReadHlog(f)
 		f.Close()
 		if rerr != nil {
@@ -59,7 +62,7 @@ func LoadRun(dir string) (*Run, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if f, err := os.Open(filepath.Join(dir, HGRMFileName)); err == nil {
+	if f, err := openHist(filepath.Join(dir, HGRMFileName)); err == nil {
 		lat, rerr := ReadHGRM(f)
 		f.Close()
 		if rerr != nil {
@@ -70,6 +73,18 @@ func LoadRun(dir string) (*Run, error) {
 		return nil, err
 	}
 	return run, nil
+}
+
+// MaxHistogramBytes is the largest latency.hlog or latency.hgrm LoadRun reads.
+const MaxHistogramBytes = 1 * boundedread.GiB
+
+// openHist opens a run's histogram file with its limit (fs.ErrNotExist
+// when it is missing).
+func openHist(path string) (io.ReadCloser, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	return boundedread.Open(path, MaxHistogramBytes, "histogram file", "give the run directory seckill-harness wrote")
 }
 
 // MergeRuns merges runs of one load split across several load generators

@@ -3,9 +3,10 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
+
+	"seckill-harness/internal/boundedread"
 )
 
 // Status is the verdict of one invariant or assertion.
@@ -658,6 +659,10 @@ func withOutcomeKeys(m map[string]int64) map[string]int64 {
 	return out
 }
 
+// MaxReportBytes is the largest report.json ReadJSON reads (256 MiB; a
+// 24-hour run's report, one time-series point per second, takes a tenth).
+const MaxReportBytes = 256 * boundedread.MiB
+
 // WriteJSON writes the report to path as indented JSON with a trailing
 // newline, atomically (WriteFileAtomic): a reader never sees a
 // half-written report, and a symlink at path is replaced, not followed.
@@ -668,10 +673,13 @@ func (r *Report) WriteJSON(path string) error {
 // ReadJSON reads a report written by WriteJSON (unknown fields are
 // ignored, so newer reports still read). Numbers inside the free-form
 // maps (params, evidence) come back as float64.
+//
+// A path that is not a regular file or holds more than MaxReportBytes is
+// refused unread.
 func ReadJSON(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.File(path, MaxReportBytes, "report", "give the run directory seckill-harness wrote (its report.json is a regular file far under the limit)")
 	if err != nil {
-		return nil, fmt.Errorf("reports: read %s: %w", path, err)
+		return nil, err
 	}
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {

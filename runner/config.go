@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -183,8 +184,13 @@ func (c *Config) Validate() error {
 		bad("retry sends %d: at most %d (the history counts sends in 8 bits)", c.RetrySends, MaxRetrySends)
 	}
 	m := c.Mix
+	for name, v := range map[string]float64{"rate": c.Shape.Rate, "slope": c.Shape.Slope, "amplitude": c.Shape.Amplitude, "peak": c.Shape.Peak} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			bad("%s = %g: want a finite number of ops/s", name, v)
+		}
+	}
 	for name, v := range map[string]float64{"replay": m.Replay, "same_user": m.SameUser, "foreign_request": m.ForeignRequest, "release": m.Release} {
-		if v < 0 || v > 1 {
+		if math.IsNaN(v) || v < 0 || v > 1 {
 			bad("mix %s = %g: want a share between 0 and 1", name, v)
 		}
 	}

@@ -16,7 +16,7 @@
 //	rate_scale: 1                 # multiplies every phase's rate, slope,
 //	                              # amplitude and peak (and users when
 //	                              # activity.scale_users); must be > 0
-//	path: reference               # reserve path (KnownPaths)
+//	path: reference               # reserve path (reference, or a known-bad one)
 //	local_soldout: 0s             # TTL of the path's local sold-out flag
 //	                              # (set by SOLD_OUT, broadcast over Redis
 //	                              # Pub/Sub, answers LOCAL_SOLD_OUT until it

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -139,6 +140,27 @@ func plannedOps(c runner.Config) float64 {
 		return 0
 	}
 	return n
+}
+
+// CheckLoad applies a scenario's limits on the load (finite rates,
+// MaxRate per phase, MaxLoadDuration, MaxPlannedOps) to phases that were
+// not read from a scenario (capacity's steps, a library caller's plan):
+// lifecycle.Execute calls it before anything starts, so no plan escapes
+// the limits a file is held to.
+func CheckLoad(phases []runner.Phase) error {
+	s := &Scenario{Source: "the plan", RateScale: 1}
+	for _, p := range phases {
+		s.Phases = append(s.Phases, Phase{Name: p.Name, Config: p.Config})
+	}
+	v := &validator{s: s}
+	finite := true
+	for i := range s.Phases {
+		finite = v.finiteRates(i, "") && finite
+	}
+	if finite {
+		v.limits()
+	}
+	return errors.Join(v.errs...)
 }
 
 // limits checks the load a (non-suite) scenario asks for against

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/internal/boundedread"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
@@ -18,12 +19,6 @@ import (
 
 // DefaultPath is the reserve path a scenario drives unless it names another.
 const DefaultPath = "reference"
-
-// KnownPaths lists the valid values of a scenario's path: field. The CLI
-// replaces it with its registry of reserve paths (reference and the
-// known-bad variants) before validating; the default knows only
-// "reference".
-var KnownPaths = func() []string { return []string{DefaultPath} }
 
 // Defaults of a scenario file (the run command's defaults).
 const (
@@ -60,7 +55,7 @@ type Scenario struct {
 	RateScale float64
 	Topology  Topology
 	Activity  Activity
-	Path      string // reserve path: "reference" or a name of KnownPaths
+	Path      string // reserve path: "reference" or a name the caller passes to ValidateFor
 	// LocalSoldOut is the TTL of the reserve path's local sold-out flag
 	// (runner.LocalSoldOut: a flag per bucket set by SOLD_OUT, broadcast
 	// over Redis Pub/Sub, answering SOLD_OUT locally until it expires);
@@ -239,6 +234,9 @@ type OutcomeBound struct {
 // Load reads a scenario file. Errors name path:line. It reads at most
 // MaxFileBytes+1 bytes: a larger file is refused without reading the rest.
 func Load(path string) (*Scenario, error) {
+	if _, err := boundedread.Check(path, 0, "scenario", "give a scenario file (YAML), or a built-in name (seckill-harness list)"); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", path, err)

@@ -686,10 +686,7 @@ func TestKnownPaths(t *testing.T) {
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), `"get-then-decr": unknown reserve path; valid paths: reference`) {
 		t.Errorf("%v", err)
 	}
-	old := KnownPaths
-	defer func() { KnownPaths = old }()
-	KnownPaths = func() []string { return []string{"reference", "get-then-decr"} }
-	if err := s.Validate(); err != nil {
+	if err := s.ValidateFor([]string{"reference", "get-then-decr"}); err != nil {
 		t.Error(err)
 	}
 }

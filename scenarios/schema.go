@@ -256,6 +256,8 @@ func join(path, key string) string {
 
 func where(source string, p pos) string {
 	switch {
+	case p.flag != "":
+		return p.flag
 	case p.set != "":
 		return "--set " + p.set
 	case p.line > 0:

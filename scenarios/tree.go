@@ -29,6 +29,7 @@ const (
 type pos struct {
 	line, col int
 	set       string // the key=value of the --set that wrote it
+	flag      string // the command-line flag that gave it (FromFlags, AddFaultFlags)
 }
 
 type node struct {

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -64,15 +65,24 @@ func Outcomes() []string {
 // or the --set that wrote it; the enclosing entry's line for a default),
 // the field path (e.g. phases[1].rate), the bad value and the valid values
 // or the fix. A suite validates its members too.
-func (s *Scenario) Validate() error {
-	v := &validator{s: s}
+// It knows only the reference path: ValidateFor takes the caller's list.
+func (s *Scenario) Validate() error { return s.ValidateFor(nil) }
+
+// ValidateFor is Validate where path: may name any of paths (the reserve
+// paths the caller can run, DefaultPath among them; nil: DefaultPath only).
+func (s *Scenario) ValidateFor(paths []string) error {
+	if paths == nil {
+		paths = []string{DefaultPath}
+	}
+	v := &validator{s: s, paths: paths}
 	v.scenario()
 	return errors.Join(v.errs...)
 }
 
 type validator struct {
-	s    *Scenario
-	errs []error
+	s     *Scenario
+	paths []string // the valid values of path:
+	errs  []error
 }
 
 func (v *validator) bad(path, format string, args ...any) {
@@ -112,11 +122,11 @@ func (v *validator) scenario() {
 		v.suite()
 		return
 	}
-	if s.RateScale <= 0 {
-		v.bad("rate_scale", "%g: must be positive (1 runs the rates as written, 0.1 a tenth of them)", s.RateScale)
+	if !(s.RateScale > 0) || math.IsInf(s.RateScale, 0) {
+		v.bad("rate_scale", "%g: must be positive and finite (1 runs the rates as written, 0.1 a tenth of them)", s.RateScale)
 	}
-	if paths := KnownPaths(); !slices.Contains(paths, s.Path) {
-		v.bad("path", "%q: unknown reserve path; valid paths: %s", s.Path, strings.Join(paths, ", "))
+	if !slices.Contains(v.paths, s.Path) {
+		v.bad("path", "%q: unknown reserve path; valid paths: %s", s.Path, strings.Join(v.paths, ", "))
 	}
 	if s.LocalSoldOut < 0 {
 		v.bad("local_soldout", "%s: want a positive TTL like 1s (or 0: no local sold-out flag)", s.LocalSoldOut)
@@ -272,7 +282,7 @@ func (v *validator) phase(i int) {
 	mixAt := ""
 	for _, sh := range shares {
 		sum += sh.v
-		if sh.v < 0 || sh.v > 1 {
+		if !(sh.v >= 0 && sh.v <= 1) {
 			v.bad(at("mix."+sh.key), "%g: a share is between 0 and 1", sh.v)
 			inRange = false
 		}
@@ -334,6 +344,9 @@ func (v *validator) shape(i int, scaled string) {
 		}
 		v.bad(at(key), "applies to shape %s only; this phase's shape is %s (remove it or change the shape)", strings.Join(owners, "/"), sh.Kind)
 	}
+	if !v.finiteRates(i, scaled) {
+		return
+	}
 	if sh.Rate <= 0 {
 		v.bad(at("rate"), "%g%s: must be positive (ops/s)", sh.Rate, scaled)
 		return
@@ -367,6 +380,23 @@ func (v *validator) shape(i int, scaled string) {
 			v.bad(at("spike_at"), "the spike ends at %s (spike_at+ramp_up+hold+ramp_down), after the phase's duration %s", end, c.Duration)
 		}
 	}
+}
+
+// finiteRates refuses a NaN or infinite rate, slope, amplitude or peak of
+// phase i (flags and explore's draws can carry them; a file cannot).
+func (v *validator) finiteRates(i int, scaled string) bool {
+	sh, at := v.s.Phases[i].Config.Shape, v.s.phaseField(i)
+	finite := true
+	for _, x := range []struct {
+		key string
+		v   float64
+	}{{"rate", sh.Rate}, {"slope", sh.Slope}, {"amplitude", sh.Amplitude}, {"peak", sh.Peak}} {
+		if math.IsNaN(x.v) || math.IsInf(x.v, 0) {
+			v.bad(at(x.key), "%g%s: want a finite number of ops/s (e.g. 2000)", x.v, scaled)
+			finite = false
+		}
+	}
+	return finite
 }
 
 // planOne builds the fault's Planned (through faults.Plan, like --fault).
@@ -717,7 +747,7 @@ func (v *validator) suite() {
 			v.bad(path, "%q is a suite itself: list its members instead (%s)", name, strings.Join(m.Suite, ", "))
 			continue
 		}
-		if err := m.Validate(); err != nil {
+		if err := m.ValidateFor(v.paths); err != nil {
 			v.bad(path, "member %q is invalid:\n%v", name, indent(err.Error()))
 		}
 	}

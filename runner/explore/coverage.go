@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"seckill-harness/internal/boundedread"
 	"seckill-harness/reports"
 )
 
@@ -39,6 +40,10 @@ func NewCoverage() *Coverage {
 	return &Coverage{Version: CoverageVersion, Kinds: map[string]int{}, Pairs: map[string]int{}, Shapes: map[string]int{}}
 }
 
+// MaxStateBytes is the largest --state file LoadCoverage reads (64 MiB:
+// a state file holds counts per kind, pair and shape, a few KiB).
+const MaxStateBytes = 64 * boundedread.MiB
+
 // LoadCoverage reads a state file; a file that does not exist is an empty
 // coverage (the first night). A file that does not parse is an error
 // naming it and the fix.
@@ -47,10 +52,10 @@ func LoadCoverage(path string) (*Coverage, error) {
 	if path == "" {
 		return c, nil
 	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}
+	data, err := boundedread.File(path, MaxStateBytes, "--state file", "point --state at the JSON file an earlier explore wrote, or at a new path")
 	if err != nil {
 		return nil, fmt.Errorf("--state %s: %w", path, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"seckill-harness/faults"
 	"seckill-harness/reports"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/planner"
 	"seckill-harness/scenarios"
 )
 
@@ -44,10 +45,10 @@ type Options struct {
 	// KeepGoing explores on after a finding (each invariant shrunk once);
 	// otherwise the first finding ends the exploration.
 	KeepGoing bool
-	// Plan maps a scenario to a plan exactly as 'seckill-harness run
-	// FILE' does (the CLI's mapping: topology, activity, phases, faults,
-	// path, assertions). Required.
-	Plan func(*scenarios.Scenario) (*lifecycle.Plan, error)
+	// Given reports whether a cluster flag (masters, replicas,
+	// node-timeout, …) was given explicitly: it then overrides each
+	// schedule's topology, as for 'seckill-harness run FILE' (planner.Inputs).
+	Given func(flag string) bool
 	// Command is how the printed re-run command calls the harness
 	// ("" = "seckill-harness").
 	Command string
@@ -269,9 +270,6 @@ func (o *Options) validate() error {
 	if o.Runs < 0 || o.Budget < 0 || o.ShrinkBudget < 0 || o.Confirm < 0 {
 		errs = append(errs, errors.New("--runs, --budget, --shrink-budget and --confirm must not be negative"))
 	}
-	if o.Plan == nil {
-		errs = append(errs, errors.New("explore: Options.Plan (the scenario → plan mapping) is required"))
-	}
 	if err := o.Bounds.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -350,15 +348,12 @@ func (x *exploration) trial(ctx context.Context, s Schedule, dir string, fresh b
 		return nil, nil, nil, &fatalError{fmt.Errorf("--out: %w", err)}
 	}
 	sc, err := scenarios.Load(file)
+	var p *lifecycle.Plan
 	if err == nil {
-		err = sc.Validate()
+		p, err = planner.Build(sc, planner.Inputs{Cluster: x.o.Cluster, Given: x.o.Given})
 	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s is not a valid scenario (a bug of the generator or the shrinker): %w", file, err)
-	}
-	p, err := x.o.Plan(sc)
-	if err != nil {
-		return nil, nil, nil, err
 	}
 	if !fresh {
 		p.Stand = x.stand

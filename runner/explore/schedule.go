@@ -10,6 +10,7 @@ import (
 
 	"seckill-harness/faults"
 	"seckill-harness/runner"
+	"seckill-harness/runner/planner"
 	"seckill-harness/scenarios"
 )
 
@@ -339,7 +340,7 @@ func (s Schedule) Scenario(source string) (*scenarios.Scenario, []byte, error) {
 	if err != nil {
 		return nil, data, err
 	}
-	if err := sc.Validate(); err != nil {
+	if err := sc.ValidateFor(planner.Paths()); err != nil {
 		return nil, data, err
 	}
 	if _, err := sc.Plan(); err != nil {

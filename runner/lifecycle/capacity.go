@@ -111,7 +111,7 @@ func (c CapacityOptions) Validate() error {
 		return fmt.Errorf("--step-duration must be positive")
 	case c.SloP99 <= 0:
 		return fmt.Errorf("--slo-p99 must be positive")
-	case c.MaxErrorRatio < 0 || c.MaxErrorRatio > 1:
+	case !(c.MaxErrorRatio >= 0 && c.MaxErrorRatio <= 1):
 		return fmt.Errorf("--max-error-ratio must be within [0,1]")
 	}
 	return c.search().Validate()

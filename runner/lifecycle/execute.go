@@ -16,6 +16,7 @@ import (
 	"seckill-harness/runner"
 	"seckill-harness/runner/host"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/scenarios"
 	"seckill-harness/servers"
 )
 
@@ -161,6 +162,9 @@ func (x *execution) prepare(ctx context.Context) error {
 		x.out.History = "history.jsonl" // 'verify' reads it back
 	}
 	if err := p.Phases[0].Config.Validate(); err != nil {
+		return fmt.Errorf("invalid load: %w", err)
+	}
+	if err := scenarios.CheckLoad(p.Phases); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
 	if err := p.Wait.Validate(); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/boundedread"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
@@ -201,7 +202,11 @@ func writeGenInfo(dir string, gi *GenInfo) error {
 }
 
 func ReadGenInfo(dir string) (*GenInfo, error) {
-	b, err := os.ReadFile(filepath.Join(dir, GenInfoFile))
+	path := filepath.Join(dir, GenInfoFile)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s has no %s: only runs with --activity (and --generator) can be verified against the cluster", dir, GenInfoFile)
+	}
+	b, err := boundedread.File(path, boundedread.MiB, GenInfoFile, "give the directory a generator run (--generator I/N) wrote")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s has no %s: only runs with --activity (and --generator) can be verified against the cluster", dir, GenInfoFile)

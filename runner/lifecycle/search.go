@@ -3,6 +3,9 @@ package lifecycle
 import (
 	"errors"
 	"fmt"
+	"math"
+
+	"seckill-harness/scenarios"
 )
 
 // SearchOptions bound a capacity search (see SearchCapacity).
@@ -25,13 +28,13 @@ type SearchOptions struct {
 // Validate names the flag to fix.
 func (o SearchOptions) Validate() error {
 	switch {
-	case o.Start <= 0:
-		return errors.New("--start must be a positive rate")
-	case o.Factor <= 1:
-		return errors.New("--factor must be above 1 (each step multiplies the rate by it)")
+	case !(o.Start > 0 && o.Start <= scenarios.MaxRate):
+		return fmt.Errorf("--start %g: want a positive rate of at most %d ops/s (the most one harness process schedules)", o.Start, scenarios.MaxRate)
+	case !(o.Factor > 1) || math.IsInf(o.Factor, 0):
+		return errors.New("--factor must be a finite number above 1 (each step multiplies the rate by it)")
 	case o.MaxSteps < 1:
 		return errors.New("--max-steps must be at least 1")
-	case o.Precision <= 0 || o.Precision >= 1:
+	case !(o.Precision > 0 && o.Precision < 1):
 		return errors.New("--precision must be within (0,1), e.g. 0.05 for ±5%")
 	case o.Confirm < 0:
 		return errors.New("--confirm must be 0 or more")

@@ -7,17 +7,22 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"seckill-harness/internal/boundedread"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 )
+
+// MaxHistoryBytes is the largest history.jsonl Verify reads from a
+// generator's directory (16 GiB: a run at the scenario limit of 50M
+// operations writes about 12.5 GB).
+const MaxHistoryBytes = 16 * boundedread.GiB
 
 // VerifyOptions describe the merge of a load split over generators.
 type VerifyOptions struct {
@@ -174,9 +179,9 @@ func loadGenRuns(dirs []string, activity string) ([]genRun, error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(d, path)
 		}
-		f, err := os.Open(path)
+		f, err := boundedread.Open(path, MaxHistoryBytes, "history of "+d, "give the directories the generators wrote (their history.jsonl)")
 		if err != nil {
-			return nil, fmt.Errorf("history of %s: %w", d, err)
+			return nil, err
 		}
 		h, err := runner.ReadJSONL(f)
 		f.Close()
