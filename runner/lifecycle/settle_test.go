@@ -83,6 +83,7 @@ func TestOutsideClusterWithoutReplicasRefusedAfterBound(t *testing.T) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
 	}
+	t.Logf("refused after %v: %v", took.Round(time.Millisecond), err)
 	if took < bound || took > bound+20*time.Second {
 		t.Errorf("refused after %v, want just after the %v bound", took, bound)
 	}
