@@ -1,7 +1,11 @@
 # Two commands a fresh Debian machine needs: `make run` and `make test`, with
 # Go $(GO_NEEDED) or newer (go.mod's go line) on PATH or in /usr/local/go/bin.
-# `make run` installs only what the run needs (redis-server); `make test` adds
-# postgresql and chromium. Both install with apt-get when missing (run as root).
+# Every Debian package a target or a test needs is listed below, in PKGS_*,
+# and nowhere else; the target that needs it installs what is missing with
+# testdata/install-packages.sh (one apt-get update, noninteractive apt-get
+# install -y; run as root). The test scripts (compose/testdata,
+# reports/testdata) call the same helper with the same variable names when
+# run alone.
 
 export PATH := $(PATH):/usr/local/go/bin
 GO        ?= go
@@ -13,39 +17,57 @@ IMAGE     ?= seckill-harness:dev
 IMAGE_CONTEXT ?= bin/image
 GO_NEEDED := $(shell sed -n 's/^go //p' go.mod)
 
-.PHONY: all check-go deps deps-run deps-pg deps-test build catalogue run test vet fmt-check bench clean docker-images image
+# The Debian packages, by what needs them (one line each: the helper reads
+# them from here). PKGS_RUN: `make run` and every test (redis-server;
+# redis-cli and redis-benchmark from redis-tools). PKGS_PG: the pipeline's
+# throwaway PostgreSQL (initdb from /usr/lib/postgresql/<version>/bin).
+# PKGS_BROWSER: the HTML test loads report.html in headless chromium.
+# PKGS_DOCKER: the Docker tests, `make docker-images` and `make image`: the
+# engine, docker-compose, and a static busybox as /bin/sh in the images
+# compose/testdata/build-images.sh builds.
+PKGS_RUN     := redis-server redis-tools
+PKGS_PG      := postgresql
+PKGS_BROWSER := chromium fonts-liberation
+PKGS_DOCKER  := docker.io docker-compose busybox-static
+PKGS_TEST    := $(PKGS_RUN) $(PKGS_PG) $(PKGS_BROWSER) $(PKGS_DOCKER)
+INSTALL_PKGS := sh testdata/install-packages.sh
+
+.PHONY: all check-go deps deps-run deps-pg deps-test deps-docker build catalogue run test vet fmt-check bench clean docker-images image
 
 all: build
 
 ## check-go: the Go toolchain go.mod asks for.
 check-go:
-	@command -v $(GO) >/dev/null 2>&1 || { echo "Go $(GO_NEEDED) or newer is needed (go.mod); install it into /usr/local/go (https://go.dev/dl/)"; exit 1; }
+	@command -v $(GO) >/dev/null 2>&1 || { echo "Go $(GO_NEEDED) or newer (go.mod) is not on PATH nor in /usr/local/go/bin: the one prerequisite no target installs (Debian's golang-go is older; https://go.dev/dl/)"; exit 1; }
 	@$(GO) version
 
-## deps-run: what `make run` needs: Go and redis-server (Debian package, when
-## missing). The default run starts no PostgreSQL and opens no browser.
+## deps-run: what `make run` needs: Go and PKGS_RUN. The default run starts no
+## PostgreSQL and opens no browser.
 deps-run: check-go
-	@if ! command -v redis-server >/dev/null 2>&1; then \
-		echo "redis-server missing: installing it with apt-get"; \
-		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
-	fi
+	@$(INSTALL_PKGS) PKGS_RUN
 	@redis-server --version
 
-## deps-pg: deps-run plus postgresql (the pipeline's orders: the harness
-## starts its own throwaway PostgreSQL, initdb into a temp dir, from
+## deps-pg: deps-run plus PKGS_PG (the pipeline's orders: the harness starts
+## its own throwaway PostgreSQL, initdb into a temp dir, from
 ## /usr/lib/postgresql/<version>/bin; the package's own cluster is not used).
 deps-pg: deps-run
-	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
-		echo "postgresql missing: installing it with apt-get"; \
-		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
-	fi
-	@ls -d /usr/lib/postgresql/*/bin/initdb | tail -1 | xargs -I{} sh -c '{} --version' 
+	@$(INSTALL_PKGS) PKGS_PG
+	@ls -d /usr/lib/postgresql/*/bin/initdb | tail -1 | xargs -I{} sh -c '{} --version'
 
-## deps-test: deps-pg plus chromium (the HTML test loads report.html in it).
-deps-test: deps-pg
-	@sh reports/testdata/ensure-chromium.sh
+## deps-test: everything `make test` needs (PKGS_TEST), with one apt-get
+## update when something is missing. The harness starts its own throwaway
+## PostgreSQL (initdb into a temp dir); the package's own cluster is not used.
+deps-test: check-go
+	@$(INSTALL_PKGS) PKGS_TEST
+	@redis-server --version
+	@ls -d /usr/lib/postgresql/*/bin/initdb | tail -1 | xargs -I{} sh -c '{} --version'
+	@chromium --version 2>/dev/null || true
+	@docker --version; busybox 2>&1 | head -1
+
+## deps-docker: what the Docker targets need (PKGS_RUN, PKGS_PG: the images
+## are built from this machine's redis-server and PostgreSQL; PKGS_DOCKER).
+deps-docker: check-go
+	@$(INSTALL_PKGS) PKGS_RUN PKGS_PG PKGS_DOCKER
 
 ## deps: everything (deps-test), as before the split.
 deps: deps-test
@@ -78,7 +100,7 @@ fmt-check:
 
 ## test: every package against real redis-server processes and a real PostgreSQL.
 ## The Docker tests (go test -run 'Docker|Compose|Image|Kube') need an engine:
-## compose/testdata/ensure-docker.sh installs docker.io and starts dockerd
+## deps-test installs PKGS_DOCKER, compose/testdata/ensure-docker.sh starts dockerd
 ## (--bridge=none --iptables=false: host network only) when none answers, and
 ## this target stops the dockerd it started, whatever the tests' outcome.
 ## Without root or the package the Docker tests skip, naming the reason.
@@ -90,7 +112,7 @@ test: deps-test vet fmt-check
 
 ## docker-images: build the Redis (Debian redis-server) and toxiproxy (go.mod
 ## version) images locally, for machines that reach no registry; cached by tag.
-docker-images:
+docker-images: deps-docker
 	@sh compose/testdata/ensure-docker.sh start >/dev/null
 	@sh compose/testdata/build-images.sh all
 
@@ -118,7 +140,9 @@ bench: deps-run
 ## image: the harness as a Docker image (Dockerfile: FROM scratch, one static
 ## binary compiled here without symbol tables, no registry needed), tagged
 ## $(IMAGE); the build context is the directory $(IMAGE_CONTEXT) (emptied first).
-image:
+image: check-go
+	@$(INSTALL_PKGS) PKGS_DOCKER
+	@sh compose/testdata/ensure-docker.sh start >/dev/null
 	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)/tmp $(IMAGE_CONTEXT)/out
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS) -ldflags "-s -w" -o $(IMAGE_CONTEXT)/seckill-harness .
 	docker build -q -t $(IMAGE) -f Dockerfile $(IMAGE_CONTEXT)

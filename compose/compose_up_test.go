@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,23 @@ func TestComposeUpSmokeDown(t *testing.T) {
 					t.Errorf("report.json lacks %s", want)
 				}
 			}
+			// The compose cluster is one the harness did not create: the
+			// run waited for its topology to settle before judging it.
+			if m := regexp.MustCompile(`"settle_wait_ms": (\d+)`).FindStringSubmatch(string(rep)); m == nil {
+				t.Error("report.json lacks topology.settle_wait_ms")
+			} else {
+				t.Logf("topology.settle_wait_ms: %s; %s", m[1], grepLine(out, "topology settled"))
+			}
 		}
 	}
+}
+
+// grepLine is the first line of out containing sub, "" when none.
+func grepLine(out, sub string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, sub) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }

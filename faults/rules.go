@@ -384,3 +384,21 @@ func NeedReplicationProxies(planned []*Planned) bool {
 	}
 	return false
 }
+
+// TopologyNeed is the smallest topology the planned faults can act on: the
+// largest declared Topology of their kinds, and a replica per master for
+// target=hot-replica. A run waits for a cluster it did not create to show
+// it (compose.WaitSettled) before Available judges the faults.
+func TopologyNeed(planned []*Planned) compose.TopologyNeeds {
+	var need compose.TopologyNeeds
+	for _, p := range planned {
+		if r, ok := rulesOf(p.Kind); ok {
+			need.Masters = max(need.Masters, r.Topology.Masters)
+			need.ReplicasPerMaster = max(need.ReplicasPerMaster, r.Topology.Replicas)
+		}
+		if p.Params["target"] == TargetHotReplica {
+			need.ReplicasPerMaster = max(need.ReplicasPerMaster, 1)
+		}
+	}
+	return need
+}

@@ -281,6 +281,10 @@ type Topology struct {
 	Provider          string   `json:"provider"`          // "local", "compose", "testcontainers", "external"
 	Nodes             []string `json:"nodes,omitempty"`   // additive: node addresses
 	Proxied           bool     `json:"proxied,omitempty"` // additive: client connections went through toxiproxy
+	// SettleWaitMs (additive): how long the run waited, before judging a
+	// cluster it did not create, for every node to agree on its topology;
+	// absent when the harness formed the cluster itself.
+	SettleWaitMs *int64 `json:"settle_wait_ms,omitempty"`
 }
 
 // Load describes the offered load.

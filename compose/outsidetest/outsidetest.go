@@ -61,6 +61,7 @@ type Cluster struct {
 	CAFile, CertFile, KeyFile string
 	procs                     []*exec.Cmd
 	tls                       *tls.Config
+	opt                       Options
 }
 
 // Skip skips t when redis-server or redis-cli is missing.
@@ -100,7 +101,7 @@ func Start(t testing.TB, opt Options) *Cluster {
 	if opt.NodeTimeout == 0 {
 		opt.NodeTimeout = 2 * time.Second
 	}
-	c := &Cluster{}
+	c := &Cluster{opt: opt}
 	t.Cleanup(c.stop)
 	var serverCert, serverKey string
 	if opt.TLS {
@@ -189,6 +190,53 @@ func Start(t testing.TB, opt Options) *Cluster {
 		_ = cl.Close()
 	}
 	return c
+}
+
+// AddReplicas starts perMaster new nodes for every master and attaches
+// each as a replica of its master with `redis-cli --cluster add-node NEW
+// EXISTING --cluster-slave --cluster-master-id ID`, as an operator does.
+// It returns when redis-cli has; the other nodes learn the new replicas
+// by gossip afterwards. Not with TLS.
+func (c *Cluster) AddReplicas(t testing.TB, perMaster int) {
+	t.Helper()
+	if c.opt.TLS {
+		t.Fatal("outsidetest: AddReplicas does not support TLS clusters")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := c.client(c.Addrs[0], c.opt.Password)
+	nodes, err := cl.ClusterNodes(ctx).Result()
+	_ = cl.Close()
+	if err != nil {
+		t.Fatalf("CLUSTER NODES on %s: %v", c.Addrs[0], err)
+	}
+	var masters []string
+	for _, line := range strings.Split(nodes, "\n") {
+		if f := strings.Fields(line); len(f) >= 9 && strings.Contains(","+f[2]+",", ",master,") {
+			masters = append(masters, f[0])
+		}
+	}
+	for _, id := range masters {
+		for k := 0; k < perMaster; k++ {
+			i := len(c.Addrs)
+			c.Dirs = append(c.Dirs, t.TempDir())
+			c.Addrs = append(c.Addrs, "")
+			c.procs = append(c.procs, nil)
+			port, cport := freePort(t), freePort(t)
+			c.Addrs[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			c.startNode(t, i, nodeConf(c.opt, port, cport, c.Dirs[i], "", "", ""))
+			if err := c.waitPing(ctx, c.Addrs[i], c.opt.Password, nil); err != nil {
+				t.Fatalf("node %s does not answer: %v\n%s", c.Addrs[i], err, c.logTail(i))
+			}
+			args := []string{"--cluster", "add-node", c.Addrs[i], c.Addrs[0], "--cluster-slave", "--cluster-master-id", id}
+			if c.opt.Password != "" {
+				args = append(args, "--no-auth-warning", "-a", c.opt.Password)
+			}
+			if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
+				t.Fatalf("redis-cli --cluster add-node: %v\n%s", err, out)
+			}
+		}
+	}
 }
 
 // nodeConf is the redis.conf of one node on port (cluster bus cport).

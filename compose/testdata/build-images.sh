@@ -5,7 +5,7 @@
 #   REDIS_IMAGE      (default seckill-harness-local/redis:<redis-server version>)
 #                    FROM scratch: Debian's /usr/bin/redis-server and
 #                    redis-cli, the shared libraries ldd names for them, and
-#                    busybox-static as /bin/sh (compose healthchecks and
+#                    busybox-static's /bin/busybox as /bin/sh (compose healthchecks and
 #                    commands run "sh -c"). Same redis-server as the local
 #                    provider runs.
 #   POSTGRES_IMAGE   (default seckill-harness-local/postgres:<postgres version>)
@@ -33,6 +33,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 export PATH="$PATH:/usr/local/go/bin"
 what=${1:-all}
+# What the images are built from (redis-server, PostgreSQL, a static
+# busybox) and the engine: installed when missing, as make deps-docker does.
+sh "$repo/testdata/install-packages.sh" PKGS_RUN PKGS_PG PKGS_DOCKER
 
 redis_version=$(redis-server --version | sed -n 's/.* v=\([0-9.]*\).*/\1/p')
 toxi_version=$(cd "$repo" && go list -m -f '{{.Version}}' github.com/Shopify/toxiproxy/v2)
@@ -60,6 +63,17 @@ copy_with_parents() { # copy file $1 (following links) to $ctx/<same path>
 	cp -L "$1" "$ctx/root$1"
 }
 
+static_busybox() { # copies busybox-static's /bin/busybox to $ctx/root/bin with the applets $@
+	busybox=/bin/busybox
+	if ldd "$busybox" >/dev/null 2>&1; then # ldd fails on a static executable
+		echo "$busybox is not a static executable although busybox-static is installed (dpkg -S $busybox names the package that replaced it)" >&2
+		exit 1
+	fi
+	mkdir -p "$ctx/root/bin"
+	cp "$busybox" "$ctx/root/bin/busybox"
+	for app in "$@"; do ln -s busybox "$ctx/root/bin/$app"; done
+}
+
 build_redis() {
 	if present "$REDIS_IMAGE"; then echo "$REDIS_IMAGE present"; return; fi
 	t0=$(date +%s)
@@ -70,13 +84,7 @@ build_redis() {
 			copy_with_parents "$lib"
 		done
 	done
-	busybox=$(command -v busybox || true)
-	if [ -z "$busybox" ] || ldd "$busybox" >/dev/null 2>&1; then
-		echo "a static busybox is needed (apt-get install busybox-static)" >&2
-		exit 1
-	fi
-	cp "$busybox" "$ctx/root/bin/busybox"
-	for app in sh grep echo cat ls sleep; do ln -s busybox "$ctx/root/bin/$app"; done
+	static_busybox sh grep echo cat ls sleep
 	cat >"$ctx/Dockerfile" <<DOCKERFILE
 FROM scratch
 COPY root/ /
@@ -96,21 +104,10 @@ copy_libs_of() { # copy $1 and the shared libraries ldd names for it
 	done
 }
 
-static_busybox() { # copies a static busybox to $ctx/root/bin with the applets $@
-	busybox=$(command -v busybox || true)
-	if [ -z "$busybox" ] || ldd "$busybox" >/dev/null 2>&1; then
-		echo "a static busybox is needed (apt-get install busybox-static)" >&2
-		exit 1
-	fi
-	mkdir -p "$ctx/root/bin"
-	cp "$busybox" "$ctx/root/bin/busybox"
-	for app in "$@"; do ln -s busybox "$ctx/root/bin/$app"; done
-}
-
 build_postgres() {
 	if present "$POSTGRES_IMAGE"; then echo "$POSTGRES_IMAGE present"; return; fi
 	if [ -z "$pg_dir" ] || [ ! -x "$pg_dir/bin/postgres" ]; then
-		echo "PostgreSQL server binaries not found under /usr/lib/postgresql: apt-get install -y postgresql" >&2
+		echo "PostgreSQL server binaries not found under /usr/lib/postgresql although PKGS_PG is installed" >&2
 		exit 1
 	fi
 	t0=$(date +%s)

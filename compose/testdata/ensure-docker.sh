@@ -2,8 +2,10 @@
 # Ensures a Docker engine answers, for the compose package's Docker tests
 # (TestDocker*, TestCompose*, TestImage*), and stops it again afterwards.
 #
-#   ensure-docker.sh start   install Debian's docker.io (and docker-compose)
-#                            with apt-get when missing, and start dockerd when
+#   ensure-docker.sh start   install the Makefile's PKGS_DOCKER (docker.io,
+#                            docker-compose, busybox-static) with
+#                            testdata/install-packages.sh when missing (make
+#                            deps-test has already), and start dockerd when
 #                            no engine answers: no bridge network, no iptables
 #                            changes (--bridge=none --iptables=false
 #                            --ip6tables=false), so containers can only use
@@ -33,12 +35,7 @@ start)
 		echo "no Docker engine answers and not root: start dockerd yourself (dockerd --bridge=none --iptables=false --ip6tables=false) or run as root" >&2
 		exit 1
 	fi
-	if ! command -v dockerd >/dev/null 2>&1 || ! command -v docker-compose >/dev/null 2>&1; then
-		echo "docker.io / docker-compose missing: installing them with apt-get" >&2
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get update -qq
-		apt-get install -y -qq docker.io docker-compose >/dev/null
-	fi
+	sh "$(dirname "$0")/../../testdata/install-packages.sh" PKGS_DOCKER
 	mkdir -p "$STATE_DIR"
 	if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
 		: # started by an earlier call, still coming up

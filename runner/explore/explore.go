@@ -173,6 +173,11 @@ func Explore(ctx context.Context, o Options) (*Summary, error) {
 		defer pg.Close()
 		st.Postgres = pg.Pool()
 	}
+	// The faults it generates follow the setting: read it once every node
+	// of a cluster it did not create agrees on the topology.
+	if err := st.WaitSettled(ctx, compose.TopologyNeeds{}); err != nil {
+		return nil, err
+	}
 	setting, err := faults.SettingOf(ctx, st.Cluster, o.Cluster.AllowDestructive, st.Proxies != nil, b.Pipeline)
 	if err != nil {
 		return nil, err

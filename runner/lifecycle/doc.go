@@ -7,6 +7,9 @@
 //
 //	prepare       validate the plan, load the scripts, check --out is writable
 //	openStand     start (or reach) the cluster, the proxies and the client
+//	settleTopology  on a cluster the harness did not create: wait (bounded)
+//	              until every node agrees on the topology and it shows what
+//	              the faults need (report.json's topology.settle_wait_ms)
 //	guard         refuse faults the cluster must not get
 //	setUp         create the activity (or join a named one)
 //	startFaults   arm the fault timeline and the async pipeline

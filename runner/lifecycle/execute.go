@@ -77,6 +77,7 @@ func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
 	}{
 		{"prepare", x.prepare},
 		{"open the stand", x.openStand},
+		{"wait for the topology to settle", x.settleTopology},
 		{"guard", x.guard},
 		{"set up the activity", x.setUp},
 		{"start the faults and the pipeline", x.startFaults},
@@ -205,6 +206,14 @@ func (x *execution) openStand(ctx context.Context) error {
 	x.stand, x.owned = st, true
 	x.cleanup = append(x.cleanup, st.Close)
 	return nil
+}
+
+// settleTopology waits, on a cluster the harness did not create, until
+// every node agrees on its topology and it shows what the planned faults
+// need (a replica per master for a failover), so the guard judges the
+// cluster as it is, not a view some node has not caught up with.
+func (x *execution) settleTopology(ctx context.Context) error {
+	return x.stand.WaitSettled(ctx, faults.TopologyNeed(x.plan.Faults))
 }
 
 // guard refuses, before any key is written, the faults this cluster must

@@ -72,8 +72,12 @@ type Stand struct {
 	Postgres *pgxpool.Pool
 	// PoolSize is the client's connection pool per node.
 	PoolSize int
-	spec     ClusterSpec
-	log      *slog.Logger
+	// Settled is how long WaitSettled waited for the topology of a
+	// cluster the harness did not create to settle; nil: it did not wait
+	// (the harness formed the cluster and waited for it itself).
+	Settled *time.Duration
+	spec    ClusterSpec
+	log     *slog.Logger
 }
 
 // Close ends the client, the proxies and (when the harness started it) the
@@ -201,10 +205,35 @@ func OpenStand(ctx context.Context, log *slog.Logger, cf ClusterSpec, workers in
 	return s, nil
 }
 
+// WaitSettled waits, on a cluster the harness did not create, for its
+// topology to settle and show need (compose.WaitSettled, bounded by the
+// external options' ReadyTimeout, else compose.DefaultSettleTimeout),
+// logs how long it waited and keeps that in Settled (report.json's
+// topology.settle_wait_ms). A cluster the harness formed was waited for
+// when it was formed: nil at once. The error names what never settled
+// and the fix.
+func (s *Stand) WaitSettled(ctx context.Context, need compose.TopologyNeeds) error {
+	if s.Cluster.Owned() {
+		return nil
+	}
+	st, err := compose.WaitSettled(ctx, s.Cluster, need, s.spec.External.ReadyTimeout)
+	if err != nil {
+		return err
+	}
+	s.Settled = &st.Waited
+	s.logger().Info(fmt.Sprintf("cluster: topology settled after %.2fs: every node agrees on %d masters with at least %d replica(s) each, cluster_state:ok, every slot covered",
+		st.Waited.Seconds(), st.Masters, st.MinReplicas))
+	return nil
+}
+
 // Topology describes the cluster as it is (an existing one from its nodes).
 func (s *Stand) Topology(ctx context.Context) reports.Topology {
 	t := reports.Topology{Masters: s.spec.Masters, ReplicasPerMaster: s.spec.Replicas, Provider: s.Cluster.Provider(),
 		Nodes: s.Cluster.Addrs(), Proxied: s.Proxies != nil}
+	if s.Settled != nil {
+		ms := s.Settled.Milliseconds()
+		t.SettleWaitMs = &ms
+	}
 	if !s.Cluster.Owned() || t.Masters == 0 {
 		if nodes, err := s.Cluster.Nodes(ctx); err == nil {
 			m, r := 0, 0
