@@ -14,16 +14,20 @@ import (
 // plan is reported inconclusive, with the evidence, instead of fail.
 // Invariants and the evidence rules are never inconclusive.
 
-// BehindShare is the share of a window's operations the pacer may start
-// late (or of the window's length the harness may stall) before the load
-// generator counts as having fallen behind its plan: 1%, the tail a p99
-// bound leaves.
+// BehindShare is the share of a window's length the harness may stall
+// before the load generator counts as having fallen behind its plan: 1%,
+// the tail a p99 bound leaves (stalls covering 1% of the window can alone
+// delay the slowest 1% of its operations). Late starts are evidence, not
+// the test: a slow path under test that holds every worker makes starts
+// late too (a paused master, a failover), and that is the path's finding.
+// The stall probe is a goroutine that only sleeps: nothing the path under
+// test does can make it late, only the host.
 const BehindShare = 0.01
 
 // InconclusiveRule is the rule, as each inconclusive entry states it.
 var InconclusiveRule = fmt.Sprintf("a failed latency or throughput assertion is inconclusive when, in the window it judges, "+
-	"the load generator fell behind its plan (late starts > %g%% of the window's operations, or harness stalls adding up to >= %g%% of the window) "+
-	"and at least one second of the window was starved (%s)", BehindShare*100, BehindShare*100, host.StarvedRule)
+	"the load generator fell behind its plan (harness stalls, which the path under test cannot cause, adding up to >= %g%% of the window) "+
+	"and at least one second of the window was starved (%s)", BehindShare*100, host.StarvedRule)
 
 // judgeInconclusive turns each failed latency or throughput assertion
 // (Assertion.Judges set) whose window the stand could not sustain into
@@ -96,7 +100,7 @@ func starvation(rep *reports.Report, from, to float64) (*reports.Inconclusive, b
 	if ev.Ops > 0 {
 		ev.LateShare = float64(ev.LateStarts) / float64(ev.Ops)
 	}
-	behind := ev.LateShare > BehindShare || (to > from && ev.StallMs/1000 >= BehindShare*(to-from))
+	behind := to > from && ev.StallMs/1000 >= BehindShare*(to-from)
 	return ev, behind && len(ev.StarvedSeconds) > 0
 }
 
