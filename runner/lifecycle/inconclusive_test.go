@@ -62,9 +62,9 @@ func TestFailedSLOOnAStarvedHostIsInconclusive(t *testing.T) {
 
 func TestFailedSLOWithoutStarvationStaysFailed(t *testing.T) {
 	for name, rep := range map[string]*reports.Report{
-		"idle host, no late starts":             starvedReport(false, 0),
-		"late starts but no starved second":     starvedReport(false, 60), // a slow path fills the workers: not the host
-		"starved seconds but no harness stall":  noStall(starvedReport(true, 10)),
+		"idle host, no late starts":            starvedReport(false, 0),
+		"late starts but no starved second":    starvedReport(false, 60), // a slow path fills the workers: not the host
+		"starved seconds but no harness stall": noStall(starvedReport(true, 10)),
 		// A paused master holds every worker: 38% of starts late on a busy
 		// host, but the harness itself ran on time: the path's finding.
 		"late starts from a slow path on a busy host, no stall": noStall(starvedReport(true, 400)),
