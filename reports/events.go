@@ -114,7 +114,7 @@ type Event struct {
 // 127.0.0.1:7001 at 12.3 s".
 func (e Event) Phrase() string {
 	of := " of " + e.Node
-	if e.Node == "" || e.Node == "cluster" {
+	if e.Node == "" || e.Node == "cluster" || e.Node == "harness" {
 		of = ""
 	}
 	s := fmt.Sprintf("%s%s at %.1f s", e.What, of, e.TimeS)
