@@ -126,6 +126,9 @@ func TestJSONUsageErrorsPrintOneObject(t *testing.T) {
 		{"run", "--json", "--rate", "nan"},
 		{"list", "--json", "--nosuchflag"},
 		{"faults", "--json", "--nosuchflag"},
+		{"catalogue", "--json", "--nosuchflag"},
+		{"catalogue", "--json", "--repeat", "0"},
+		{"version", "--json", "--nosuchflag"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), args, &stdout, &stderr)
