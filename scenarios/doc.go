@@ -97,7 +97,9 @@
 //	  release: {workers: 4, retry: 50ms, attempts: 5}
 //	  call_timeout: 2s            # every Redis call of the stages
 //	  drain: 10s                  # after the load: until every reservation is
-//	                              # ORDER_CREATED or RELEASED (P2), at most this
+//	                              # ORDER_CREATED or RELEASED (P2); ends after
+//	                              # this long without one more reservation
+//	                              # finishing, 6x this in all
 //	  defects: []                 # negative controls only: order-no-dedupe,
 //	                              # order-ignores-fence,
 //	                              # expiry-direct-compensate, expiry-no-check,
