@@ -83,23 +83,7 @@ func settledOnce(ctx context.Context, c Cluster, need TopologyNeeds) (Settled, e
 	if err != nil {
 		return s, err
 	}
-	replicas := map[string]int{}
-	for _, n := range nodes {
-		if n.Role == "replica" {
-			replicas[n.MasterID]++
-		}
-	}
-	s.MinReplicas = -1
-	for _, n := range nodes {
-		if n.Role != "master" || len(n.Slots) == 0 {
-			continue
-		}
-		s.Masters++
-		if r := replicas[n.ID]; s.MinReplicas < 0 || r < s.MinReplicas {
-			s.MinReplicas = r
-		}
-	}
-	s.MinReplicas = max(s.MinReplicas, 0)
+	s.Masters, s.MinReplicas = MastersAndReplicas(nodes)
 	if s.Masters < need.Masters {
 		return s, fmt.Errorf("%d master(s) own slots and the run needs %d", s.Masters, need.Masters)
 	}
@@ -107,4 +91,27 @@ func settledOnce(ctx context.Context, c Cluster, need TopologyNeeds) (Settled, e
 		return s, fmt.Errorf("a master has %d replica(s) and the run's faults need %d per master", s.MinReplicas, need.ReplicasPerMaster)
 	}
 	return s, nil
+}
+
+// MastersAndReplicas counts the masters that own slots in nodes (one
+// node's CLUSTER NODES) and the fewest replicas any of them has (0 when
+// there is no such master).
+func MastersAndReplicas(nodes []Node) (masters, minReplicas int) {
+	replicas := map[string]int{}
+	for _, n := range nodes {
+		if n.Role == "replica" {
+			replicas[n.MasterID]++
+		}
+	}
+	minReplicas = -1
+	for _, n := range nodes {
+		if n.Role != "master" || len(n.Slots) == 0 {
+			continue
+		}
+		masters++
+		if r := replicas[n.ID]; minReplicas < 0 || r < minReplicas {
+			minReplicas = r
+		}
+	}
+	return masters, max(minReplicas, 0)
 }

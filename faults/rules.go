@@ -286,25 +286,7 @@ func SettingOf(ctx context.Context, c compose.Cluster, allowDestructive, proxies
 	s := Setting{Provider: c.Provider(), Owned: c.Owned(), ProcessControl: c.HasProcessControl(),
 		AllowDestructive: allowDestructive, Proxies: proxies, Pipeline: pipeline}
 	s.ReplicationProxies = hasReplicationProxies(c)
-	replicas := map[string]int{}
-	for _, n := range nodes {
-		if n.Role == "replica" {
-			replicas[n.MasterID]++
-		}
-	}
-	s.Replicas = -1
-	for _, n := range nodes {
-		if n.Role != "master" || len(n.Slots) == 0 {
-			continue
-		}
-		s.Masters++
-		if r := replicas[n.ID]; s.Replicas < 0 || r < s.Replicas {
-			s.Replicas = r
-		}
-	}
-	if s.Replicas < 0 {
-		s.Replicas = 0
-	}
+	s.Masters, s.Replicas = compose.MastersAndReplicas(nodes)
 	return s, nil
 }
 
