@@ -125,9 +125,10 @@ func catalogueRunner(cmd *cobra.Command, log io.Writer) catalogue.Runner {
 	}
 }
 
-// harnessError drops errChecksFailed: failed checks are in the report.
+// harnessError drops errChecksFailed and errInconclusive: failed and
+// inconclusive checks are in the report, which Classify reads.
 func harnessError(err error) error {
-	if errors.Is(err, errChecksFailed) {
+	if errors.Is(err, errChecksFailed) || errors.Is(err, errInconclusive) {
 		return nil
 	}
 	return err

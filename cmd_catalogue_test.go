@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,5 +140,19 @@ func TestCatalogueStressEndsItsBusyLoopsOnCancel(t *testing.T) {
 	}
 	if after := redisServers(t); after != before {
 		t.Fatalf("left redis-servers: before %q after %q", before, after)
+	}
+}
+
+// TestCatalogueReadsFailuresFromTheReport: a run that failed or was
+// inconclusive is judged from its report (Classify), not counted as a
+// harness error: an inconclusive member of nightly was an "error" row.
+func TestCatalogueReadsFailuresFromTheReport(t *testing.T) {
+	for _, err := range []error{nil, errChecksFailed, errInconclusive, fmt.Errorf("suite x: %w", errInconclusive)} {
+		if got := harnessError(err); got != nil {
+			t.Errorf("harnessError(%v) = %v, want nil", err, got)
+		}
+	}
+	if boom := errors.New("redis-server not found"); harnessError(boom) != boom {
+		t.Error("a harness error was dropped")
 	}
 }
