@@ -285,11 +285,13 @@ const pipelineMaxStock = 300
 
 // drawPipeline draws the pipeline's weather: MQ errors and timeouts (half
 // of the timed-out sends stored anyway), order rejects (each one a
-// release: the compensation path), consumer lag.
+// release: the compensation path), consumer lag. The access service sends
+// each reservation itself (scan_after 500 ms, as service-crash needs), so
+// the send_pending scanner and a drawn service-crash are exercised.
 func drawPipeline(r *rand.Rand) *Pipeline {
 	return &Pipeline{MQError: []float64{0, 0, 0.05}[r.IntN(3)], MQTimeout: []float64{0, 0.05, 0.2}[r.IntN(3)],
 		OrderReject: []float64{0.1, 0.3}[r.IntN(2)], OrderDelay: []time.Duration{0, 20 * time.Millisecond}[r.IntN(2)],
-		Drain: 15 * time.Second}
+		ScanAfter: 500 * time.Millisecond, Drain: 15 * time.Second}
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -261,6 +261,11 @@ func TestPipelineSchedulesDrawThePipelineKinds(t *testing.T) {
 		if err != nil || sc.Pipeline == nil || sc.Drain != s.Pipeline.Drain {
 			t.Fatalf("schedule %d: %v", i, err)
 		}
+		// The access service sends: a drawn service-crash has something
+		// to crash (with scan_after 0 it never took effect: a wasted run).
+		if got := sc.Pipeline.Dispatcher.ScanAfter; got <= 0 || got != s.Pipeline.ScanAfter {
+			t.Fatalf("schedule %d: dispatcher.scan_after %s, want the drawn %s", i, got, s.Pipeline.ScanAfter)
+		}
 		if !strings.HasSuffix(s.LoadShape(), "/pipeline") {
 			t.Errorf("load shape %s does not say pipeline", s.LoadShape())
 		}

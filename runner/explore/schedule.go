@@ -48,7 +48,12 @@ type Pipeline struct {
 	MQTimeout   float64       `json:"mq_timeout"`
 	OrderReject float64       `json:"order_reject"`
 	OrderDelay  time.Duration `json:"order_delay"`
-	Drain       time.Duration `json:"drain"`
+	// ScanAfter is the dispatcher's scan_after: the access service sends
+	// each reservation itself and the dispatcher picks up what it left
+	// unsent this long (0: the dispatcher sends everything, and a drawn
+	// service-crash has nothing to crash).
+	ScanAfter time.Duration `json:"scan_after,omitempty"`
+	Drain     time.Duration `json:"drain"`
 }
 
 // Load is the schedule's one load phase (open loop).
@@ -244,9 +249,10 @@ type yamlDoc struct {
 }
 
 type yamlPipeline struct {
-	MQ    map[string]float64 `yaml:"mq"`
-	Order map[string]any     `yaml:"order"`
-	Drain string             `yaml:"drain"`
+	MQ         map[string]float64 `yaml:"mq"`
+	Order      map[string]any     `yaml:"order"`
+	Dispatcher map[string]string  `yaml:"dispatcher,omitempty"`
+	Drain      string             `yaml:"drain"`
 }
 
 type yamlTopology struct {
@@ -317,6 +323,9 @@ func (s Schedule) YAML(description string) ([]byte, error) {
 	if p := s.Pipeline; p != nil {
 		doc.Pipeline = &yamlPipeline{MQ: map[string]float64{"error": p.MQError, "timeout": p.MQTimeout},
 			Order: map[string]any{"reject": p.OrderReject, "delay": p.OrderDelay.String()}, Drain: p.Drain.String()}
+		if p.ScanAfter > 0 {
+			doc.Pipeline.Dispatcher = map[string]string{"scan_after": p.ScanAfter.String()}
+		}
 	}
 	if ids := s.requiredInvariants(); ids != nil {
 		doc.Assertions.Invariants = ids
