@@ -49,6 +49,20 @@ var flagFields = map[string]string{
 	"pool-size": "topology.pool_size", "pool-timeout": "topology.pool_timeout",
 }
 
+// setting is how the user sets field to value in this scenario: the run
+// flag that sets it for a scenario made from flags ("--replicas 1"), the
+// file's field otherwise ("topology.replicas: 1").
+func (s *Scenario) setting(field string, value any) string {
+	if s.Source == FlagSource {
+		for name, f := range flagFields {
+			if f == field {
+				return fmt.Sprintf("--%s %v", name, value)
+			}
+		}
+	}
+	return fmt.Sprintf("%s: %v", field, value)
+}
+
 // FromFlags is the scenario of an ad-hoc run: what a file with the same
 // values would resolve to (rate_scale 1, the reference path, no
 // assertions). Validate it like any other scenario.

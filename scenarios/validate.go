@@ -574,10 +574,10 @@ func (v *validator) faultTopology(i int) {
 	spec, _ := faults.Lookup(f.Kind)
 	need := spec.Rules.Topology
 	if need.Replicas > 0 && t.Replicas < need.Replicas {
-		v.bad(path+".kind", "%s needs %s, but topology.replicas is %d: set topology.replicas: %d", f.Kind, need.ReplicasWhy, t.Replicas, need.Replicas)
+		v.bad(path+".kind", "%s needs %s, but topology.replicas is %d: set %s", f.Kind, need.ReplicasWhy, t.Replicas, s.setting("topology.replicas", need.Replicas))
 	}
 	if need.Masters > 0 && t.Masters < need.Masters {
-		v.bad(path+".kind", "%s needs %s, but topology.masters is %d: set topology.masters: %d or more", f.Kind, need.MastersWhy, t.Masters, need.Masters)
+		v.bad(path+".kind", "%s needs %s, but topology.masters is %d: set %s or more", f.Kind, need.MastersWhy, t.Masters, s.setting("topology.masters", need.Masters))
 	}
 	if f.Target == faults.TargetHotReplica && t.Replicas < 1 {
 		v.bad(path+".target", "hot-replica needs a replica, but topology.replicas is %d", t.Replicas)
