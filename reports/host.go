@@ -104,6 +104,10 @@ type Inconclusive struct {
 	LateStarts     int64   `json:"late_starts"`
 	LateShare      float64 `json:"late_share"`
 	StallMs        float64 `json:"stall_ms"`
+	// RunqueueShare is the harness threads' wait for a CPU over the whole
+	// window, as a share of its length (0.25: a quarter of a core's time
+	// spent runnable but not running).
+	RunqueueShare float64 `json:"runqueue_share"`
 	// The host's worst figures over the starved seconds.
 	MaxLoad1              float64 `json:"max_load1"`
 	MaxProcsRunning       int     `json:"max_procs_running"`

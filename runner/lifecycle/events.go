@@ -146,7 +146,7 @@ func annotateChecks(rep *reports.Report, h *runner.History) {
 	}
 	for i := range rep.Assertions {
 		a := &rep.Assertions[i]
-		if a.Status != reports.StatusFail {
+		if a.Status != reports.StatusFail && a.Status != reports.StatusInconclusive {
 			continue
 		}
 		from, to := assertionSpan(rep, a)

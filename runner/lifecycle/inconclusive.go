@@ -24,10 +24,18 @@ import (
 // test does can make it late, only the host.
 const BehindShare = 0.01
 
+// RunqueueBehindShare is the other sign, from the kernel: the harness's
+// threads waited for a CPU for at least a quarter of the window's length
+// (schedstat run-queue time, summed over threads). A slow path under test
+// makes the harness wait on the network, not for a CPU; two busy loops on
+// a 2-core machine made it 0.8-1.2 s per second while the stall probe,
+// woken within its 10 ms, saw under 1%.
+const RunqueueBehindShare = 0.25
+
 // InconclusiveRule is the rule, as each inconclusive entry states it.
 var InconclusiveRule = fmt.Sprintf("a failed latency or throughput assertion is inconclusive when, in the window it judges, "+
-	"the load generator fell behind its plan (harness stalls, which the path under test cannot cause, adding up to >= %g%% of the window) "+
-	"and at least one second of the window was starved (%s)", BehindShare*100, host.StarvedRule)
+	"the load generator fell behind its plan (harness stalls adding up to >= %g%% of the window, or its threads waiting for a CPU >= %g%% of it: "+
+	"neither is something the path under test can cause) and at least one second of the window was starved (%s)", BehindShare*100, RunqueueBehindShare*100, host.StarvedRule)
 
 // judgeInconclusive turns each failed latency or throughput assertion
 // (Assertion.Judges set) whose window the stand could not sustain into
@@ -75,9 +83,13 @@ func starvation(rep *reports.Report, from, to float64) (*reports.Inconclusive, b
 			ev.Ops += s.Ops
 		}
 	}
+	var runqueueMs float64
 	for _, s := range rep.Host.Seconds {
 		if !in(s.TS) {
 			continue
+		}
+		if s.HarnessRunqueueWaitMs != nil {
+			runqueueMs += *s.HarnessRunqueueWaitMs
 		}
 		ev.LateStarts += s.LateStarts
 		if !s.Starved {
@@ -100,14 +112,18 @@ func starvation(rep *reports.Report, from, to float64) (*reports.Inconclusive, b
 	if ev.Ops > 0 {
 		ev.LateShare = float64(ev.LateStarts) / float64(ev.Ops)
 	}
-	behind := to > from && ev.StallMs/1000 >= BehindShare*(to-from)
+	if to > from {
+		ev.RunqueueShare = runqueueMs / 1000 / (to - from)
+	}
+	behind := to > from && (ev.StallMs/1000 >= BehindShare*(to-from) || ev.RunqueueShare >= RunqueueBehindShare)
 	return ev, behind && len(ev.StarvedSeconds) > 0
 }
 
 // inconclusiveText is the evidence in one line of a summary.
 func inconclusiveText(ev *reports.Inconclusive) string {
-	return fmt.Sprintf("INCONCLUSIVE: the stand could not sustain the plan in [%.1f, %.1f)s: %d of %d operations started late (%.1f%%), %.0f ms of harness stalls; "+
+	return fmt.Sprintf("INCONCLUSIVE: the stand could not sustain the plan in [%.1f, %.1f)s: %d of %d operations started late (%.1f%%), %.0f ms of harness stalls, "+
+		"harness threads waiting for a CPU %.0f%% of the window; "+
 		"starved seconds %v (load1 up to %.2f, procs_running up to %d, steal up to %.1f%%, harness run-queue wait %.0f ms, STW %.1f ms)",
-		ev.WindowS[0], ev.WindowS[1], ev.LateStarts, ev.Ops, 100*ev.LateShare, ev.StallMs,
+		ev.WindowS[0], ev.WindowS[1], ev.LateStarts, ev.Ops, 100*ev.LateShare, ev.StallMs, 100*ev.RunqueueShare,
 		ev.StarvedSeconds, ev.MaxLoad1, ev.MaxProcsRunning, 100*ev.MaxStealShare, ev.HarnessRunqueueWaitMs, ev.STWMs)
 }

@@ -125,3 +125,24 @@ func TestInconclusiveJudgesThePhaseWindow(t *testing.T) {
 		t.Fatalf("status %s: the starved seconds are outside the judged phase", rep.Assertions[0].Status)
 	}
 }
+
+// Two busy loops on two cores: the stall probe wakes within its 10 ms, but
+// the kernel kept the harness's threads waiting for a CPU for most of each
+// second. That alone is the generator falling behind.
+func TestRunqueueWaitAloneCountsAsFallingBehind(t *testing.T) {
+	rep := noStall(starvedReport(true, 0))
+	for i := range rep.Host.Seconds {
+		w := 600.0 // ms per second, summed over the harness's threads
+		rep.Host.Seconds[i].HarnessRunqueueWaitMs = &w
+	}
+	judgeInconclusive(rep)
+	a := rep.Assertions[0]
+	if a.Status != reports.StatusInconclusive || a.Inconclusive.RunqueueShare < 0.59 {
+		t.Fatalf("status %s (%+v): the harness waited for a CPU 60%% of the window", a.Status, a.Inconclusive)
+	}
+	rep = noStall(starvedReport(true, 0)) // 180 ms in 2 of 4 seconds: 9%
+	judgeInconclusive(rep)
+	if rep.Assertions[0].Status != reports.StatusFail {
+		t.Fatalf("status %s: 9%% of the window waiting for a CPU excuses nothing", rep.Assertions[0].Status)
+	}
+}
