@@ -25,12 +25,13 @@ import (
 const BehindShare = 0.01
 
 // RunqueueBehindShare is the other sign, from the kernel: the harness's
-// threads waited for a CPU for at least a quarter of the window's length
-// (schedstat run-queue time, summed over threads). A slow path under test
-// makes the harness wait on the network, not for a CPU; two busy loops on
-// a 2-core machine made it 0.8-1.2 s per second while the stall probe,
-// woken within its 10 ms, saw under 1%.
-const RunqueueBehindShare = 0.25
+// threads waited for a CPU (schedstat run-queue time, summed over threads)
+// for at least 60% of the window's length. A slow path under test makes the
+// harness wait on the network, not for a CPU. Measured on a 2-core machine
+// that also runs the local cluster: 0.29-0.34 in quiet runs (a master
+// paused by hand for 5 s included), 0.60-1.30 with two or four busy loops
+// holding the cores, when flash-sale's p99 failed with stalls under 1%.
+const RunqueueBehindShare = 0.6
 
 // InconclusiveRule is the rule, as each inconclusive entry states it.
 var InconclusiveRule = fmt.Sprintf("a failed latency or throughput assertion is inconclusive when, in the window it judges, "+

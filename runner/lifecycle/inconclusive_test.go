@@ -132,13 +132,24 @@ func TestInconclusiveJudgesThePhaseWindow(t *testing.T) {
 func TestRunqueueWaitAloneCountsAsFallingBehind(t *testing.T) {
 	rep := noStall(starvedReport(true, 0))
 	for i := range rep.Host.Seconds {
-		w := 600.0 // ms per second, summed over the harness's threads
+		w := 700.0 // ms per second, summed over the harness's threads
 		rep.Host.Seconds[i].HarnessRunqueueWaitMs = &w
 	}
 	judgeInconclusive(rep)
 	a := rep.Assertions[0]
-	if a.Status != reports.StatusInconclusive || a.Inconclusive.RunqueueShare < 0.59 {
-		t.Fatalf("status %s (%+v): the harness waited for a CPU 60%% of the window", a.Status, a.Inconclusive)
+	if a.Status != reports.StatusInconclusive || a.Inconclusive.RunqueueShare < 0.69 {
+		t.Fatalf("status %s (%+v): the harness waited for a CPU 70%% of the window", a.Status, a.Inconclusive)
+	}
+	// A quiet run on a 2-core machine shared with the cluster waits about a
+	// third of the time: a paused master's p99 failure is the path's.
+	rep = noStall(starvedReport(true, 400))
+	for i := range rep.Host.Seconds {
+		w := 330.0
+		rep.Host.Seconds[i].HarnessRunqueueWaitMs = &w
+	}
+	judgeInconclusive(rep)
+	if rep.Assertions[0].Status != reports.StatusFail {
+		t.Fatalf("status %s: 33%% of the window waiting for a CPU is a quiet run here", rep.Assertions[0].Status)
 	}
 	rep = noStall(starvedReport(true, 0)) // 180 ms in 2 of 4 seconds: 9%
 	judgeInconclusive(rep)
