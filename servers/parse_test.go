@@ -59,3 +59,17 @@ func TestShortArgs(t *testing.T) {
 		t.Fatalf("short entry changed: %q", got)
 	}
 }
+
+// A replica whose master did not answer this round (paused, dead: the
+// round before a failover) still names its master, from its own INFO
+// replication; the failover that follows is attributed to that master.
+// With only the master's view the name was lost in exactly that round.
+func TestReplicaNamesItsMasterWhenTheMasterIsSilent(t *testing.T) {
+	s := &Sampler{nodes: map[string]*nodeSeries{}}
+	in := nodeInfo{addr: "127.0.0.1:7004", fields: parseInfo("# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\nmaster_port:7001\r\nmaster_link_status:down\r\n")}
+	s.record(in, nil)
+	got := s.nodes[in.addr].samples[0].s
+	if got.Role != "replica" || got.Master != "127.0.0.1:7001" {
+		t.Fatalf("sample %+v: want a replica of 127.0.0.1:7001", got)
+	}
+}

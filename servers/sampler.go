@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"sort"
 	"strconv"
@@ -249,7 +250,7 @@ func (s *Sampler) record(in nodeInfo, byReplica map[string]compose.ReplicaLag) {
 	if ns.role == "" {
 		ns.role = smp.Role
 		if smp.Role == "replica" {
-			ns.master = rl.Master
+			ns.master = masterOf(in, rl, isReplica)
 		}
 	}
 	cur := &counters{at: in.at, cpu: in.float("used_cpu_sys") + in.float("used_cpu_user"),
@@ -282,10 +283,25 @@ func (s *Sampler) record(in nodeInfo, byReplica map[string]compose.ReplicaLag) {
 		smp.SyncInProgress = in.field("master_sync_in_progress") == "1"
 		if isReplica {
 			smp.LagBytes = rl.LagBytes
-			smp.Master = rl.Master
 		}
+		smp.Master = masterOf(in, rl, isReplica)
 	}
 	ns.samples = append(ns.samples, sampleAt{at: in.at, s: smp})
+}
+
+// masterOf names a replica's master: as its master reports it when the
+// master answered this round, else as the replica's own INFO names it
+// (master_host:master_port). A paused or dead master does not answer, and
+// the failover that follows is exactly when the name is needed.
+func masterOf(in nodeInfo, rl compose.ReplicaLag, fromMaster bool) string {
+	if fromMaster && rl.Master != "" {
+		return rl.Master
+	}
+	h, p := in.field("master_host"), in.field("master_port")
+	if h == "" || p == "" {
+		return ""
+	}
+	return net.JoinHostPort(h, p)
 }
 
 // samplePool reads the load's pool and records the deltas since prev.
