@@ -1,0 +1,64 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/planner"
+)
+
+func newCapacityCmd() *cobra.Command {
+	var f scenarioCmdFlags
+	var co lifecycle.CapacityOptions
+	cmd := &cobra.Command{
+		Use:   "capacity <name|file>",
+		Short: "Step the rate up until the SLO breaks; report the highest rate that held, with the curve",
+		Long: `capacity runs the scenario's first phase open-loop at a constant rate for
+--step-duration, multiplying the rate by --factor each step (dividing when
+--start already breaks), until a step breaks the SLO: latency p99 (from the
+intended send) above --slo-p99, a failed invariant, a dropped operation,
+throughput under 95% of the rate, or more than --max-error-ratio errors and
+unknowns. It then bisects between the highest rate that held and the lowest
+that broke until they are within --precision, and runs the final rate
+--confirm more times, saying how many held (a noisy machine can break a rate
+that held once). Every step is a fresh activity on one cluster, its buckets
+on the same slots each time. It prints the curve and the highest rate that
+held; reports per step go to <out>/step-NN-RATE/, the curve to
+<out>/capacity.json. --path-mix accept or sold-out sizes each step's stock
+from its demand (twice it, or a tenth of it) instead of the scenario's.`,
+		Example: "  seckill-harness capacity sold-out-90 --start 2000 --factor 1.5 --slo-p99 20ms",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := f.plan(cmd, args[0], planner.Overrides{})
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("start") {
+				co.Start = p.Phases[0].Config.Shape.Rate
+			}
+			return verdict(lifecycle.Capacity(cmd.Context(), cmd.OutOrStdout(), p, co, f.output(cmd)))
+		},
+	}
+	f.register(cmd.Flags(), "out/capacity")
+	addCapacityFlags(cmd.Flags(), &co, "scenario, accept or sold-out")
+	return cmd
+}
+
+// capacityFlags are the flags of capacity's search, shared with compare --capacity.
+var capacityFlags = []string{"start", "factor", "max-steps", "step-duration", "slo-p99", "max-error-ratio", "precision", "confirm", "path-mix"}
+
+func addCapacityFlags(fs *pflag.FlagSet, co *lifecycle.CapacityOptions, paths string) {
+	fs.Float64Var(&co.Start, "start", 0, "first rate in ops/s (default: the scenario's first phase rate)")
+	fs.Float64Var(&co.Factor, "factor", 1.5, "rate multiplier per ramp step")
+	fs.IntVar(&co.MaxSteps, "max-steps", 8, "most ramp steps to try (bisection and confirmation steps come on top)")
+	fs.DurationVar(&co.StepDuration, "step-duration", 5*time.Second, "load time per step")
+	fs.DurationVar(&co.SloP99, "slo-p99", 20*time.Millisecond, "latency p99 (from the intended send) a step must stay under")
+	fs.Float64Var(&co.MaxErrorRatio, "max-error-ratio", 0.001, "largest share of ERROR+UNKNOWN outcomes a step may have")
+	fs.Float64Var(&co.Precision, "precision", 0.05, "bisect until the rate that held and the rate that broke are this close (0.05: ±5%)")
+	fs.IntVar(&co.Confirm, "confirm", 1, "run the final rate this many more times and report how many held")
+	fs.StringVar(&co.PathMix, "path-mix", lifecycle.PathScenario, "reserve path to load: "+paths+
+		" (accept: stock twice the step's demand; sold-out: stock a tenth of it; scenario: its own stock)")
+}
