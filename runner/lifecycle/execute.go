@@ -56,6 +56,7 @@ type execution struct {
 	ev          *pipeline.Evidence
 	poolReport  *reports.Pool
 	chk         *runner.CheckReport
+	outcome     *Outcome         // the run's result, once assembled
 	warm        *reports.WarmUp  // what warmUp readied before t=0
 	servers     *servers.Sampler // the nodes' view, sampled beside the load
 	host        *host.Sampler    // the machine's and the harness's view, sampled beside the load
@@ -63,18 +64,42 @@ type execution struct {
 }
 
 // Execute runs a plan from start to finish (see the package doc for the
-// steps) and returns its outcome. A Go error is a harness error: bad
-// input, an unreachable cluster, state that could not be read back. Every
-// fault is healed, and everything Execute started is stopped, on every way
-// out, Ctrl-C (ctx cancelled) included: then the outcome is a partial run
-// with RunErr set.
+// contract): the steps of [Steps], in order. A step before the load that
+// fails ends the run with its error (exit 2), every fault healed and
+// everything the run started stopped; from the heal on the run happened,
+// so the later steps run on fresh contexts (the load's may be cancelled)
+// and a report is always written.
 func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
 	x := &execution{plan: p, out: out}
 	defer x.close()
-	steps := []struct {
-		name string
-		do   func(context.Context) error
-	}{
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, s := range x.steps(cctx) {
+		if err := s.do(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if out.OnOutcome != nil {
+		out.OnOutcome(out.Dir, x.outcome)
+	}
+	if x.checkErr != nil {
+		// The partial report is written; the run itself could not be judged.
+		return x.outcome, x.checkErr
+	}
+	return x.outcome, nil
+}
+
+// step is one step of a run: its name (docs/ARCHITECTURE.md's step table
+// lists the same names, in the same order) and what it does.
+type step struct {
+	name string
+	do   func(context.Context) error
+}
+
+// steps are the run's steps in order. Those from heal on ignore the load's
+// context and use after, a fresh one.
+func (x *execution) steps(after context.Context) []step {
+	return []step{
 		{"prepare", x.prepare},
 		{"open the stand", x.openStand},
 		{"wait for the topology to settle", x.settleTopology},
@@ -84,33 +109,26 @@ func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
 		{"warm up", x.warmUp},
 		{"observe the servers", x.observe},
 		{"drive the load", x.driveLoad},
+		{"heal", func(context.Context) error {
+			x.heal()
+			x.busyErr = x.watchdog.EnsureNotBusy(after)
+			x.healthErr = settle(after, x.out.logger(), x.stand, len(x.plan.Faults) > 0)
+			return nil
+		}},
+		{"drain", func(ctx context.Context) error { x.drain(ctx); return nil }},
+		{"check", func(context.Context) error { x.check(after); return nil }},
+		{"assemble", func(context.Context) error { x.outcome = x.assemble(after); return nil }},
+		{"write", func(context.Context) error { return x.write(after, x.outcome) }},
 	}
-	for _, s := range steps {
-		if err := s.do(ctx); err != nil {
-			return nil, err
-		}
+}
+
+// Steps names the steps of a run, in the order Execute takes them.
+func Steps() []string {
+	var names []string
+	for _, s := range (&execution{}).steps(context.Background()) {
+		names = append(names, s.name)
 	}
-	// From here on the run happened: heal, settle and check on fresh
-	// contexts (the load's may be cancelled), and always report.
-	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	x.heal()
-	x.busyErr = x.watchdog.EnsureNotBusy(cctx)
-	x.healthErr = settle(cctx, x.out.logger(), x.stand, len(p.Faults) > 0)
-	x.drain(ctx)
-	x.check(cctx)
-	oc := x.assemble(cctx)
-	if err := x.write(cctx, oc); err != nil {
-		return nil, err
-	}
-	if out.OnOutcome != nil {
-		out.OnOutcome(out.Dir, oc)
-	}
-	if x.checkErr != nil {
-		// The partial report is written; the run itself could not be judged.
-		return oc, x.checkErr
-	}
-	return oc, nil
+	return names
 }
 
 // close runs the cleanups in reverse order: heal, stop the pipeline,
