@@ -182,7 +182,7 @@ func Explore(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	gen, err := NewGenerator(o.Seed, b, setting, cov)
+	gen, err := NewDrawer(o.Seed, b, setting, cov)
 	if err != nil {
 		return nil, err
 	}
