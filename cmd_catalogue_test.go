@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,7 +98,7 @@ func TestCatalogueBadInputExitsTwo(t *testing.T) {
 }
 
 // TestCatalogueRunsABuiltinThroughTheScenarioRunner runs a one-row
-// catalogue for real: the row comes from runScenario's report, the exit
+// catalogue for real: the row comes from the run's report, the exit
 // code agrees with the row (smoke's p99 SLO may fail on a starved host:
 // then the row says so and the exit is 1), and junit.xml has the case.
 func TestCatalogueRunsABuiltinThroughTheScenarioRunner(t *testing.T) {
@@ -151,19 +149,5 @@ func TestCatalogueStressEndsItsBusyLoopsOnCancel(t *testing.T) {
 	}
 	if after := redisServers(t); after != before {
 		t.Fatalf("left redis-servers: before %q after %q", before, after)
-	}
-}
-
-// TestCatalogueReadsFailuresFromTheReport: a run that failed or was
-// inconclusive is judged from its report (Classify), not counted as a
-// harness error: an inconclusive member of nightly was an "error" row.
-func TestCatalogueReadsFailuresFromTheReport(t *testing.T) {
-	for _, err := range []error{nil, errChecksFailed, errInconclusive, fmt.Errorf("suite x: %w", errInconclusive)} {
-		if got := harnessError(err); got != nil {
-			t.Errorf("harnessError(%v) = %v, want nil", err, got)
-		}
-	}
-	if boom := errors.New("redis-server not found"); harnessError(boom) != boom {
-		t.Error("a harness error was dropped")
 	}
 }

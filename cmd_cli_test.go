@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"seckill-harness/faults"
+	"seckill-harness/internal/exitcode"
 	"seckill-harness/reports"
 	"seckill-harness/scenarios"
 )
@@ -211,7 +212,7 @@ func TestRunJSONPrintsOneObjectAndLogsGoToStderr(t *testing.T) {
 	if dec.More() {
 		t.Fatalf("stdout holds more than one JSON value:\n%s", stdout)
 	}
-	if code != exitPass || v.ExitCode != code || v.Verdict != "PASS" || v.ExitMeaning != exitMeanings[code] || len(v.Runs) != 1 {
+	if code != exitPass || v.ExitCode != code || v.Verdict != "PASS" || v.ExitMeaning != exitcode.Meaning(code) || len(v.Runs) != 1 {
 		t.Fatalf("exit %d, JSON %+v\nstderr:\n%s", code, v, stderr)
 	}
 	rep, err := reports.ReadJSON(filepath.Join(out, "report.json"))

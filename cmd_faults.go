@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"seckill-harness/faults"
+	"seckill-harness/internal/cmdline"
 )
 
 func newFaultsCmd() *cobra.Command {
@@ -25,7 +24,7 @@ min_masters, min_replicas).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), faults.Describe())
+				return cmdline.WriteJSON(cmd.OutOrStdout(), faults.Describe())
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			for _, k := range faults.Kinds() {
@@ -45,14 +44,4 @@ min_masters, min_replicas).`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the kinds as one JSON array")
 	return cmd
-}
-
-// writeJSON prints v as indented JSON on one stdout write.
-func writeJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"seckill-harness/internal/cmdline"
 	"seckill-harness/scenarios"
 )
 
@@ -37,7 +38,7 @@ object per scenario: name, proves, load_s, suite, members, pipeline, max_drain_s
 					out = append(out, scenarioListEntry{Name: in.Name, Proves: in.Proves, LoadS: in.Duration.Seconds(), Suite: in.Suite,
 						Members: in.Members, Pipeline: in.Pipeline, MaxDrainS: in.Drain.Seconds()})
 				}
-				return writeJSON(cmd.OutOrStdout(), out)
+				return cmdline.WriteJSON(cmd.OutOrStdout(), out)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tLOAD\tPROVES")

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"seckill-harness/reports"
-	"seckill-harness/runner"
+	"seckill-harness/internal/cmdline"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/planner"
+	"seckill-harness/scenarios"
 )
 
 type raceOptions struct {
@@ -20,7 +17,6 @@ type raceOptions struct {
 	buckets            uint32
 	luaDir, out        string
 	cluster            lifecycle.ClusterSpec
-	logger             *slog.Logger
 }
 
 func newRaceCmd() *cobra.Command {
@@ -34,10 +30,7 @@ against --stock units on a fresh local cluster. It passes (exit 0) when
 exactly min(stock, users) reservations were ACCEPTED, every other answer was
 SOLD_OUT, and the invariants hold; it writes the usual reports to --out.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.logger = cmdLogger(cmd)
-			return runRace(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.users, "users", 20000, "distinct users, one request each")
@@ -46,40 +39,28 @@ SOLD_OUT, and the invariants hold; it writes the usual reports to --out.`,
 	f.IntVar(&o.concurrency, "concurrency", 512, "workers sending at once")
 	f.StringVar(&o.luaDir, "lua-dir", "", "directory with reserve.lua, transition.lua, compensate.lua (default: the embedded scripts)")
 	f.StringVar(&o.out, "out", "out/race", "output directory")
-	addClusterFlags(f, &o.cluster)
+	cmdline.ClusterFlags(f, &o.cluster)
 	return cmd
 }
 
-func runRace(ctx context.Context, out, errOut io.Writer, o raceOptions) error {
-	if o.users <= 0 || o.concurrency <= 0 {
-		return fmt.Errorf("--users and --concurrency must be positive")
+// run builds the race's plan (planner.Race, planner.Build), runs it and
+// prints the rate the calls went at.
+func (o raceOptions) run(cmd *cobra.Command) error {
+	s, err := planner.Race(scenarios.Flags{Stock: o.stock, Buckets: int(o.buckets), Given: cmdline.Given(cmd.Flags()),
+		Topology: planner.TopologyOf(o.cluster)}, o.users, o.concurrency)
+	if err != nil {
+		return err
 	}
-	cfg := runner.DefaultConfig()
-	cfg.Mode, cfg.Concurrency, cfg.Users, cfg.MaxOps = runner.ModeClosed, o.concurrency, o.users, o.users
-	cfg.Duration, cfg.Mix, cfg.SampleEvery = 5*time.Minute, runner.Mix{}, 0
-	want := min(o.stock, int64(o.users))
-	p := &lifecycle.Plan{Name: "race", Cluster: o.cluster, Stock: o.stock, Buckets: o.buckets, LuaDir: o.luaDir,
-		Phases: []runner.Phase{{Name: "race", Config: cfg}},
-		Evaluate: func(r *reports.Report) []reports.Assertion {
-			return []reports.Assertion{
-				exactly(fmt.Sprintf("exactly %d ACCEPTED", want), r.Totals.Outcomes["ACCEPTED"], want),
-				exactly(fmt.Sprintf("exactly %d SOLD_OUT", int64(o.users)-want), r.Totals.Outcomes["SOLD_OUT"], int64(o.users)-want),
-			}
-		}}
-	oc, err := lifecycle.Execute(ctx, p, lifecycle.Output{Dir: o.out, Progress: "off", ErrOut: errOut, Log: out, Logger: o.logger})
+	p, err := planner.Build(s, planner.Inputs{Cluster: o.cluster, LuaDir: o.luaDir})
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	oc, err := lifecycle.Execute(cmd.Context(), p, lifecycle.Output{Dir: o.out, Progress: "off", ErrOut: cmd.ErrOrStderr(), Log: out, Logger: cmdline.Logger(cmd)})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "race: %d users from %d workers in %.2fs: %.0f calls/s\n", o.users, o.concurrency,
 		oc.Result.Elapsed.Seconds(), float64(oc.Result.History.Len())/oc.Result.Elapsed.Seconds())
-	return exitOf(oc)
-}
-
-func exactly(name string, observed, want int64) reports.Assertion {
-	w := float64(want)
-	a := reports.Assertion{Name: name, Status: reports.StatusPass, Observed: float64(observed), Threshold: &w}
-	if observed != want {
-		a.Status = reports.StatusFail
-	}
-	return a
+	return lifecycle.Judge(oc)
 }

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"seckill-harness/internal/exitcode"
 	"seckill-harness/reports"
 )
 
@@ -58,71 +57,17 @@ when the report's verdict is FAIL, 2 on a usage or read error.`,
 	return cmd
 }
 
+// runReport re-renders dirs (reports.Rerender) and, with --check, maps
+// the report's verdict to the exit contract.
 func runReport(stdout, stderr io.Writer, dirs []string, o reportOptions) error {
-	if len(dirs) > 1 && o.out == "" {
-		return fmt.Errorf("--out is required to merge %d run directories", len(dirs))
-	}
-	runs := make([]*reports.Run, 0, len(dirs))
-	for _, d := range dirs {
-		r, err := reports.LoadRun(d)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
-	}
-
-	var rep *reports.Report
-	var hists *reports.Histograms
-	out := o.out
+	rep, err := reports.Rerender(stdout, stderr, dirs, o.out, o.quiet)
 	switch {
-	case len(runs) == 1:
-		rep, hists = runs[0].Report, runs[0].Hists
-		if runs[0].HistSource == reports.HGRMFileName {
-			fmt.Fprintf(stderr, "%s: no %s, the latency distribution comes from %s\n",
-				dirs[0], reports.HlogFileName, reports.HGRMFileName)
-		}
-		if out == "" || samePath(out, dirs[0]) {
-			out = dirs[0]
-			if err := reports.WriteViews(out, &reports.Inputs{Report: rep, Hists: hists}); err != nil {
-				return err
-			}
-			break
-		}
-		if err := reports.WriteArtifacts(out, &reports.Inputs{Report: rep, Hists: hists}); err != nil {
-			return err
-		}
-	default:
-		var notes []string
-		var err error
-		rep, hists, notes, err = reports.MergeRuns(runs)
-		if err != nil {
-			return err
-		}
-		for _, n := range notes {
-			fmt.Fprintln(stderr, "merge:", n)
-		}
-		if err := reports.WriteArtifacts(out, &reports.Inputs{Report: rep, Hists: hists}); err != nil {
-			return err
-		}
-	}
-
-	if !o.quiet {
-		if err := reports.WriteText(stdout, rep); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(stdout, "html: %s\nsummary: %s\n", filepath.Join(out, reports.HTMLFileName), filepath.Join(out, reports.SummaryFile))
-	if o.check && rep.IsInconclusive() {
-		return errInconclusive
-	}
-	if o.check && rep.Verdict() != "PASS" {
+	case err != nil || !o.check:
+		return err
+	case rep.IsInconclusive():
+		return exitcode.ErrInconclusive
+	case rep.Verdict() != "PASS":
 		return errChecksFailed
 	}
 	return nil
-}
-
-func samePath(a, b string) bool {
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && aa == bb
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"seckill-harness/internal/cmdline"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
@@ -36,8 +34,7 @@ type runOptions struct {
 	pgKeep   bool
 	drain    time.Duration
 
-	json    bool         // --json
-	summary *jsonSummary // with --json: the runs' summaries
+	summary *cmdline.Summary // with --json: the runs' summaries
 
 	wait         waitFlags
 	generator    string // --generator I/N
@@ -90,11 +87,15 @@ any member failed, else 3 when any member was inconclusive.`,
 			if err != nil {
 				return err
 			}
-			return runScenario(cmd.Context(), s, o.inputs(cmd), o.output(cmd), nil)
+			su, err := planner.BuildSuite(s, o.inputs(cmd))
+			if err != nil {
+				return err
+			}
+			return su.Run(cmd.Context(), o.output(cmd), nil)
 		},
 	}
 	o.registerFlags(cmd, &mode, &shape)
-	addRunJSON(cmd, &o)
+	cmdline.AddRunJSON(cmd, &o.summary)
 	return cmd
 }
 
@@ -170,50 +171,27 @@ func (o *runOptions) parseGenerator() error {
 	return nil
 }
 
-// scenarioOf is what run runs: the named scenario with --seed and --set,
-// or (no argument) the ad-hoc load of the flags as a scenario of its own.
+// scenarioOf is what run runs (planner.ForRun): the named scenario with
+// --seed and --set, or (no argument) the ad-hoc load of the flags as a
+// scenario of its own, so it is validated as the same load written in a
+// file would be.
 func (o *runOptions) scenarioOf(cmd *cobra.Command, args []string) (*scenarios.Scenario, error) {
-	if len(args) == 0 {
-		if len(o.sets) > 0 {
-			return nil, fmt.Errorf("--set changes a scenario: name one (seckill-harness run NAME --set …), or use the load flags")
-		}
-		return o.flagScenario(cmd), nil
-	}
-	var given []string
-	for _, f := range loadFlags {
-		if cmd.Flags().Changed(f) {
-			given = append(given, "--"+f)
-		}
-	}
-	if len(given) > 0 {
-		return nil, fmt.Errorf("%s describe an ad-hoc load and cannot be combined with scenario %q: use --set (e.g. --set phases.0.rate=500, --set activity.stock=100)", strings.Join(given, ", "), args[0])
-	}
-	var seed *int64
-	if cmd.Flags().Changed("seed") {
-		seed = &o.cfg.Seed
-	}
-	s, err := planner.Resolve(cmd.Context(), args[0], o.sets, seed)
-	if err == nil && s.IsSuite() && o.activity != "" {
-		err = fmt.Errorf("%s is a suite: --activity and --generator take one scenario (a member), not a suite", s.Name)
-	}
-	return s, err
-}
-
-// flagScenario is the ad-hoc load of the flags as a scenario value, so it
-// is validated as the same load written in a file would be.
-func (o *runOptions) flagScenario(cmd *cobra.Command) *scenarios.Scenario {
-	given := map[string]string{}
-	cmd.Flags().Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
-	c := o.cluster
-	f := scenarios.Flags{Name: o.scenario, Load: o.cfg, Stock: o.stock, Buckets: int(o.buckets), Given: given,
-		Topology: scenarios.Topology{Masters: c.Masters, Replicas: c.Replicas, NodeTimeout: c.NodeTimeout,
-			AppendOnly: c.AppendOnly, PoolSize: c.PoolSize, PoolTimeout: c.PoolTimeout}}
+	f := scenarios.Flags{Name: o.scenario, Load: o.cfg, Stock: o.stock, Buckets: int(o.buckets),
+		Given: cmdline.Given(cmd.Flags()), Topology: planner.TopologyOf(o.cluster)}
 	if o.pipeline {
 		cfg := pipeline.DefaultConfig()
 		cfg.Seed = o.cfg.Seed
 		f.Pipeline, f.Drain = &cfg, o.drain
 	}
-	return scenarios.FromFlags(f)
+	var seed *int64
+	if cmd.Flags().Changed("seed") {
+		seed = &o.cfg.Seed
+	}
+	s, err := planner.ForRun(cmd.Context(), args, f, o.sets, seed)
+	if err == nil && s.IsSuite() && o.activity != "" {
+		err = fmt.Errorf("%s is a suite: --activity and --generator take one scenario (a member), not a suite", s.Name)
+	}
+	return s, err
 }
 
 // inputs is what the run flags add to every plan (a suite's members included).
@@ -227,32 +205,7 @@ func (o *runOptions) inputs(cmd *cobra.Command) planner.Inputs {
 func (o runOptions) output(cmd *cobra.Command) lifecycle.Output {
 	out := lifecycle.Output{Dir: o.out, History: o.history, Progress: o.progress, ErrOut: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), Logger: cmdLogger(cmd), MetricsAddr: o.metrics}
 	if o.summary != nil {
-		out.Log, out.OnOutcome = cmd.ErrOrStderr(), o.summary.onOutcome
+		out.Log, out.OnOutcome = cmd.ErrOrStderr(), o.summary.OnOutcome
 	}
 	return out
-}
-
-// execute runs a plan and maps its outcome to the exit contract.
-func execute(ctx context.Context, p *lifecycle.Plan, out lifecycle.Output) error {
-	oc, err := lifecycle.Execute(ctx, p, out)
-	if err != nil {
-		return err
-	}
-	return exitOf(oc)
-}
-
-// exitOf maps an outcome to the CLI's exit contract: an interrupted load is
-// a harness error (exit 2), a failed check exit 1, only inconclusive
-// assertions exit 3.
-func exitOf(oc *lifecycle.Outcome) error {
-	if err := oc.Interrupted(); err != nil {
-		return err
-	}
-	if oc.Inconclusive() {
-		return errInconclusive
-	}
-	if !oc.Report.Passed {
-		return errChecksFailed
-	}
-	return nil
 }

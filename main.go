@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +19,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+
+	"seckill-harness/internal/cmdline"
+	"seckill-harness/internal/exitcode"
 )
 
 // quietRedisLog drops go-redis's own log lines (pool and reconnect chatter
@@ -29,23 +31,16 @@ type quietRedisLog struct{}
 
 func (quietRedisLog) Printf(context.Context, string, ...any) {}
 
-// Exit codes are a contract CI jobs rely on.
-const (
-	exitPass         = 0
-	exitCheckFailed  = 1
-	exitHarnessError = 2
-	// exitInconclusive: the only failures were inconclusive latency or
-	// throughput assertions (the stand could not sustain the plan).
-	exitInconclusive = 3
+// errChecksFailed is exitcode.ErrChecksFailed under the name the
+// commands use: a run that completed but whose checks failed (exit 1).
+var errChecksFailed = exitcode.ErrChecksFailed
+
+// addClusterFlags and cmdLogger are cmdline.ClusterFlags and cmdline.Logger
+// under the names compare and capacity use.
+var (
+	addClusterFlags = cmdline.ClusterFlags
+	cmdLogger       = cmdline.Logger
 )
-
-// errChecksFailed is returned by a command whose run completed but whose
-// checks failed: exit 1, not 2.
-var errChecksFailed = errors.New("checks failed")
-
-// errInconclusive is returned by a command whose run completed with no
-// failed check but inconclusive latency or throughput assertions: exit 3.
-var errInconclusive = errors.New("inconclusive: the stand could not sustain the plan")
 
 func main() {
 	// The first SIGINT/SIGTERM cancels the run: the load stops, every fault
@@ -67,26 +62,20 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	out := &countingWriter{w: stdout}
+	out := &cmdline.CountingWriter{W: stdout}
 	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	if err != nil && out.n == 0 && wantsJSON(root, args) {
+	if err != nil && out.N == 0 && cmdline.WantsJSON(root, args) {
 		// A usage error before the command ran (a bad flag, a wrong
 		// argument count): --json still gets its one object.
-		_ = (&jsonSummary{}).write(stdout, err)
+		_ = (&cmdline.Summary{}).Write(stdout, err)
 	}
-	switch {
-	case err == nil:
-		return exitPass
-	case errors.Is(err, errChecksFailed):
-		return exitCheckFailed
-	case errors.Is(err, errInconclusive):
-		return exitInconclusive
-	default:
+	code := exitcode.Of(err)
+	if code == exitcode.HarnessError {
 		fmt.Fprintln(stderr, "seckill-harness:", err)
-		return exitHarnessError
 	}
+	return code
 }
 
 func newRootCmd() *cobra.Command {
@@ -108,7 +97,7 @@ Exit codes: 0 pass, 1 a check failed, 2 harness or usage error,
 	root.AddCommand(newRunCmd(), newListCmd(), newValidateCmd(), newCompareCmd(), newCapacityCmd(),
 		newSelftestCmd(), newReportCmd(), newRaceCmd(), newFaultsCmd(), newVerifyCmd(), newExploreCmd(), newCatalogueCmd())
 	addVersion(root)
-	addCompletion(root)
-	addLogLevel(root)
+	cmdline.AddCompletion(root)
+	cmdline.AddLogLevel(root)
 	return root
 }

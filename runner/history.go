@@ -420,18 +420,20 @@ func (j *jsonOp) op() (Op, error) {
 	return o, nil
 }
 
+// kindByName and errClassByName invert kindNames and errClassNames: a
+// history line names its kind and error class.
 var (
-	kindByName     = map[string]Kind{}
-	errClassByName = map[string]ErrClass{}
+	kindByName     = byName[Kind](kindNames[:])
+	errClassByName = byName[ErrClass](errClassNames[:])
 )
 
-func init() {
-	for k, n := range kindNames {
-		kindByName[n] = Kind(k)
+// byName maps each of names to its index.
+func byName[T ~uint8](names []string) map[string]T {
+	m := make(map[string]T, len(names))
+	for i, n := range names {
+		m[n] = T(i)
 	}
-	for c, n := range errClassNames {
-		errClassByName[n] = ErrClass(c)
-	}
+	return m
 }
 
 // parseIndex parses prefix<n> ("u17", "r4").

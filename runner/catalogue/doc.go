@@ -11,7 +11,9 @@
 // nightly) is not run again: its row is made of those member rows. Only the
 // built-ins no selected suite covers run on their own.
 //
-// The package runs nothing itself: the Runner does (package main gives it
-// its scenario runner). BusyLoops holds every core with spinning child
+// Execute runs nothing itself: its Runner does. RunGate is the whole
+// command with ScenarioRunner, the same plan builder (runner/planner) and
+// suite runner (lifecycle.Suite) as `run`; tests give Execute scripted
+// Runners. BusyLoops holds every core with spinning child
 // processes for a stress run; they are started and ended by PID.
 package catalogue

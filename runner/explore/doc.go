@@ -1,7 +1,7 @@
 // Package explore draws seeded random fault schedules, runs each through
 // the run lifecycle, and shrinks a failure to a minimal scenario.
 //
-// A Generator draws Schedules from a seed (math/rand/v2 PCG, one source
+// A Drawer draws Schedules from a seed (math/rand/v2 PCG, one source
 // per schedule: the same seed, bounds, cluster and starting coverage give
 // the same schedules): a load (curve, rate, duration, users, stock,
 // buckets, a share of duplicates and releases) within Bounds, and one to

@@ -152,37 +152,12 @@ func Explore(ctx context.Context, o Options) (*Summary, error) {
 	if o.Cluster.NodeTimeout > 0 {
 		b.NodeTimeout = o.Cluster.NodeTimeout
 	}
-	spec := o.Cluster
-	// Replication proxies make replica-lag and replica-partition drawable.
-	spec.ReplicationProxies = spec.ReplicationProxies || (spec.Replicas > 0 && (spec.Spec == "" || spec.Spec == "local"))
-	st, err := lifecycle.OpenStand(ctx, o.Logger, spec, 64, true)
+	st, setting, closeStand, err := openStand(ctx, o, b)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
-	if b.Path != "" && b.Path != scenarios.DefaultPath && !st.Cluster.Owned() {
-		return nil, fmt.Errorf("--path %s writes broken data on purpose: explore runs it only on a cluster it creates (--cluster local or docker)", b.Path)
-	}
-	if b.Pipeline {
-		// The pipeline's orders: one throwaway local PostgreSQL for the
-		// whole exploration (each run gets its own schema in it).
-		pg, err := compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
-		if err != nil {
-			return nil, fmt.Errorf("--pipeline: %w", err)
-		}
-		defer pg.Close()
-		st.Postgres = pg.Pool()
-	}
-	// The faults it generates follow the setting: read it once every node
-	// of a cluster it did not create agrees on the topology.
-	if err := st.WaitSettled(ctx, compose.TopologyNeeds{}); err != nil {
-		return nil, err
-	}
-	setting, err := faults.SettingOf(ctx, st.Cluster, o.Cluster.AllowDestructive, st.Proxies != nil, b.Pipeline)
-	if err != nil {
-		return nil, err
-	}
-	gen, err := NewGenerator(o.Seed, b, setting, cov)
+	defer closeStand()
+	gen, err := NewDrawer(o.Seed, b, setting, cov)
 	if err != nil {
 		return nil, err
 	}
@@ -191,39 +166,91 @@ func Explore(ctx context.Context, o Options) (*Summary, error) {
 	sum := &Summary{Seed: o.Seed, Path: gen.bounds.Path, StartedAt: t0.UTC(), Budget: o.Budget.String(), RunsLimit: o.Runs,
 		Drawable: gen.Kinds(), FaultsTried: map[string]int{}, Findings: []Finding{}, Runs: []RunRecord{}}
 	fmt.Fprintf(log, "explore: seed %d, path %s, kinds %s; budget %s, runs %d\n", o.Seed, sum.Path, strings.Join(sum.Drawable, ", "), o.Budget, o.Runs)
+	if err := x.loop(ctx, gen, cov, sum); err != nil {
+		return nil, err
+	}
+	return x.finish(ctx, cov, sum)
+}
+
+// openStand opens the one stand every schedule runs on (with proxies, and
+// replication proxies on a local cluster with replicas), a throwaway
+// PostgreSQL when b runs the pipeline, and reads the fault setting once
+// the cluster's nodes agree on the topology. release closes them all.
+func openStand(ctx context.Context, o Options, b Bounds) (st *lifecycle.Stand, setting Setting, release func(), err error) {
+	spec := o.Cluster
+	// Replication proxies make replica-lag and replica-partition drawable.
+	spec.ReplicationProxies = spec.ReplicationProxies || (spec.Replicas > 0 && (spec.Spec == "" || spec.Spec == "local"))
+	st, err = lifecycle.OpenStand(ctx, o.Logger, spec, 64, true)
+	if err != nil {
+		return nil, setting, nil, err
+	}
+	closers := []func(){st.Close}
+	release = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	if b.Path != "" && b.Path != scenarios.DefaultPath && !st.Cluster.Owned() {
+		return nil, setting, nil, fmt.Errorf("--path %s writes broken data on purpose: explore runs it only on a cluster it creates (--cluster local or docker)", b.Path)
+	}
+	if b.Pipeline {
+		// The pipeline's orders: one throwaway local PostgreSQL for the
+		// whole exploration (each run gets its own schema in it).
+		pg, err := compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
+		if err != nil {
+			return nil, setting, nil, fmt.Errorf("--pipeline: %w", err)
+		}
+		closers = append(closers, func() { _ = pg.Close() })
+		st.Postgres = pg.Pool()
+	}
+	// The faults it generates follow the setting: read it once every node
+	// of a cluster it did not create agrees on the topology.
+	if err := st.WaitSettled(ctx, compose.TopologyNeeds{}); err != nil {
+		return nil, setting, nil, err
+	}
+	setting, err = faults.SettingOf(ctx, st.Cluster, o.Cluster.AllowDestructive, st.Proxies != nil, b.Pipeline)
+	if err != nil {
+		return nil, setting, nil, err
+	}
+	return st, setting, release, nil
+}
+
+// loop draws and runs schedules until --runs, the budget, the context, a
+// finding (unless KeepGoing) or three harness errors in a row stop it,
+// recording each run, the kinds tried and the findings (each failing
+// invariant shrunk once) in sum and the coverage in cov. An error is one
+// explore cannot go on after.
+func (x *exploration) loop(ctx context.Context, gen *Drawer, cov *Coverage, sum *Summary) error {
+	o := x.o
 	shrunk := map[string]bool{}
 	errorsInRow := 0
 	for n := 1; ; n++ {
-		switch {
-		case ctx.Err() != nil:
-			sum.Stopped = "interrupted"
-		case o.Runs > 0 && n > o.Runs:
-			sum.Stopped = fmt.Sprintf("ran %d schedule(s) (--runs)", o.Runs)
-		case o.Budget > 0 && time.Since(t0) >= o.Budget:
-			sum.Stopped = fmt.Sprintf("budget %s spent", o.Budget)
-		}
-		if sum.Stopped != "" {
-			break
+		if sum.Stopped = x.stopped(ctx, n); sum.Stopped != "" {
+			return nil
 		}
 		s, err := gen.Next()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		dir := filepath.Join(o.Out, fmt.Sprintf("run-%03d", n))
-		rec, err := x.run(ctx, s, dir, n)
+		rec, err := x.run(ctx, s, filepath.Join(o.Out, fmt.Sprintf("run-%03d", n)), n)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cov.Add(s)
 		for _, k := range s.Kinds() {
 			sum.FaultsTried[k]++
 		}
 		sum.Runs = append(sum.Runs, rec)
-		fmt.Fprintf(log, "run %03d %-8s %-40s %s  (%.1fs) %s\n", n, rec.Verdict, strings.Join(rec.Faults, " + "), rec.Load, rec.Seconds, strings.Join(append(rec.Failed, rec.Warnings...), "; "))
+		fmt.Fprintf(x.log, "run %03d %-8s %-40s %s  (%.1fs) %s\n", n, rec.Verdict, strings.Join(rec.Faults, " + "), rec.Load, rec.Seconds, strings.Join(append(rec.Failed, rec.Warnings...), "; "))
 		if rec.Verdict == VerdictError {
 			if errorsInRow++; errorsInRow >= 3 {
 				sum.Stopped = "three harness errors in a row: " + rec.Error
-				break
+				return nil
 			}
 			continue
 		}
@@ -239,27 +266,48 @@ func Explore(ctx context.Context, o Options) (*Summary, error) {
 		shrunk[id] = true
 		f, err := x.finding(ctx, s, rec, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		sum.Findings = append(sum.Findings, *f)
 		if !o.KeepGoing {
 			sum.Stopped = fmt.Sprintf("finding %s in run %d (add --keep-going to explore on)", id, n)
-			break
+			return nil
 		}
 	}
-	sum.Seconds = time.Since(t0).Seconds()
+}
+
+// stopped says why schedule n does not start ("": it does): the context
+// ended, --runs were run, or the budget is spent.
+func (x *exploration) stopped(ctx context.Context, n int) string {
+	o := x.o
+	switch {
+	case ctx.Err() != nil:
+		return "interrupted"
+	case o.Runs > 0 && n > o.Runs:
+		return fmt.Sprintf("ran %d schedule(s) (--runs)", o.Runs)
+	case o.Budget > 0 && time.Since(x.t0) >= o.Budget:
+		return fmt.Sprintf("budget %s spent", o.Budget)
+	}
+	return ""
+}
+
+// finish saves the coverage to State, writes the summary files to Out and
+// prints the summary; an interrupted exploration returns its summary with
+// an error saying so.
+func (x *exploration) finish(ctx context.Context, cov *Coverage, sum *Summary) (*Summary, error) {
+	sum.Seconds = time.Since(x.t0).Seconds()
 	sum.Coverage = cov
-	if err := cov.Save(o.State); err != nil {
+	if err := cov.Save(x.o.State); err != nil {
 		return nil, err
 	}
-	if err := sum.write(o.Out); err != nil {
+	if err := sum.write(x.o.Out); err != nil {
 		return nil, err
 	}
-	if err := sum.WriteText(log); err != nil {
+	if err := sum.WriteText(x.log); err != nil {
 		return nil, err
 	}
 	if ctx.Err() != nil {
-		return sum, fmt.Errorf("explore interrupted after %d run(s) (summary written to %s): %w", len(sum.Runs), o.Out, context.Cause(ctx))
+		return sum, fmt.Errorf("explore interrupted after %d run(s) (summary written to %s): %w", len(sum.Runs), x.o.Out, context.Cause(ctx))
 	}
 	return sum, nil
 }

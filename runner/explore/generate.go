@@ -137,11 +137,11 @@ func Drawable(s Setting, b Bounds) ([]string, error) {
 // it by hand.
 type Setting = faults.Setting
 
-// Generator draws schedules: the i-th schedule of seed S comes from a PCG
-// source seeded with (S, i) and from the coverage the generator started
+// Drawer draws schedules: the i-th schedule of seed S comes from a PCG
+// source seeded with (S, i) and from the coverage the drawer started
 // with plus the schedules it drew before, so the same seed, bounds,
 // setting and starting coverage give the same schedules.
-type Generator struct {
+type Drawer struct {
 	seed     uint64
 	bounds   Bounds
 	setting  Setting
@@ -150,10 +150,10 @@ type Generator struct {
 	n        int
 }
 
-// NewGenerator checks the bounds against the setting and returns a
-// generator; cov (nil: none) is copied, not changed. The setting's
+// NewDrawer checks the bounds against the setting and returns a
+// drawer; cov (nil: none) is copied, not changed. The setting's
 // Pipeline is the bounds' (every schedule runs the pipeline, or none).
-func NewGenerator(seed int64, b Bounds, s Setting, cov *Coverage) (*Generator, error) {
+func NewDrawer(seed int64, b Bounds, s Setting, cov *Coverage) (*Drawer, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
@@ -166,18 +166,18 @@ func NewGenerator(seed int64, b Bounds, s Setting, cov *Coverage) (*Generator, e
 	if cov == nil {
 		cov = NewCoverage()
 	}
-	return &Generator{seed: uint64(seed), bounds: b, setting: s, kinds: kinds, coverage: cov.Clone()}, nil
+	return &Drawer{seed: uint64(seed), bounds: b, setting: s, kinds: kinds, coverage: cov.Clone()}, nil
 }
 
 // Kinds lists the kinds the generator draws from.
-func (g *Generator) Kinds() []string { return append([]string(nil), g.kinds...) }
+func (g *Drawer) Kinds() []string { return append([]string(nil), g.kinds...) }
 
 // Next draws the next schedule: a valid scenario (checked by the scenario
 // validator, and each fault by faults.Available in the setting). It draws
 // again, from the same source, when a draw is not valid (two exclusive
 // faults overlapping on one target, say); an error means no valid draw
 // was found, which is a bug in the bounds.
-func (g *Generator) Next() (Schedule, error) {
+func (g *Drawer) Next() (Schedule, error) {
 	g.n++
 	r := rand.New(rand.NewPCG(g.seed, uint64(g.n)))
 	var last error
@@ -195,7 +195,7 @@ func (g *Generator) Next() (Schedule, error) {
 }
 
 // check validates a schedule as a scenario and each fault in the setting.
-func (g *Generator) check(s Schedule) error {
+func (g *Drawer) check(s Schedule) error {
 	if _, _, err := s.Scenario(s.Name); err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (g *Generator) check(s Schedule) error {
 	return nil
 }
 
-func (g *Generator) draw(r *rand.Rand) Schedule {
+func (g *Drawer) draw(r *rand.Rand) Schedule {
 	b := g.bounds
 	s := Schedule{Seed: r.Int64N(1 << 31), Path: b.Path, Masters: g.setting.Masters, Replicas: g.setting.Replicas, NodeTimeout: b.NodeTimeout}
 	s.Load = g.drawLoad(r)
@@ -238,7 +238,7 @@ func (g *Generator) draw(r *rand.Rand) Schedule {
 }
 
 // drawLoad draws the load: a curve less explored weighs more.
-func (g *Generator) drawLoad(r *rand.Rand) Load {
+func (g *Drawer) drawLoad(r *rand.Rand) Load {
 	b := g.bounds
 	shapes := []string{"constant", "linear", "sine", "spike"}
 	w := make([]float64, len(shapes))
@@ -299,7 +299,7 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 // drawFaults draws 1..MaxFaults faults, kinds weighted towards the less
 // explored (and pairs with the kinds already drawn), placed back to back
 // or overlapping inside the load.
-func (g *Generator) drawFaults(r *rand.Rand, load time.Duration) []FaultDraw {
+func (g *Drawer) drawFaults(r *rand.Rand, load time.Duration) []FaultDraw {
 	n := 1 + r.IntN(min(g.bounds.MaxFaults, len(g.kinds)))
 	var chosen []string
 	for len(chosen) < n {

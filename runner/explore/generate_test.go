@@ -29,7 +29,7 @@ func testBounds() Bounds {
 
 func draw(t *testing.T, seed int64, b Bounds, s Setting, cov *Coverage, n int) []Schedule {
 	t.Helper()
-	g, err := NewGenerator(seed, b, s, cov)
+	g, err := NewDrawer(seed, b, s, cov)
 	if err != nil {
 		t.Fatal(err)
 	}

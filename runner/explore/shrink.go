@@ -163,6 +163,8 @@ func faultWindowsHold(c *Schedule) bool {
 // variants lists the one-step-smaller variants of s, biggest cut first;
 // no load is shorter than minLoad, and no rate or fault window is cut so
 // far that a fault window holds fewer than minOpsPerFaultWindow operations.
+// The cuts, in order: remove each fault, a shorter load, faults earlier,
+// each fault's window halved, then the loadCuts.
 func variants(s Schedule, minLoad time.Duration) []variant {
 	var out []variant
 	add := func(key, change string, edit func(*Schedule) bool) {
@@ -177,31 +179,8 @@ func variants(s Schedule, minLoad time.Duration) []variant {
 			return true
 		})
 	}
-	add("shorter load", "shorter load", func(c *Schedule) bool {
-		var end time.Duration
-		for _, f := range c.Faults {
-			end = max(end, f.End())
-		}
-		d := max(minLoad, end+300*time.Millisecond, c.Load.Duration/2).Round(100 * time.Millisecond)
-		if d >= c.Load.Duration {
-			return false
-		}
-		c.Load.Duration = d
-		if c.Load.Period > d {
-			c.Load.Period = d
-		}
-		return true
-	})
-	add("faults earlier", "faults earlier", func(c *Schedule) bool {
-		moved := false
-		for i := range c.Faults {
-			at := max(200*time.Millisecond, c.Faults[i].At/2).Round(100 * time.Millisecond)
-			if at < c.Faults[i].At {
-				c.Faults[i].At, moved = at, true
-			}
-		}
-		return moved
-	})
+	add("shorter load", "shorter load", func(c *Schedule) bool { return shorterLoad(c, minLoad) })
+	add("faults earlier", "faults earlier", faultsEarlier)
 	for i := range s.Faults {
 		add("window "+s.Faults[i].Kind, fmt.Sprintf("halve the window of fault %s", s.Faults[i].Text()), func(c *Schedule) bool {
 			f := &c.Faults[i]
@@ -213,22 +192,64 @@ func variants(s Schedule, minLoad time.Duration) []variant {
 			return faultWindowsHold(c)
 		})
 	}
-	add("halve the rate", "halve the rate", func(c *Schedule) bool {
+	for _, cut := range loadCuts {
+		add(cut.name, cut.name, cut.edit)
+	}
+	return out
+}
+
+// shorterLoad halves the load (not below minLoad, nor below the end of the
+// last fault window plus 300 ms); false when that is no shorter.
+func shorterLoad(c *Schedule, minLoad time.Duration) bool {
+	var end time.Duration
+	for _, f := range c.Faults {
+		end = max(end, f.End())
+	}
+	d := max(minLoad, end+300*time.Millisecond, c.Load.Duration/2).Round(100 * time.Millisecond)
+	if d >= c.Load.Duration {
+		return false
+	}
+	c.Load.Duration = d
+	if c.Load.Period > d {
+		c.Load.Period = d
+	}
+	return true
+}
+
+// faultsEarlier halves every fault's start (not below 200 ms); false when none moved.
+func faultsEarlier(c *Schedule) bool {
+	moved := false
+	for i := range c.Faults {
+		at := max(200*time.Millisecond, c.Faults[i].At/2).Round(100 * time.Millisecond)
+		if at < c.Faults[i].At {
+			c.Faults[i].At, moved = at, true
+		}
+	}
+	return moved
+}
+
+// loadCuts are the cuts of the load and the activity after the fault
+// cuts, in order: each edits a copy and returns false when it changes nothing.
+var loadCuts = []struct {
+	name string
+	edit func(*Schedule) bool
+}{
+	{"halve the rate", func(c *Schedule) bool {
 		if c.Load.Rate <= 20 {
 			return false
 		}
 		l := &c.Load
 		l.Rate, l.Slope, l.Amplitude, l.Peak = math.Round(l.Rate/2), math.Round(l.Slope/2), math.Round(l.Amplitude/2), math.Round(l.Peak/2)
 		return faultWindowsHold(c)
-	})
-	add("half the users", "half the users", func(c *Schedule) bool {
+	}},
+	{"half the users", func(c *Schedule) bool {
 		if c.Users <= 10 {
 			return false
 		}
 		c.Users = max(10, c.Users/2)
 		return true
-	})
-	add("constant curve", "constant curve", func(c *Schedule) bool {
+	}},
+	{"constant curve", func(c *Schedule) bool {
 		if c.Load.Shape == "constant" {
 			return false
 		}
@@ -236,36 +257,35 @@ func variants(s Schedule, minLoad time.Duration) []variant {
 		c.Load = Load{Duration: c.Load.Duration, Shape: "constant", Rate: math.Round(rate), Concurrency: c.Load.Concurrency,
 			Timeout: c.Load.Timeout, Retries: c.Load.Retries, Mix: c.Load.Mix}
 		return true
-	})
-	add("no duplicates or releases in the mix", "no duplicates or releases in the mix", func(c *Schedule) bool {
+	}},
+	{"no duplicates or releases in the mix", func(c *Schedule) bool {
 		if c.Load.Mix == (Load{}).Mix {
 			return false
 		}
 		c.Load.Mix = (Load{}).Mix
 		return true
-	})
-	add("half the workers", "half the workers", func(c *Schedule) bool {
+	}},
+	{"half the workers", func(c *Schedule) bool {
 		if c.Load.Concurrency <= 4 {
 			return false
 		}
 		c.Load.Concurrency = max(4, c.Load.Concurrency/2)
 		return true
-	})
-	add("no pipeline", "no pipeline", func(c *Schedule) bool {
+	}},
+	{"no pipeline", func(c *Schedule) bool {
 		if c.Pipeline == nil {
 			return false
 		}
 		c.Pipeline = nil
 		return true
-	})
-	add("one bucket", "one bucket", func(c *Schedule) bool {
+	}},
+	{"one bucket", func(c *Schedule) bool {
 		if c.Buckets <= 1 {
 			return false
 		}
 		c.Buckets = 1
 		return true
-	})
-	return out
+	}},
 }
 
 func boolCmp(a, b bool) int {

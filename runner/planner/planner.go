@@ -202,6 +202,41 @@ func clusterOf(t scenarios.Topology, c lifecycle.ClusterSpec) lifecycle.ClusterS
 	return c
 }
 
+// BuildSuite builds what one scenario argument runs: for a scenario its
+// one plan (Build; the Suite has no Name), for a suite every member's plan
+// (each Build with in, after the suite itself is validated), so that no
+// run starts before every plan of the suite is known to be valid.
+func BuildSuite(s *scenarios.Scenario, in Inputs) (lifecycle.Suite, error) {
+	if !s.IsSuite() {
+		p, err := Build(s, in)
+		if err != nil {
+			return lifecycle.Suite{}, err
+		}
+		return lifecycle.Suite{Plans: []*lifecycle.Plan{p}}, nil
+	}
+	if err := Validate(s); err != nil {
+		return lifecycle.Suite{}, err
+	}
+	members, err := s.Members()
+	if err != nil {
+		return lifecycle.Suite{}, err
+	}
+	su := lifecycle.Suite{Name: s.Name, Plans: make([]*lifecycle.Plan, len(members))}
+	for i, m := range members {
+		if su.Plans[i], err = Build(m, in); err != nil {
+			return lifecycle.Suite{}, fmt.Errorf("suite %s, member %s: %w", s.Name, m.Name, err)
+		}
+	}
+	return su, nil
+}
+
+// TopologyOf is the topology the cluster flags c give a scenario made
+// from flags (the inverse of the plan's cluster spec).
+func TopologyOf(c lifecycle.ClusterSpec) scenarios.Topology {
+	return scenarios.Topology{Masters: c.Masters, Replicas: c.Replicas, NodeTimeout: c.NodeTimeout,
+		AppendOnly: c.AppendOnly, PoolSize: c.PoolSize, PoolTimeout: c.PoolTimeout}
+}
+
 // Load resolves nameOrFile with seed and sets (Resolve) and builds its plan (Build).
 func Load(ctx context.Context, nameOrFile string, sets []string, seed *int64, in Inputs) (*lifecycle.Plan, error) {
 	s, err := Resolve(ctx, nameOrFile, sets, seed)
@@ -223,4 +258,37 @@ func Variants(ctx context.Context, nameOrFile string, sets []string, seed *int64
 		out = append(out, lifecycle.Variant{VariantSpec: v, Plan: p})
 	}
 	return out, nil
+}
+
+// LoadFlags are run's flags that describe an ad-hoc load. With a scenario
+// they are refused (use --set), so a CI job never runs something other
+// than it reads.
+var LoadFlags = []string{"users", "stock", "buckets", "rate", "duration", "mode", "concurrency", "shape", "max-in-flight",
+	"max-ops", "timeout", "retries", "reservation-ttl", "mix-replay", "mix-same-user", "mix-foreign-request", "mix-release",
+	"slope", "amplitude", "period", "peak", "spike-at", "ramp-up", "hold", "ramp-down", "name"}
+
+// ForRun is the scenario `run [nameOrFile]` runs; args are run's
+// arguments (none or one). With no argument it is
+// the ad-hoc load of the flags f (scenarios.FromFlags: validated by Build
+// as the same load written in a file would be); --set is then refused.
+// With one (nameOrFile) it is the resolved scenario with seed and sets (Resolve), and
+// any of LoadFlags in f.Given is refused, naming the flags and --set as
+// the fix. It does not validate (Build and Validate do).
+func ForRun(ctx context.Context, args []string, f scenarios.Flags, sets []string, seed *int64) (*scenarios.Scenario, error) {
+	if len(args) == 0 {
+		if len(sets) > 0 {
+			return nil, fmt.Errorf("--set changes a scenario: name one (seckill-harness run NAME --set …), or use the load flags")
+		}
+		return scenarios.FromFlags(f), nil
+	}
+	var given []string
+	for _, name := range LoadFlags {
+		if _, ok := f.Given[name]; ok {
+			given = append(given, "--"+name)
+		}
+	}
+	if len(given) > 0 {
+		return nil, fmt.Errorf("%s describe an ad-hoc load and cannot be combined with scenario %q: use --set (e.g. --set phases.0.rate=500, --set activity.stock=100)", strings.Join(given, ", "), args[0])
+	}
+	return Resolve(ctx, args[0], sets, seed)
 }

@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"strings"
@@ -12,21 +12,21 @@ import (
 	"seckill-harness/scenarios"
 )
 
-// addCompletion turns on cobra's `completion bash|zsh|fish|powershell`
+// AddCompletion turns on cobra's `completion bash|zsh|fish|powershell`
 // command and teaches it the harness's names: built-in scenarios as the
 // argument of run, compare, capacity and validate (YAML files too), fault
 // kinds for --fault, and the enum values of the flags that take one
 // (--cluster, --mode, --shape, --progress, --path, --path-mix,
 // --log-level). Registered on every command that has the flag.
-func addCompletion(root *cobra.Command) {
+func AddCompletion(root *cobra.Command) {
 	root.CompletionOptions.DisableDefaultCmd = false
 	flagValues := map[string]cobra.CompletionFunc{
 		"cluster":  clusterCompletion,
-		"mode":     fixedCompletion(string(runner.ModeOpen), string(runner.ModeClosed)),
-		"shape":    fixedCompletion(runner.Shapes...),
-		"progress": fixedCompletion("auto", "tty", "plain", "off"),
-		"path":     fixedCompletion(planner.Paths()...),
-		"path-mix": fixedCompletion(lifecycle.PathScenario, lifecycle.PathAccept, lifecycle.PathSoldOut, lifecycle.PathBoth),
+		"mode":     fixed(string(runner.ModeOpen), string(runner.ModeClosed)),
+		"shape":    fixed(runner.Shapes...),
+		"progress": fixed("auto", "tty", "plain", "off"),
+		"path":     fixed(planner.Paths()...),
+		"path-mix": fixed(lifecycle.PathScenario, lifecycle.PathAccept, lifecycle.PathSoldOut, lifecycle.PathBoth),
 		"fault":    faultCompletion,
 	}
 	scenarioArg := map[string]bool{"run": true, "compare": true, "capacity": true, "validate": true}
@@ -47,8 +47,8 @@ func addCompletion(root *cobra.Command) {
 	walk(root)
 }
 
-// fixedCompletion offers a fixed list of values (no file names).
-func fixedCompletion(values ...string) cobra.CompletionFunc {
+// fixed offers a fixed list of values (no file names).
+func fixed(values ...string) cobra.CompletionFunc {
 	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return values, cobra.ShellCompDirectiveNoFileComp
 	}

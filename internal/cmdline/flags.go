@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"strings"
@@ -11,8 +11,10 @@ import (
 	"seckill-harness/runner/lifecycle"
 )
 
-// addClusterFlags registers the flags of the cluster and its proxies.
-func addClusterFlags(f *pflag.FlagSet, cf *lifecycle.ClusterSpec) {
+// ClusterFlags registers on f the flags of the cluster and its proxies
+// (--cluster, --masters, ..., the TLS flags of an existing cluster) into
+// cf, with the defaults every command shares.
+func ClusterFlags(f *pflag.FlagSet, cf *lifecycle.ClusterSpec) {
 	f.StringVar(&cf.Spec, "cluster", "local", "where to run: local (redis-server processes the harness starts and removes), docker (containers, needs a Docker engine), or an existing cluster redis://[user@]host:port[,host:port...] (rediss:// for TLS); credentials of an existing cluster preferably from "+compose.EnvRedisUsername+" / "+compose.EnvRedisPassword)
 	f.IntVar(&cf.Masters, "masters", 3, "masters of a local or docker cluster")
 	f.IntVar(&cf.Replicas, "replicas", 1, "replicas per master of a local or docker cluster (0: none)")
@@ -31,4 +33,12 @@ func addClusterFlags(f *pflag.FlagSet, cf *lifecycle.ClusterSpec) {
 	f.StringVar(&cf.External.KeyFile, "tls-key", "", "rediss://: client key file")
 	f.StringVar(&cf.External.ServerName, "tls-server-name", "", "rediss://: server name to verify")
 	f.BoolVar(&cf.External.InsecureSkipVerify, "tls-insecure", false, "rediss://: do not verify the server certificate")
+}
+
+// Given maps the flags set on the command line to their values, as
+// scenarios.Flags.Given wants them.
+func Given(fs *pflag.FlagSet) map[string]string {
+	given := map[string]string{}
+	fs.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
+	return given
 }

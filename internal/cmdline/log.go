@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"fmt"
@@ -11,21 +11,21 @@ import (
 // logLevels are the --log-level values, quietest last.
 var logLevels = []string{"debug", "info", "warn", "error"}
 
-// addLogLevel gives every command --log-level: the log lines (cluster
+// AddLogLevel gives every command --log-level: the log lines (cluster
 // started and stopped, faults injected and healed, teardown, warnings) go
 // through log/slog to stderr at that level and above; stdout keeps the
 // human summary (or, with --json, the one JSON object).
-func addLogLevel(root *cobra.Command) {
+func AddLogLevel(root *cobra.Command) {
 	root.PersistentFlags().String("log-level", "info", "log lines on stderr at this level and above: "+strings.Join(logLevels, ", "))
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		_, err := logLevelOf(cmd)
+		_, err := LevelOf(cmd)
 		return err
 	}
-	_ = root.RegisterFlagCompletionFunc("log-level", fixedCompletion(logLevels...))
+	_ = root.RegisterFlagCompletionFunc("log-level", fixed(logLevels...))
 }
 
-// logLevelOf reads --log-level.
-func logLevelOf(cmd *cobra.Command) (slog.Level, error) {
+// LevelOf reads --log-level.
+func LevelOf(cmd *cobra.Command) (slog.Level, error) {
 	s, _ := cmd.Flags().GetString("log-level")
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(s)); err != nil {
@@ -34,9 +34,9 @@ func logLevelOf(cmd *cobra.Command) (slog.Level, error) {
 	return l, nil
 }
 
-// cmdLogger is the logger of a command: text records on its stderr at
+// Logger is the logger of a command: text records on its stderr at
 // --log-level and above.
-func cmdLogger(cmd *cobra.Command) *slog.Logger {
-	l, _ := logLevelOf(cmd)
+func Logger(cmd *cobra.Command) *slog.Logger {
+	l, _ := LevelOf(cmd)
 	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: l}))
 }

@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"seckill-harness/internal/exitcode"
 	"seckill-harness/reports"
 	"seckill-harness/runner/lifecycle"
 )
@@ -17,23 +18,23 @@ func TestExitOfInconclusive(t *testing.T) {
 	slo := reports.Assertion{Name: "p99 <= 1ms", Status: reports.StatusInconclusive, Observed: 9, Threshold: &th, Judges: "latency",
 		Inconclusive: &reports.Inconclusive{Rule: lifecycle.InconclusiveRule}}
 	only := &lifecycle.Outcome{Report: &reports.Report{Assertions: []reports.Assertion{slo}}}
-	err := exitOf(only)
-	if !errors.Is(err, errInconclusive) {
-		t.Fatalf("only inconclusive: %v, want errInconclusive", err)
+	err := lifecycle.Judge(only)
+	if !errors.Is(err, exitcode.ErrInconclusive) {
+		t.Fatalf("only inconclusive: %v, want ErrInconclusive", err)
 	}
 	var out bytes.Buffer
-	(&jsonSummary{}).write(&out, err)
-	var v runJSON
+	(&Summary{}).Write(&out, err)
+	var v RunJSON
 	if e := json.Unmarshal(out.Bytes(), &v); e != nil || v.ExitCode != 3 || v.Verdict != "INCONCLUSIVE" || v.ExitMeaning != "inconclusive: the stand could not sustain the plan" {
 		t.Fatalf("run --json: %+v (%v)", v, e)
 	}
 	failed := &lifecycle.Outcome{Report: &reports.Report{
 		Invariants: []reports.Invariant{{ID: "I6", Name: "no_lost_ack", Status: reports.StatusFail}},
 		Assertions: []reports.Assertion{slo}}}
-	if err := exitOf(failed); !errors.Is(err, errChecksFailed) {
-		t.Fatalf("invariant failed on a starved host: %v, want errChecksFailed (exit 1)", err)
+	if err := lifecycle.Judge(failed); !errors.Is(err, exitcode.ErrChecksFailed) {
+		t.Fatalf("invariant failed on a starved host: %v, want ErrChecksFailed (exit 1)", err)
 	}
-	if errors.Is(errInconclusive, errChecksFailed) {
-		t.Fatal("errInconclusive maps to exit 1")
+	if errors.Is(exitcode.ErrInconclusive, exitcode.ErrChecksFailed) {
+		t.Fatal("ErrInconclusive maps to exit 1")
 	}
 }
