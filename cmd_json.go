@@ -36,7 +36,7 @@ type jsonSummary struct {
 }
 
 // onOutcome is a lifecycle.Output.OnOutcome that records each run.
-func (j *jsonSummary) onOutcome(dir string, oc *lifecycle.Outcome) {
+func (j *jsonSummary) onOutcome(dir string, oc *lifecycle.Result) {
 	j.runs = append(j.runs, reports.SummaryOf(oc.Report, dir))
 }
 

@@ -244,7 +244,7 @@ func execute(ctx context.Context, p *lifecycle.Plan, out lifecycle.Output) error
 // exitOf maps an outcome to the CLI's exit contract: an interrupted load is
 // a harness error (exit 2), a failed check exit 1, only inconclusive
 // assertions exit 3.
-func exitOf(oc *lifecycle.Outcome) error {
+func exitOf(oc *lifecycle.Result) error {
 	if err := oc.Interrupted(); err != nil {
 		return err
 	}

@@ -364,7 +364,7 @@ func capacityResultOf(sr *SearchResult[capacityStep], co CapacityOptions) *repor
 	return cr
 }
 
-func capacityStepOf(rate float64, oc *Outcome, dir string, co CapacityOptions) capacityStep {
+func capacityStepOf(rate float64, oc *Result, dir string, co CapacityOptions) capacityStep {
 	rep := oc.Report
 	s := capacityStep{Rate: rate, ThroughputOpsPerS: rep.ThroughputOpsPerS, P50Ms: rep.LatencyMs.P50, P99Ms: rep.LatencyMs.P99,
 		P999Ms: rep.LatencyMs.P999, ServiceP99Ms: rep.ServiceTimeMs.P99, LateStarts: rep.Totals.LateStarts,

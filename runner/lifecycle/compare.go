@@ -213,7 +213,7 @@ func CompareOver(ctx context.Context, log io.Writer, p *Plan, axis CompareAxis, 
 	return !failed, nil
 }
 
-func compareRowOf(n uint32, oc *Outcome, dir string) compareRow {
+func compareRowOf(n uint32, oc *Result, dir string) compareRow {
 	rep := oc.Report
 	so := runner.AnalyzeSellOut(oc.Result.History, oc.Activity)
 	r := compareRow{Buckets: n, Passed: rep.Passed, Ops: rep.Totals.Ops, ThroughputOpsPerS: rep.ThroughputOpsPerS,

@@ -199,7 +199,7 @@ func CompareVariants(ctx context.Context, log io.Writer, name string, variants [
 	return !failed, nil
 }
 
-func variantRowOf(v VariantSpec, oc *Outcome, dir string) variantRow {
+func variantRowOf(v VariantSpec, oc *Result, dir string) variantRow {
 	rep := oc.Report
 	r := variantRow{Variant: v.Name, Settings: append([]string{}, v.Sets...), Passed: rep.Passed, Ops: rep.Totals.Ops,
 		Accepted: rep.Totals.Outcomes[reports.OutcomeAccepted], ThroughputOpsPerS: rep.ThroughputOpsPerS,

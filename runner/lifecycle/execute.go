@@ -68,7 +68,7 @@ type execution struct {
 // fault is healed, and everything Execute started is stopped, on every way
 // out, Ctrl-C (ctx cancelled) included: then the outcome is a partial run
 // with RunErr set.
-func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
+func Execute(ctx context.Context, p *Plan, out Output) (*Result, error) {
 	x := &execution{plan: p, out: out}
 	defer x.close()
 	steps := []struct {
@@ -543,7 +543,7 @@ func (x *execution) evictions(ctx context.Context) *runner.EvictionFacts {
 
 // assemble builds the report: meta, faults and phases, assertions,
 // waivers and the verdict.
-func (x *execution) assemble(ctx context.Context) *Outcome {
+func (x *execution) assemble(ctx context.Context) *Result {
 	p, res := x.plan, x.res
 	faulted := len(p.Faults) > 0
 	meta := runner.ReportMeta{Scenario: p.Name, Versions: Versions(ctx, x.stand.Client, x.scripts),
@@ -609,7 +609,7 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	judgeInconclusive(rep)
 	x.events(rep)
 	rep.Passed = len(rep.FailedChecks()) == 0 && len(rep.InconclusiveChecks()) == 0 && rep.Interrupted == nil
-	oc := &Outcome{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,
+	oc := &Result{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,
 		HealErr: x.healErr, HealthErr: x.healthErr, NotInjected: notInjected, Pipeline: x.ev, recorder: rec}
 	return oc
 }
@@ -635,7 +635,7 @@ func notInjected(planned []*faults.Planned) []string {
 
 // write writes the report artifacts (when the output has a directory),
 // the generator's sidecar, and the text summary.
-func (x *execution) write(ctx context.Context, oc *Outcome) error {
+func (x *execution) write(ctx context.Context, oc *Result) error {
 	log := x.out.log()
 	if x.out.Dir == "" {
 		return nil
