@@ -7,7 +7,7 @@ import (
 
 	"seckill-harness/faults"
 	"seckill-harness/runner"
-	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/compare"
 	"seckill-harness/runner/planner"
 	"seckill-harness/scenarios"
 )
@@ -26,7 +26,7 @@ func addCompletion(root *cobra.Command) {
 		"shape":    fixedCompletion(runner.Shapes...),
 		"progress": fixedCompletion("auto", "tty", "plain", "off"),
 		"path":     fixedCompletion(planner.Paths()...),
-		"path-mix": fixedCompletion(lifecycle.PathScenario, lifecycle.PathAccept, lifecycle.PathSoldOut, lifecycle.PathBoth),
+		"path-mix": fixedCompletion(compare.PathScenario, compare.PathAccept, compare.PathSoldOut, compare.PathBoth),
 		"fault":    faultCompletion,
 	}
 	scenarioArg := map[string]bool{"run": true, "compare": true, "capacity": true, "validate": true}

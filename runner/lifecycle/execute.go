@@ -418,7 +418,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 	}
 	var ended func()
 	if x.plan.OnLoad != nil {
-		ended = x.plan.OnLoad(ctx)
+		ended = x.plan.OnLoad(ctx, x.stand.Cluster)
 	}
 	res, runErr := runner.RunPhases(ctx, x.plan.Phases, x.tgt, opts...)
 	if ended != nil {

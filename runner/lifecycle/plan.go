@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
@@ -81,11 +82,11 @@ type Plan struct {
 	// by the verdict line.
 	TolerateEvents []string
 
-	// OnLoad, when set, is called just before the load starts; the function
-	// it returns is called as soon as the load ends, before the heal and the
-	// checks, so a caller measures the load window alone (capacity reads
-	// the masters' CPU with it).
-	OnLoad func(ctx context.Context) (ended func())
+	// OnLoad, when set, is called with the run's cluster just before the
+	// load starts; the function it returns is called as soon as the load
+	// ends, before the heal and the checks, so a caller measures the load
+	// window alone (compare reads the masters' CPU with it).
+	OnLoad func(ctx context.Context, cl compose.Cluster) (ended func())
 }
 
 // Duration is the length of the load (every phase).
