@@ -6,13 +6,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/compare"
 	"seckill-harness/runner/planner"
 )
 
 func newCapacityCmd() *cobra.Command {
 	var f scenarioCmdFlags
-	var co lifecycle.CapacityOptions
+	var co compare.CapacityOptions
 	cmd := &cobra.Command{
 		Use:   "capacity <name|file>",
 		Short: "Step the rate up until the SLO breaks; report the highest rate that held, with the curve",
@@ -36,10 +36,7 @@ from its demand (twice it, or a tenth of it) instead of the scenario's.`,
 			if err != nil {
 				return err
 			}
-			if !cmd.Flags().Changed("start") {
-				co.Start = p.Phases[0].Config.Shape.Rate
-			}
-			return verdict(lifecycle.Capacity(cmd.Context(), cmd.OutOrStdout(), p, co, f.output(cmd)))
+			return verdict(compare.Capacity(cmd.Context(), cmd.OutOrStdout(), p, co.For(p, cmd.Flags().Changed), f.output(cmd)))
 		},
 	}
 	f.register(cmd.Flags(), "out/capacity")
@@ -47,10 +44,7 @@ from its demand (twice it, or a tenth of it) instead of the scenario's.`,
 	return cmd
 }
 
-// capacityFlags are the flags of capacity's search, shared with compare --capacity.
-var capacityFlags = []string{"start", "factor", "max-steps", "step-duration", "slo-p99", "max-error-ratio", "precision", "confirm", "path-mix"}
-
-func addCapacityFlags(fs *pflag.FlagSet, co *lifecycle.CapacityOptions, paths string) {
+func addCapacityFlags(fs *pflag.FlagSet, co *compare.CapacityOptions, paths string) {
 	fs.Float64Var(&co.Start, "start", 0, "first rate in ops/s (default: the scenario's first phase rate)")
 	fs.Float64Var(&co.Factor, "factor", 1.5, "rate multiplier per ramp step")
 	fs.IntVar(&co.MaxSteps, "max-steps", 8, "most ramp steps to try (bisection and confirmation steps come on top)")
@@ -59,6 +53,6 @@ func addCapacityFlags(fs *pflag.FlagSet, co *lifecycle.CapacityOptions, paths st
 	fs.Float64Var(&co.MaxErrorRatio, "max-error-ratio", 0.001, "largest share of ERROR+UNKNOWN outcomes a step may have")
 	fs.Float64Var(&co.Precision, "precision", 0.05, "bisect until the rate that held and the rate that broke are this close (0.05: ±5%)")
 	fs.IntVar(&co.Confirm, "confirm", 1, "run the final rate this many more times and report how many held")
-	fs.StringVar(&co.PathMix, "path-mix", lifecycle.PathScenario, "reserve path to load: "+paths+
+	fs.StringVar(&co.PathMix, "path-mix", compare.PathScenario, "reserve path to load: "+paths+
 		" (accept: stock twice the step's demand; sold-out: stock a tenth of it; scenario: its own stock)")
 }

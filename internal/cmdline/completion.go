@@ -7,7 +7,7 @@ import (
 
 	"seckill-harness/faults"
 	"seckill-harness/runner"
-	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/compare"
 	"seckill-harness/runner/planner"
 	"seckill-harness/scenarios"
 )
@@ -26,7 +26,7 @@ func AddCompletion(root *cobra.Command) {
 		"shape":    fixed(runner.Shapes...),
 		"progress": fixed("auto", "tty", "plain", "off"),
 		"path":     fixed(planner.Paths()...),
-		"path-mix": fixed(lifecycle.PathScenario, lifecycle.PathAccept, lifecycle.PathSoldOut, lifecycle.PathBoth),
+		"path-mix": fixed(compare.PathScenario, compare.PathAccept, compare.PathSoldOut, compare.PathBoth),
 		"fault":    faultCompletion,
 	}
 	scenarioArg := map[string]bool{"run": true, "compare": true, "capacity": true, "validate": true}

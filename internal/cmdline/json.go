@@ -29,7 +29,7 @@ type Summary struct {
 }
 
 // OnOutcome is a lifecycle.Output.OnOutcome that records each run.
-func (j *Summary) OnOutcome(dir string, oc *lifecycle.Outcome) {
+func (j *Summary) OnOutcome(dir string, oc *lifecycle.Result) {
 	j.runs = append(j.runs, reports.SummaryOf(oc.Report, dir))
 }
 

@@ -17,7 +17,7 @@ func TestExitOfInconclusive(t *testing.T) {
 	th := 1.0
 	slo := reports.Assertion{Name: "p99 <= 1ms", Status: reports.StatusInconclusive, Observed: 9, Threshold: &th, Judges: "latency",
 		Inconclusive: &reports.Inconclusive{Rule: lifecycle.InconclusiveRule}}
-	only := &lifecycle.Outcome{Report: &reports.Report{Assertions: []reports.Assertion{slo}}}
+	only := &lifecycle.Result{Report: &reports.Report{Assertions: []reports.Assertion{slo}}}
 	err := lifecycle.Judge(only)
 	if !errors.Is(err, exitcode.ErrInconclusive) {
 		t.Fatalf("only inconclusive: %v, want ErrInconclusive", err)
@@ -28,7 +28,7 @@ func TestExitOfInconclusive(t *testing.T) {
 	if e := json.Unmarshal(out.Bytes(), &v); e != nil || v.ExitCode != 3 || v.Verdict != "INCONCLUSIVE" || v.ExitMeaning != "inconclusive: the stand could not sustain the plan" {
 		t.Fatalf("run --json: %+v (%v)", v, e)
 	}
-	failed := &lifecycle.Outcome{Report: &reports.Report{
+	failed := &lifecycle.Result{Report: &reports.Report{
 		Invariants: []reports.Invariant{{ID: "I6", Name: "no_lost_ack", Status: reports.StatusFail}},
 		Assertions: []reports.Assertion{slo}}}
 	if err := lifecycle.Judge(failed); !errors.Is(err, exitcode.ErrChecksFailed) {

@@ -84,7 +84,7 @@ func ScenarioRunner(in planner.Inputs, log io.Writer, level slog.Level) Runner {
 		got := map[string]*reports.Report{}
 		out := lifecycle.Output{Dir: dir, Progress: "off", ErrOut: log, Log: log,
 			Logger:    slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: level})),
-			OnOutcome: func(d string, oc *lifecycle.Outcome) { got[d] = oc.Report }}
+			OnOutcome: func(d string, oc *lifecycle.Result) { got[d] = oc.Report }}
 		onMember := func(m, d string, wall time.Duration, err error) {
 			done(Run{Name: m, Dir: d, Wall: wall, Report: got[d], Err: exitcode.Judged(err)})
 		}

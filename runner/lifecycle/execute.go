@@ -56,7 +56,7 @@ type execution struct {
 	ev          *pipeline.Evidence
 	poolReport  *reports.Pool
 	chk         *runner.CheckReport
-	outcome     *Outcome         // the run's result, once assembled
+	outcome     *Result         // the run's result, once assembled
 	warm        *reports.WarmUp  // what warmUp readied before t=0
 	servers     *servers.Sampler // the nodes' view, sampled beside the load
 	host        *host.Sampler    // the machine's and the harness's view, sampled beside the load
@@ -69,7 +69,7 @@ type execution struct {
 // everything the run started stopped; from the heal on the run happened,
 // so the later steps run on fresh contexts (the load's may be cancelled)
 // and a report is always written.
-func Execute(ctx context.Context, p *Plan, out Output) (*Outcome, error) {
+func Execute(ctx context.Context, p *Plan, out Output) (*Result, error) {
 	x := &execution{plan: p, out: out}
 	defer x.close()
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -436,7 +436,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 	}
 	var ended func()
 	if x.plan.OnLoad != nil {
-		ended = x.plan.OnLoad(ctx)
+		ended = x.plan.OnLoad(ctx, x.stand.Cluster)
 	}
 	res, runErr := runner.RunPhases(ctx, x.plan.Phases, x.tgt, opts...)
 	if ended != nil {
@@ -561,7 +561,7 @@ func (x *execution) evictions(ctx context.Context) *runner.EvictionFacts {
 
 // assemble builds the report: meta, faults and phases, assertions,
 // waivers and the verdict.
-func (x *execution) assemble(ctx context.Context) *Outcome {
+func (x *execution) assemble(ctx context.Context) *Result {
 	p, res := x.plan, x.res
 	faulted := len(p.Faults) > 0
 	meta := runner.ReportMeta{Scenario: p.Name, Versions: Versions(ctx, x.stand.Client, x.scripts),
@@ -627,7 +627,7 @@ func (x *execution) assemble(ctx context.Context) *Outcome {
 	judgeInconclusive(rep)
 	x.events(rep)
 	rep.Passed = len(rep.FailedChecks()) == 0 && len(rep.InconclusiveChecks()) == 0 && rep.Interrupted == nil
-	oc := &Outcome{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,
+	oc := &Result{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,
 		HealErr: x.healErr, HealthErr: x.healthErr, NotInjected: notInjected, Pipeline: x.ev, recorder: rec}
 	return oc
 }
@@ -653,7 +653,7 @@ func notInjected(planned []*faults.Planned) []string {
 
 // write writes the report artifacts (when the output has a directory),
 // the generator's sidecar, and the text summary.
-func (x *execution) write(ctx context.Context, oc *Outcome) error {
+func (x *execution) write(ctx context.Context, oc *Result) error {
 	log := x.out.log()
 	if x.out.Dir == "" {
 		return nil

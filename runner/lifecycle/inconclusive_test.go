@@ -54,7 +54,7 @@ func TestFailedSLOOnAStarvedHostIsInconclusive(t *testing.T) {
 	if rep.Passed || !rep.IsInconclusive() || !strings.HasPrefix(rep.Verdict(), "INCONCLUSIVE") {
 		t.Fatalf("passed %v, inconclusive %v, verdict %q", rep.Passed, rep.IsInconclusive(), rep.Verdict())
 	}
-	oc := &Outcome{Report: rep}
+	oc := &Result{Report: rep}
 	if !oc.Inconclusive() || len(oc.InconclusiveChecks()) != 1 {
 		t.Fatal("the outcome does not carry the inconclusive verdict")
 	}
@@ -88,7 +88,7 @@ func TestInvariantFailureOnAStarvedHostStillFails(t *testing.T) {
 		t.Fatal("an invariant (or its assertion) became inconclusive")
 	}
 	rep.Passed = false
-	if rep.IsInconclusive() || (&Outcome{Report: rep}).Inconclusive() {
+	if rep.IsInconclusive() || (&Result{Report: rep}).Inconclusive() {
 		t.Fatal("a run with a failed invariant is reported inconclusive")
 	}
 	if !strings.HasPrefix(rep.Verdict(), "FAIL") || !strings.Contains(rep.Verdict(), "inconclusive: p99 <= 50ms") {

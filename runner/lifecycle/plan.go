@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
@@ -81,11 +82,11 @@ type Plan struct {
 	// by the verdict line.
 	TolerateEvents []string
 
-	// OnLoad, when set, is called just before the load starts; the function
-	// it returns is called as soon as the load ends, before the heal and the
-	// checks, so a caller measures the load window alone (capacity reads
-	// the masters' CPU with it).
-	OnLoad func(ctx context.Context) (ended func())
+	// OnLoad, when set, is called with the run's cluster just before the
+	// load starts; the function it returns is called as soon as the load
+	// ends, before the heal and the checks, so a caller measures the load
+	// window alone (compare reads the masters' CPU with it).
+	OnLoad func(ctx context.Context, cl compose.Cluster) (ended func())
 }
 
 // Duration is the length of the load (every phase).
@@ -148,7 +149,7 @@ type Output struct {
 	// OnOutcome, when set, is called with Dir and the outcome once the
 	// run's report is written (run --json collects the summaries here; a
 	// suite calls it once per member).
-	OnOutcome func(dir string, oc *Outcome)
+	OnOutcome func(dir string, oc *Result)
 	// OnMetrics, when set, is called with the metrics server's address
 	// once it listens (tests asking for port 0 learn the real one).
 	OnMetrics func(addr string)
@@ -172,9 +173,10 @@ func (o Output) log() io.Writer {
 	return o.Log
 }
 
-// Outcome is a finished run: its report (also written to disk) and, when
+// Result is the result of one run (not runner.Outcome, one operation's
+// outcome): its report (also written to disk) and, when
 // the load was interrupted, why.
-type Outcome struct {
+type Result struct {
 	Report   *reports.Report
 	Result   *runner.Result
 	Checks   *runner.CheckReport
@@ -196,12 +198,12 @@ type Outcome struct {
 // the stand could not sustain the plan where an SLO failed (the CLI's exit
 // 3). InconclusiveChecks names them; each assertion's Inconclusive holds
 // the rule and the evidence.
-func (oc *Outcome) Inconclusive() bool {
+func (oc *Result) Inconclusive() bool {
 	return oc != nil && oc.Report != nil && oc.RunErr == nil && oc.Report.IsInconclusive()
 }
 
 // InconclusiveChecks lists the names of the inconclusive assertions (nil: none).
-func (oc *Outcome) InconclusiveChecks() []string {
+func (oc *Result) InconclusiveChecks() []string {
 	if oc == nil || oc.Report == nil {
 		return nil
 	}
@@ -209,7 +211,7 @@ func (oc *Outcome) InconclusiveChecks() []string {
 }
 
 // Interrupted wraps RunErr for the CLI (nil when the load ran to its end).
-func (oc *Outcome) Interrupted() error {
+func (oc *Result) Interrupted() error {
 	if oc.RunErr == nil {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // poolRun runs 32 closed-loop workers on one hot slot with the given pool.
-func poolRun(t *testing.T, size int, timeout time.Duration) *Outcome {
+func poolRun(t *testing.T, size int, timeout time.Duration) *Result {
 	t.Helper()
 	cfg := runner.DefaultConfig()
 	cfg.Mode, cfg.Concurrency, cfg.Duration, cfg.Users = runner.ModeClosed, 32, 2*time.Second, 200000

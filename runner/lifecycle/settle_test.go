@@ -35,7 +35,7 @@ func TestOutsideClusterReplicasAttachedWhileWaiting(t *testing.T) {
 	oc := outsidetest.Start(t, outsidetest.Options{Masters: 3, Replicas: -1})
 	p := failoverPlan(t, oc.Addrs, 90*time.Second)
 	type result struct {
-		oc  *Outcome
+		oc  *Result
 		err error
 	}
 	done := make(chan result, 1)

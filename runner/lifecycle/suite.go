@@ -15,7 +15,7 @@ import (
 // interrupted load is a harness error (its Interrupted error), a failed
 // check exitcode.ErrChecksFailed, a run whose only shortfall is
 // inconclusive assertions exitcode.ErrInconclusive, a pass nil.
-func Judge(oc *Outcome) error {
+func Judge(oc *Result) error {
 	if err := oc.Interrupted(); err != nil {
 		return err
 	}

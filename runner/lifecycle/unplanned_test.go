@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/compose"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 )
@@ -46,7 +47,7 @@ func TestUnplannedAutomaticFailoverIsReported(t *testing.T) {
 	t.Cleanup(resume)
 	p := &Plan{Name: "unplanned-pause", Cluster: ClusterSpec{Masters: 3, Replicas: 1, NodeTimeout: nodeTimeout},
 		Stock: 100000, Buckets: 1, Phases: []runner.Phase{{Name: "load", Config: cfg}}}
-	p.OnLoad = func(ctx context.Context) func() {
+	p.OnLoad = func(ctx context.Context, _ compose.Cluster) func() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

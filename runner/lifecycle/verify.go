@@ -78,15 +78,52 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 		return nil, err
 	}
 
-	// One history: op ids re-numbered in order, times on the earliest run's clock.
-	merged := &runner.History{}
+	merged, faulted := mergeHistories(runs)
+	skew := o.ClockSkew
+	if len(runs) == 1 {
+		skew = 0
+	}
+	store := lua.NewStore(st.Client, scripts, SecretFor(first.Seed))
+	chk, err := runner.Verify(cctx, runner.Target{Store: store, Activity: act},
+		runner.CheckInput{History: merged, FaultsInjected: faulted, ClockSkew: skew,
+			ExpiryAllowances: mergedExpiryAllowances(runs)})
+	if err != nil {
+		return nil, fmt.Errorf("reading the final state back: %w", err)
+	}
+
+	rep, hists, err := mergedReport(stderr, runs, chk, merged)
+	if err != nil {
+		return nil, err
+	}
+	if err := reports.WriteArtifacts(o.Out, &reports.Inputs{Report: rep, Hists: hists, History: merged.WriteJSONL}); err != nil {
+		return nil, err
+	}
+	if !o.Quiet {
+		if err := reports.WriteText(stdout, rep); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(stdout, "verified %d ops of %d generators against activity %s\nreport: %s\n",
+		len(merged.Ops), len(runs), act.ID, filepath.Join(o.Out, reports.ReportFile))
+	if o.Teardown {
+		if err := teardownVerified(cctx, stdout, st, act); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// mergeHistories is the generators' histories as one: op ids re-numbered
+// in order, times on the earliest run's clock; faulted when any generator
+// injected a fault.
+func mergeHistories(runs []genRun) (merged *runner.History, faulted bool) {
+	merged = &runner.History{}
 	var base time.Time
 	for _, r := range runs {
 		if s := r.run.Report.StartedAt; base.IsZero() || s.Before(base) {
 			base = s
 		}
 	}
-	faulted := false
 	for _, r := range runs {
 		shift := r.run.Report.StartedAt.Sub(base)
 		faulted = faulted || len(r.run.Report.Faults) > 0
@@ -100,25 +137,20 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 			merged.Ops = append(merged.Ops, op)
 		}
 	}
-	skew := o.ClockSkew
-	if len(runs) == 1 {
-		skew = 0
-	}
-	store := lua.NewStore(st.Client, scripts, SecretFor(first.Seed))
-	chk, err := runner.Verify(cctx, runner.Target{Store: store, Activity: act},
-		runner.CheckInput{History: merged, FaultsInjected: faulted, ClockSkew: skew,
-			ExpiryAllowances: mergedExpiryAllowances(runs)})
-	if err != nil {
-		return nil, fmt.Errorf("reading the final state back: %w", err)
-	}
+	return merged, faulted
+}
 
+// mergedReport is the generators' reports merged into one (merge notes
+// to stderr) with the verification over the union applied, and WAIT's
+// confirmations and losses over the union when the generators ran with it.
+func mergedReport(stderr io.Writer, runs []genRun, chk *runner.CheckReport, merged *runner.History) (*reports.Report, *reports.Histograms, error) {
 	loaded := make([]*reports.Run, len(runs))
 	for i, r := range runs {
 		loaded[i] = r.run
 	}
 	rep, hists, notes, err := reports.MergeRuns(loaded)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, n := range notes {
 		fmt.Fprintln(stderr, "merge:", n)
@@ -126,34 +158,26 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 	applyVerification(rep, chk, loaded)
 	for _, r := range loaded {
 		if w := r.Report.Wait; w != nil {
-			// The generators ran with WAIT: the union's confirmations and losses.
 			policy := runner.WaitPolicy{Replicas: w.Replicas, Timeout: time.Duration(w.TimeoutMs * float64(time.Millisecond))}
 			rep.Wait = runner.WaitSummaryOf(merged, chk.LostAcks, policy)
 			break
 		}
 	}
-	if err := reports.WriteArtifacts(o.Out, &reports.Inputs{Report: rep, Hists: hists, History: merged.WriteJSONL}); err != nil {
-		return nil, err
+	return rep, hists, nil
+}
+
+// teardownVerified removes the verified activity's keys and its registry.
+func teardownVerified(ctx context.Context, stdout io.Writer, st *Stand, act *lua.Activity) error {
+	n, err := lua.Teardown(ctx, st.Client, act)
+	if err == nil {
+		err = st.Client.Del(ctx, RegistryKey(act)).Err()
 	}
-	if !o.Quiet {
-		if err := reports.WriteText(stdout, rep); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return fmt.Errorf("teardown of activity %s: %w (its keys expire at %s anyway)", act.ID, err,
+			time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(stdout, "verified %d ops of %d generators against activity %s\nreport: %s\n",
-		len(merged.Ops), len(runs), act.ID, filepath.Join(o.Out, reports.ReportFile))
-	if o.Teardown {
-		n, err := lua.Teardown(cctx, st.Client, act)
-		if err == nil {
-			err = st.Client.Del(cctx, RegistryKey(act)).Err()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("teardown of activity %s: %w (its keys expire at %s anyway)", act.ID, err,
-				time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339))
-		}
-		fmt.Fprintf(stdout, "teardown: removed the %d keys of activity %s\n", n+1, act.ID)
-	}
-	return rep, nil
+	fmt.Fprintf(stdout, "teardown: removed the %d keys of activity %s\n", n+1, act.ID)
+	return nil
 }
 
 // loadGenRuns reads every DIR's report, histograms, generator.json and

@@ -245,21 +245,6 @@ func Load(ctx context.Context, nameOrFile string, sets []string, seed *int64, in
 	}
 	return Build(s, in)
 }
-
-// Variants builds compare's variants: per spec, nameOrFile with sets and
-// then the variant's own settings, each validated as a plan of its own.
-func Variants(ctx context.Context, nameOrFile string, sets []string, seed *int64, in Inputs, specs []lifecycle.VariantSpec) ([]lifecycle.Variant, error) {
-	var out []lifecycle.Variant
-	for _, v := range specs {
-		p, err := Load(ctx, nameOrFile, append(append([]string(nil), sets...), v.Sets...), seed, in)
-		if err != nil {
-			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
-		}
-		out = append(out, lifecycle.Variant{VariantSpec: v, Plan: p})
-	}
-	return out, nil
-}
-
 // LoadFlags are run's flags that describe an ad-hoc load. With a scenario
 // they are refused (use --set), so a CI job never runs something other
 // than it reads.

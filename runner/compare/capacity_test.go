@@ -1,4 +1,4 @@
-package lifecycle
+package compare
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"seckill-harness/compose"
 	"seckill-harness/runner"
+	"seckill-harness/runner/lifecycle"
 )
 
 // A real, small compare --capacity: both paths, 1 and 3 buckets on two
@@ -23,13 +24,13 @@ import (
 func TestCompareCapacityOnARealCluster(t *testing.T) {
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 300, time.Second, 2000, 16
-	p := &Plan{Name: "capacity-test", Cluster: ClusterSpec{Masters: 2, Replicas: 0}, Stock: 100, Buckets: 1,
+	p := &lifecycle.Plan{Name: "capacity-test", Cluster: lifecycle.ClusterSpec{Masters: 2, Replicas: 0}, Stock: 100, Buckets: 1,
 		Phases: []runner.Phase{{Name: "load", Config: cfg}}}
 	co := CapacityOptions{Start: 300, Factor: 2, MaxSteps: 1, StepDuration: 700 * time.Millisecond, SloP99: 2 * time.Second,
 		MaxErrorRatio: 0.01, Precision: 0.05, Confirm: 1, PathMix: PathBoth}
 	dir := t.TempDir()
 	var log bytes.Buffer
-	passed, err := CompareCapacity(context.Background(), &log, p, []uint32{1, 3}, co, Output{Dir: dir})
+	passed, err := CompareCapacity(context.Background(), &log, p, BucketAxis([]uint32{1, 3}), co, lifecycle.Output{Dir: dir})
 	if err != nil {
 		t.Fatalf("err %v\n%s", err, log.String())
 	}
@@ -49,7 +50,7 @@ func TestCompareCapacityOnARealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Rows []capacityRow `json:"capacity_rows"`
+		Rows []Row `json:"capacity_rows"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package lifecycle
+package compare
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/lifecycle"
 	"seckill-harness/scenarios"
 )
 
@@ -22,7 +22,7 @@ import (
 // try, and every built-in scenario with stock to split can be compared at
 // them (each bucket needs a unit).
 func TestCompareDefaultsIncludeThirtyTwoBuckets(t *testing.T) {
-	counts, err := ParseBuckets(DefaultCompareBuckets)
+	counts, err := ParseBuckets(DefaultBuckets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,24 +41,24 @@ func TestCompareDefaultsIncludeThirtyTwoBuckets(t *testing.T) {
 	}
 }
 
+// The masters' CPU over a load is each master's INFO cpu delta over the
+// wall time between the two readings, in address order; a node missing
+// from either reading is left out; the spread names the hottest master
+// against the others.
 func TestCPUSpreadNamesTheHottestMasterAgainstTheOthers(t *testing.T) {
-	pct := func(v float64) *float64 { return &v }
-	s := &reports.Servers{Nodes: []reports.ServerNode{
-		{Addr: "127.0.0.1:7002", Role: "master", Series: []reports.NodeSample{{CPUPct: nil}, {CPUPct: pct(10)}, {CPUPct: pct(30)}}},
-		{Addr: "127.0.0.1:7001", Role: "master", Series: []reports.NodeSample{{CPUPct: pct(80)}, {CPUPct: pct(90)}}},
-		{Addr: "127.0.0.1:7003", Role: "replica", Series: []reports.NodeSample{{CPUPct: pct(99)}}},
-		{Addr: "127.0.0.1:7000", Role: "master", Series: []reports.NodeSample{{CPUPct: pct(5)}}},
-	}}
-	ms := mastersCPUOfServers(s, 10)
+	t0 := time.Unix(1000, 0)
+	before := cpuSnapshot{at: t0, secs: map[string]float64{"127.0.0.1:7002": 1, "127.0.0.1:7001": 10, "127.0.0.1:7000": 3, "127.0.0.1:7004": 5}}
+	after := cpuSnapshot{at: t0.Add(10 * time.Second), secs: map[string]float64{"127.0.0.1:7002": 3, "127.0.0.1:7001": 18.5, "127.0.0.1:7000": 3.5, "127.0.0.1:7003": 9}}
+	ms := masterCPUBetween(before, after)
 	if len(ms) != 3 || ms[1].Addr != "127.0.0.1:7001" || math.Abs(ms[1].Cores-0.85) > 1e-9 || math.Abs(ms[1].CPUSecs-8.5) > 1e-9 ||
 		math.Abs(ms[2].Cores-0.20) > 1e-9 || math.Abs(ms[0].Cores-0.05) > 1e-9 {
-		t.Fatalf("masters' CPU %+v: want the three masters (not the replica) in address order, mean over their samples", ms)
+		t.Fatalf("masters' CPU %+v: want the three masters read at both ends, in address order, delta over the wall time", ms)
 	}
 	sp := spreadOf(ms)
 	if sp == nil || sp.HotMaster != "127.0.0.1:7001" || math.Abs(sp.HotCPUPct-85) > 1e-9 || math.Abs(sp.OthersMaxCPUPct-20) > 1e-9 {
 		t.Fatalf("spread %+v: want 7001 at 85%% against at most 20%%", sp)
 	}
-	if spreadOf(nil) != nil || (*CPUSpread)(nil).columns() != "-\t-" {
+	if spreadOf(nil) != nil || spreadCols[0].cell(Row{}) != "-" || spreadCols[1].cell(Row{}) != "-" {
 		t.Fatal("no masters: no spread")
 	}
 }
@@ -68,11 +68,11 @@ func TestCPUSpreadNamesTheHottestMasterAgainstTheOthers(t *testing.T) {
 func TestCompareShowsTheMastersCPU(t *testing.T) {
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 600, 2*time.Second, 4000, 16
-	p := &Plan{Name: "compare-cpu", Cluster: ClusterSpec{Masters: 2, Replicas: 0}, Stock: 4000, Buckets: 1,
+	p := &lifecycle.Plan{Name: "compare-cpu", Cluster: lifecycle.ClusterSpec{Masters: 2, Replicas: 0}, Stock: 4000, Buckets: 1,
 		Phases: []runner.Phase{{Name: "load", Config: cfg}}}
 	dir := t.TempDir()
 	var log bytes.Buffer
-	if _, err := Compare(context.Background(), &log, p, []uint32{1, 8}, Output{Dir: dir}); err != nil {
+	if _, err := Compare(context.Background(), &log, p, BucketAxis([]uint32{1, 8}), lifecycle.Output{Dir: dir}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	if !strings.Contains(log.String(), "hot master cpu") || !strings.Contains(log.String(), "other masters cpu (max)") {
@@ -82,7 +82,7 @@ func TestCompareShowsTheMastersCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct{ Rows []compareRow }
+	var doc struct{ Rows []Row }
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -112,33 +112,33 @@ func TestCompareAxes(t *testing.T) {
 		}
 	}
 	ax := PoolSizeAxis(sizes)
-	if ax.Dimension != "pool_size" || len(ax.Variants) != 3 {
+	if ax.Name != "pool_size" || len(ax.Values) != 3 {
 		t.Fatalf("pool axis: %+v", ax)
 	}
-	for i, v := range ax.Variants {
-		p := &Plan{Buckets: 1}
+	for i, v := range ax.Values {
+		p := &lifecycle.Plan{Buckets: 1}
 		v.Apply(p)
 		if p.Cluster.PoolSize != sizes[i] || p.Buckets != 1 || v.Dir != fmt.Sprintf("pool-%d", sizes[i]) {
 			t.Errorf("variant %s: pool %d, dir %s", v.Label, p.Cluster.PoolSize, v.Dir)
 		}
 	}
 	lso := LocalSoldOutAxis(time.Second)
-	if lso.Dimension != "local_soldout" || len(lso.Variants) != 2 {
+	if lso.Name != "local_soldout" || len(lso.Values) != 2 {
 		t.Fatalf("local sold-out axis: %+v", lso)
 	}
-	p := &Plan{LocalSoldOut: runner.LocalSoldOutConfig{TTL: 5 * time.Second}}
-	lso.Variants[0].Apply(p)
+	p := &lifecycle.Plan{LocalSoldOut: runner.LocalSoldOutConfig{TTL: 5 * time.Second}}
+	lso.Values[0].Apply(p)
 	if p.LocalSoldOut.TTL != 0 {
 		t.Errorf("the first variant keeps the flag: %+v", p.LocalSoldOut)
 	}
-	lso.Variants[1].Apply(p)
+	lso.Values[1].Apply(p)
 	if p.LocalSoldOut.TTL != time.Second {
 		t.Errorf("the second variant's flag: %+v", p.LocalSoldOut)
 	}
 	b := BucketAxis([]uint32{1, 16})
-	q := &Plan{Buckets: 2}
-	b.Variants[1].Apply(q)
-	if b.Dimension != "buckets" || q.Buckets != 16 || b.Variants[1].Dir != "buckets-16" {
+	q := &lifecycle.Plan{Buckets: 2}
+	b.Values[1].Apply(q)
+	if b.Name != "buckets" || q.Buckets != 16 || b.Values[1].Dir != "buckets-16" {
 		t.Errorf("bucket axis: %+v, buckets %d", b, q.Buckets)
 	}
 }
@@ -195,7 +195,7 @@ func TestVariantRowRefusals(t *testing.T) {
 	if n, from, to := refusals(&runner.History{}, runner.ErrNoReplicas); n != 0 || from != -1 || to != -1 {
 		t.Fatalf("no refusal: %d %.2f %.2f", n, from, to)
 	}
-	cells := variantCells(variantRow{Variant: "min-replicas", NoReplicas: 2, RefusedFromS: 2.5, RefusedToS: 4, Passed: true})
+	cells := variantView.table.cells(Row{Variant: "min-replicas", Run: &Run{NoReplicas: 2, RefusedFromS: 2.5, RefusedToS: 4, Passed: true}})
 	if cells[3] != "no WAIT" || cells[5] != "2.50s–4.00s (1.50s)" {
 		t.Fatalf("cells %q", cells)
 	}

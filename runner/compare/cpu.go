@@ -1,4 +1,4 @@
-package lifecycle
+package compare
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"seckill-harness/compose"
-	"seckill-harness/reports"
 )
 
 // MasterCPU is one master's CPU over a measured window: the delta of
@@ -31,30 +30,48 @@ type cpuSnapshot struct {
 // readMasterCPU reads INFO cpu of every master of the cluster through its
 // admin (direct, unproxied) connections.
 func readMasterCPU(ctx context.Context, cl compose.Cluster) (cpuSnapshot, error) {
-	snap := cpuSnapshot{at: time.Now(), secs: map[string]float64{}}
 	nodes, err := cl.Nodes(ctx)
 	if err != nil {
-		return snap, err
+		return cpuSnapshot{at: time.Now(), secs: map[string]float64{}}, err
 	}
+	var masters []string
 	for _, n := range nodes {
-		if n.Role != "master" {
-			continue
+		if n.Role == "master" {
+			masters = append(masters, n.Addr)
 		}
-		adm, err := cl.Admin(n.Addr)
+	}
+	return readCPU(ctx, cl, masters)
+}
+
+// readCPU reads INFO cpu of the nodes at addrs.
+func readCPU(ctx context.Context, cl compose.Cluster, addrs []string) (cpuSnapshot, error) {
+	snap := cpuSnapshot{at: time.Now(), secs: map[string]float64{}}
+	for _, addr := range addrs {
+		adm, err := cl.Admin(addr)
 		if err != nil {
 			return snap, err
 		}
 		info, err := adm.Info(ctx, "cpu").Result()
 		if err != nil {
-			return snap, fmt.Errorf("INFO cpu of %s: %w", n.Addr, err)
+			return snap, fmt.Errorf("INFO cpu of %s: %w", addr, err)
 		}
 		s, err := infoCPUSeconds(info)
 		if err != nil {
-			return snap, fmt.Errorf("INFO cpu of %s: %w", n.Addr, err)
+			return snap, fmt.Errorf("INFO cpu of %s: %w", addr, err)
 		}
-		snap.secs[n.Addr] = s
+		snap.secs[addr] = s
 	}
 	return snap, nil
+}
+
+// addrs are the nodes of the snapshot.
+func (s cpuSnapshot) addrs() []string {
+	out := make([]string, 0, len(s.secs))
+	for a := range s.secs {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // infoCPUSeconds sums used_cpu_sys and used_cpu_user of an INFO cpu reply.
@@ -110,21 +127,24 @@ func processCPUSeconds() float64 {
 	return tv(ru.Utime) + tv(ru.Stime)
 }
 
-// loadCPU measures the load window of one step: the masters' CPU (INFO
-// cpu deltas) and this process's CPU. Use as Plan.OnLoad.
+// loadCPU measures the load window of one run: the masters' CPU (INFO
+// cpu deltas, the one source of master CPU in a compare) and this
+// process's CPU. Use as Plan.OnLoad.
 type loadCPU struct {
-	cluster           compose.Cluster
 	before, after     cpuSnapshot
 	clientA, clientB  float64
 	errBefore, errEnd error
 }
 
-func (l *loadCPU) onLoad(ctx context.Context) func() {
-	l.before, l.errBefore = readMasterCPU(ctx, l.cluster)
+// onLoad reads the masters' CPU when the load starts and, through the
+// function it returns, the same nodes' when it ends (a node promoted or
+// demoted meanwhile is still the node that was a master at the start).
+func (l *loadCPU) onLoad(ctx context.Context, cl compose.Cluster) func() {
+	l.before, l.errBefore = readMasterCPU(ctx, cl)
 	l.clientA = processCPUSeconds()
 	return func() {
 		l.clientB = processCPUSeconds()
-		l.after, l.errEnd = readMasterCPU(context.WithoutCancel(ctx), l.cluster)
+		l.after, l.errEnd = readCPU(context.WithoutCancel(ctx), cl, l.before.addrs())
 	}
 }
 
@@ -171,44 +191,4 @@ func spreadOf(ms []MasterCPU) *CPUSpread {
 		}
 	}
 	return s
-}
-
-// spreadColumns are the two table columns of a spread.
-const spreadColumns = "hot master cpu\tother masters cpu (max)"
-
-// columns renders a spread as the spreadColumns cells ("-" when unknown).
-func (s *CPUSpread) columns() string {
-	if s == nil {
-		return "-\t-"
-	}
-	return fmt.Sprintf("%.0f%%\t%.0f%%", s.HotCPUPct, s.OthersMaxCPUPct)
-}
-
-// mastersCPUOfServers is each master's (by its role when the load
-// started) mean CPU over the load from the servers section's per-interval
-// series, in address order; CPUSecs is the mean times the load's length.
-func mastersCPUOfServers(s *reports.Servers, loadS float64) []MasterCPU {
-	if s == nil {
-		return nil
-	}
-	var out []MasterCPU
-	for _, n := range s.Nodes {
-		if n.Role != "master" {
-			continue
-		}
-		sum, k := 0.0, 0
-		for _, p := range n.Series {
-			if p.CPUPct != nil {
-				sum += *p.CPUPct
-				k++
-			}
-		}
-		if k == 0 {
-			continue
-		}
-		cores := sum / float64(k) / 100
-		out = append(out, MasterCPU{Addr: n.Addr, Cores: cores, CPUSecs: cores * loadS})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
-	return out
 }
