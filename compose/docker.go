@@ -213,6 +213,26 @@ func StartDocker(ctx context.Context, opt DockerOptions) (*DockerCluster, error)
 	}()
 
 	n := opt.Masters * (1 + opt.ReplicasPerMaster)
+	addrs, err := c.placeNodes(n)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.startContainers(ctx); err != nil {
+		return nil, err
+	}
+	c.log("compose: %d redis containers up in %v", n, time.Since(t0).Round(time.Millisecond))
+	if err := c.createCluster(ctx, addrs); err != nil {
+		return nil, err
+	}
+	ok = true
+	c.log("compose: docker cluster of %d masters x %d replicas (%s) ready in %v", opt.Masters, opt.ReplicasPerMaster, opt.Image, time.Since(t0).Round(time.Millisecond))
+	return c, nil
+}
+
+// placeNodes gives each of the n nodes a free loopback port (with its bus
+// port, +10000, free too), records them in c and in the network view's
+// node order, and returns their addresses in that order.
+func (c *DockerCluster) placeNodes(n int) ([]string, error) {
 	reserved := map[int]bool{}
 	for i := 0; i < n; i++ {
 		port, err := freeDockerPort(reserved)
@@ -230,8 +250,13 @@ func StartDocker(ctx context.Context, opt DockerOptions) (*DockerCluster, error)
 	c.netCluster.mu.Lock()
 	c.netCluster.order = append([]string(nil), addrs...)
 	c.netCluster.mu.Unlock()
+	return addrs, nil
+}
 
-	errs := make([]error, n)
+// startContainers starts every node's container in parallel and returns
+// all their errors joined.
+func (c *DockerCluster) startContainers(ctx context.Context) error {
+	errs := make([]error, len(c.nodes))
 	var wg sync.WaitGroup
 	for i, nd := range c.nodes {
 		wg.Add(1)
@@ -241,31 +266,28 @@ func StartDocker(ctx context.Context, opt DockerOptions) (*DockerCluster, error)
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	c.log("compose: %d redis containers up in %v", n, time.Since(t0).Round(time.Millisecond))
+	return errors.Join(errs...)
+}
 
+// createCluster runs redis-cli --cluster create over addrs inside the
+// first container and waits until the cluster is healthy, both within
+// ReadyTimeout. A failing redis-cli is reported with its last lines.
+func (c *DockerCluster) createCluster(ctx context.Context, addrs []string) error {
 	// redis-cli --cluster create, inside the first container (host network:
 	// it reaches every node at 127.0.0.1).
 	cmd := append([]string{"redis-cli", "--cluster", "create"}, addrs...)
-	cmd = append(cmd, "--cluster-replicas", strconv.Itoa(opt.ReplicasPerMaster), "--cluster-yes")
-	fctx, cancel := context.WithTimeout(ctx, opt.ReadyTimeout)
+	cmd = append(cmd, "--cluster-replicas", strconv.Itoa(c.opt.ReplicasPerMaster), "--cluster-yes")
+	fctx, cancel := context.WithTimeout(ctx, c.opt.ReadyTimeout)
 	defer cancel()
 	code, out, err := c.nodes[0].ctr.Exec(fctx, cmd, tcexec.Multiplexed())
 	if err != nil {
-		return nil, fmt.Errorf("compose: docker cluster: %s: %w", strings.Join(cmd, " "), err)
+		return fmt.Errorf("compose: docker cluster: %s: %w", strings.Join(cmd, " "), err)
 	}
 	if code != 0 {
 		b, _ := io.ReadAll(out)
-		return nil, fmt.Errorf("compose: docker cluster: %s exited %d:\n%s", strings.Join(cmd, " "), code, indent(lastLines(string(b), 15)))
+		return fmt.Errorf("compose: docker cluster: %s exited %d:\n%s", strings.Join(cmd, " "), code, indent(lastLines(string(b), 15)))
 	}
-	if err := c.WaitHealthy(fctx); err != nil {
-		return nil, err
-	}
-	ok = true
-	c.log("compose: docker cluster of %d masters x %d replicas (%s) ready in %v", opt.Masters, opt.ReplicasPerMaster, opt.Image, time.Since(t0).Round(time.Millisecond))
-	return c, nil
+	return c.WaitHealthy(fctx)
 }
 
 // freeDockerPort picks a loopback port p with p+10000 (the bus port) free

@@ -417,6 +417,9 @@ func (n *netCluster) WaitHealthy(ctx context.Context) error {
 	}
 }
 
+// checkHealthy performs one round of the WaitHealthy checks over the
+// reachable nodes (see healthRound.check), after refreshing their flags; a
+// node without an admin client is left out.
 func (n *netCluster) checkHealthy(ctx context.Context) error {
 	if _, err := n.Nodes(ctx); err != nil { // refreshes the flags liveAddrs looks at
 		return err
@@ -428,75 +431,17 @@ func (n *netCluster) checkHealthy(ctx context.Context) error {
 	if len(addrs) == 0 {
 		return errors.New("no node is reachable")
 	}
-	type live struct {
-		addr   string
-		cl     *redis.Client
-		view   []nodeEntry
-		myself nodeEntry
-	}
-	var lives []live
-	var sig0 string
+	var nodes []*healthNode
 	for _, a := range addrs {
-		cl, err := n.Admin(a)
-		if err != nil {
-			continue
-		}
-		l := live{addr: a, cl: cl}
-		info, err := call(ctx, cl, func(ctx context.Context, cl *redis.Client) (string, error) {
-			return cl.ClusterInfo(ctx).Result()
-		})
-		if err != nil {
-			return fmt.Errorf("CLUSTER INFO on %s: %w", a, err)
-		}
-		if v := infoField(info, "cluster_state"); v != "ok" {
-			return fmt.Errorf("%s: cluster_state:%s", a, v)
-		}
-		for _, k := range []string{"cluster_slots_assigned", "cluster_slots_ok"} {
-			if v := infoField(info, k); v != strconv.Itoa(NumSlots) {
-				return fmt.Errorf("%s: %s:%s", a, k, v)
-			}
-		}
-		if l.view, err = clusterNodesOf(ctx, cl, a); err != nil {
-			return fmt.Errorf("CLUSTER NODES on %s: %w", a, err)
-		}
-		found := false
-		for _, e := range l.view {
-			if e.myself {
-				l.myself, found = e, true
-			}
-		}
-		if !found {
-			return fmt.Errorf("%s: no myself entry in CLUSTER NODES", a)
-		}
-		sig := viewSignature(l.view)
-		if len(lives) == 0 {
-			sig0 = sig
-		} else if sig != sig0 {
-			return fmt.Errorf("%s and %s disagree on the topology:\n%s\nvs\n%s", lives[0].addr, a, sig0, sig)
-		}
-		lives = append(lives, l)
-	}
-	for _, l := range lives {
-		for _, e := range l.view {
-			for _, o := range lives {
-				if e.id == o.myself.id && (e.hasFlag("fail") || e.hasFlag("fail?") || e.hasFlag("handshake")) {
-					return fmt.Errorf("%s sees live node %s (%s) with flags %v", l.addr, o.addr, shortID(e.id), e.flags)
-				}
-			}
-		}
-		if l.myself.role == "replica" {
-			info, err := call(ctx, l.cl, func(ctx context.Context, cl *redis.Client) (string, error) {
-				return cl.Info(ctx, "replication").Result()
-			})
-			if err != nil {
-				return fmt.Errorf("INFO replication on %s: %w", l.addr, err)
-			}
-			if v := infoField(info, "master_link_status"); v != "up" {
-				return fmt.Errorf("replica %s: master_link_status:%s", l.addr, v)
-			}
+		if cl, err := n.Admin(a); err == nil {
+			nodes = append(nodes, &healthNode{addr: a, cl: cl})
 		}
 	}
-	return nil
+	return healthRound{
+		flagged: func(l, o *healthNode, e nodeEntry) error {
+			return fmt.Errorf("%s sees live node %s (%s) with flags %v", l.addr, o.addr, shortID(e.id), e.flags)
+		},
+	}.check(ctx, nodes)
 }
 
 // close closes the admin clients. Idempotent.

@@ -139,22 +139,10 @@ func StartLocalPostgres(ctx context.Context, opt PostgresOptions) (*LocalPostgre
 	if err != nil {
 		return nil, err
 	}
-	if opt.DBUser == "" {
-		opt.DBUser = "seckill"
-	}
-	if opt.ReadyTimeout <= 0 {
-		opt.ReadyTimeout = 30 * time.Second
+	if err := defaultPostgresOptions(&opt); err != nil {
+		return nil, err
 	}
 	logf := opt.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	for k := range opt.Settings {
-		switch k {
-		case "listen_addresses", "port", "unix_socket_directories":
-			return nil, fmt.Errorf("compose: PostgresOptions.Settings[%q] is set by the harness (127.0.0.1, a free port, the temp dir): remove it", k)
-		}
-	}
 	for _, d := range RemoveLeftovers("", "seckill-pg-") {
 		logf("compose: removed %s, left behind by a harness that no longer runs", d)
 	}
@@ -176,40 +164,82 @@ func StartLocalPostgres(ctx context.Context, opt PostgresOptions) (*LocalPostgre
 		}
 	}
 	t0 := time.Now()
-	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", p.dataDir, "-A", "trust", "-U", opt.DBUser,
+	if err := p.initdb(ctx, bin, cred); err != nil {
+		return fail(err)
+	}
+	logf("compose: initdb done in %v (%s)", time.Since(t0).Round(time.Millisecond), bin)
+	if err := p.listen(ctx, bin, cred, opt, t0); err != nil {
+		return fail(err)
+	}
+	return p, nil
+}
+
+// defaultPostgresOptions fills in the database user ("seckill"), the ready
+// timeout (30 s) and a no-op Logf, and refuses Settings the harness sets
+// itself (listen_addresses, port, unix_socket_directories).
+func defaultPostgresOptions(opt *PostgresOptions) error {
+	if opt.DBUser == "" {
+		opt.DBUser = "seckill"
+	}
+	if opt.ReadyTimeout <= 0 {
+		opt.ReadyTimeout = 30 * time.Second
+	}
+	if opt.Logf == nil {
+		opt.Logf = func(string, ...any) {}
+	}
+	for k := range opt.Settings {
+		switch k {
+		case "listen_addresses", "port", "unix_socket_directories":
+			return fmt.Errorf("compose: PostgresOptions.Settings[%q] is set by the harness (127.0.0.1, a free port, the temp dir): remove it", k)
+		}
+	}
+	return nil
+}
+
+// initdb creates the data directory (trust authentication for p.dbUser,
+// UTF8, C locale, no fsync) as cred, and records the server's version.
+func (p *LocalPostgres) initdb(ctx context.Context, bin string, cred *syscall.Credential) error {
+	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", p.dataDir, "-A", "trust", "-U", p.dbUser,
 		"-E", "UTF8", "--locale=C", "--no-sync")
-	initdb.Dir = dir
+	initdb.Dir = p.dir
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 	if out, err := initdb.CombinedOutput(); err != nil {
-		return fail(fmt.Errorf("compose: initdb -D %s: %w; output:\n%s", p.dataDir, err, indent(tailString(string(out), 15))))
+		return fmt.Errorf("compose: initdb -D %s: %w; output:\n%s", p.dataDir, err, indent(tailString(string(out), 15)))
 	}
 	if out, err := exec.Command(filepath.Join(bin, "postgres"), "--version").Output(); err == nil {
 		p.version = strings.TrimSpace(string(out))
 	}
-	logf("compose: initdb done in %v (%s)", time.Since(t0).Round(time.Millisecond), bin)
+	return nil
+}
+
+// listen starts the server on a free port and waits until it is ready;
+// when the port was taken in the meantime it stops the server and tries
+// another, up to maxPortAttempts times. t0 is when the start began (for
+// the log line).
+func (p *LocalPostgres) listen(ctx context.Context, bin string, cred *syscall.Credential, opt PostgresOptions, t0 time.Time) error {
 	var lastErr error
 	for attempt := 0; attempt < maxPortAttempts; attempt++ {
 		port, err := freePort()
 		if err != nil {
-			return fail(fmt.Errorf("compose: picking a port for PostgreSQL: %w", err))
+			return fmt.Errorf("compose: picking a port for PostgreSQL: %w", err)
 		}
 		p.port = port
 		if err := p.spawn(bin, cred, opt.Settings); err != nil {
-			return fail(err)
+			return err
 		}
 		err = p.waitReady(ctx, opt.ReadyTimeout)
 		if err == nil {
-			logf("compose: PostgreSQL up on 127.0.0.1:%d (pid %d, dir %s) in %v", p.port, p.pid, dir, time.Since(t0).Round(time.Millisecond))
-			return p, nil
+			p.logf("compose: PostgreSQL up on 127.0.0.1:%d (pid %d, dir %s) in %v", p.port, p.pid, p.dir, time.Since(t0).Round(time.Millisecond))
+			return nil
 		}
 		lastErr = err
 		p.stop()
 		if !errors.Is(err, errPortInUse) {
-			return fail(err)
+			return err
 		}
-		logf("compose: PostgreSQL port %d taken, retrying with another", port)
+		p.logf("compose: PostgreSQL port %d taken, retrying with another", port)
 	}
-	return fail(fmt.Errorf("compose: PostgreSQL: giving up after %d attempts: %w", maxPortAttempts, lastErr))
+	return fmt.Errorf("compose: PostgreSQL: giving up after %d attempts: %w", maxPortAttempts, lastErr)
 }
 
 // spawn starts the postmaster as a direct child.

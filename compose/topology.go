@@ -320,7 +320,9 @@ func (c *LocalCluster) WaitHealthy(ctx context.Context) error {
 	}
 }
 
-// checkHealthy performs one round of the WaitHealthy checks.
+// checkHealthy performs one round of the WaitHealthy checks over the
+// running, unpaused nodes (see healthRound.check), recording each node's
+// cluster id as it is read.
 func (c *LocalCluster) checkHealthy(ctx context.Context) error {
 	c.mu.Lock()
 	closed := c.closed
@@ -329,81 +331,27 @@ func (c *LocalCluster) checkHealthy(ctx context.Context) error {
 	if closed {
 		return ErrClosed
 	}
-	type live struct {
-		p      *proc
-		cl     *redis.Client
-		view   []nodeEntry
-		myself nodeEntry
-	}
-	var lives []live
+	var lives []*proc
+	var nodes []*healthNode
 	for _, p := range procs {
 		if cl := c.client(p); cl != nil {
-			lives = append(lives, live{p: p, cl: cl})
+			lives = append(lives, p)
+			nodes = append(nodes, &healthNode{addr: p.addr, cl: cl})
 		}
 	}
-	if len(lives) == 0 {
+	if len(nodes) == 0 {
 		return errors.New("no node is running")
 	}
-	var sig0 string
-	for i := range lives {
-		l := &lives[i]
-		info, err := call(ctx, l.cl, func(ctx context.Context, cl *redis.Client) (string, error) {
-			return cl.ClusterInfo(ctx).Result()
-		})
-		if err != nil {
-			return fmt.Errorf("CLUSTER INFO on %s: %w", l.p.addr, err)
-		}
-		if v := infoField(info, "cluster_state"); v != "ok" {
-			return fmt.Errorf("%s: cluster_state:%s", l.p.addr, v)
-		}
-		for _, k := range []string{"cluster_slots_assigned", "cluster_slots_ok"} {
-			if v := infoField(info, k); v != strconv.Itoa(NumSlots) {
-				return fmt.Errorf("%s: %s:%s", l.p.addr, k, v)
-			}
-		}
-		if l.view, err = clusterNodesOf(ctx, l.cl, l.p.addr); err != nil {
-			return fmt.Errorf("CLUSTER NODES on %s: %w", l.p.addr, err)
-		}
-		found := false
-		for _, e := range l.view {
-			if e.myself {
-				l.myself, found = e, true
-			}
-		}
-		if !found {
-			return fmt.Errorf("%s: no myself entry in CLUSTER NODES", l.p.addr)
-		}
-		c.mu.Lock()
-		l.p.id = l.myself.id
-		c.mu.Unlock()
-		sig := viewSignature(l.view)
-		if i == 0 {
-			sig0 = sig
-		} else if sig != sig0 {
-			return fmt.Errorf("%s and %s disagree on the topology:\n%s\nvs\n%s", lives[0].p.addr, l.p.addr, sig0, sig)
-		}
-	}
-	for _, l := range lives {
-		for _, e := range l.view {
-			for _, o := range lives {
-				if e.id == o.myself.id && (e.hasFlag("fail") || e.hasFlag("fail?") || e.hasFlag("handshake")) {
-					return fmt.Errorf("%s sees running node %s (%s) with flags %v", l.p.addr, o.p.addr, e.id, e.flags)
-				}
-			}
-		}
-		if l.myself.role == "replica" {
-			info, err := call(ctx, l.cl, func(ctx context.Context, cl *redis.Client) (string, error) {
-				return cl.Info(ctx, "replication").Result()
-			})
-			if err != nil {
-				return fmt.Errorf("INFO replication on %s: %w", l.p.addr, err)
-			}
-			if v := infoField(info, "master_link_status"); v != "up" {
-				return fmt.Errorf("replica %s: master_link_status:%s", l.p.addr, v)
-			}
-		}
-	}
-	return nil
+	return healthRound{
+		noted: func(i int, n *healthNode) {
+			c.mu.Lock()
+			lives[i].id = n.myself.id
+			c.mu.Unlock()
+		},
+		flagged: func(l, o *healthNode, e nodeEntry) error {
+			return fmt.Errorf("%s sees running node %s (%s) with flags %v", l.addr, o.addr, e.id, e.flags)
+		},
+	}.check(ctx, nodes)
 }
 
 // Nodes returns the current topology: the CLUSTER NODES view of a reachable

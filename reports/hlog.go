@@ -78,6 +78,28 @@ func WriteHlog(w io.Writer, rep *Report, h *Histograms) error {
 		h = &Histograms{}
 	}
 	bw := bufio.NewWriter(w)
+	writeHlogHeader(bw, rep, h)
+	for _, e := range hlogEntries(h) {
+		payload, err := e.encode()
+		if err != nil {
+			return fmt.Errorf("reports: hlog: encode %s at %.3f s: %w", orDash(e.tag), e.start, err)
+		}
+		if e.tag != "" {
+			fmt.Fprintf(bw, "Tag=%s,", e.tag)
+		}
+		fmt.Fprintf(bw, "%.3f,%.3f,%.3f,%s\n", e.start, e.lenS, usToMs(e.hist.Max()), payload)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("reports: hlog: %w", err)
+	}
+	return nil
+}
+
+// writeHlogHeader writes the log's header to bw: format version, the
+// comments describing the values, the run (when rep is set) and each
+// phase, StartTime and BaseTime (rep's start in milliseconds, 0 without
+// one) and the legend. Write errors surface at bw's Flush.
+func writeHlogHeader(bw *bufio.Writer, rep *Report, h *Histograms) {
 	lw := hdrhistogram.NewHistogramLogWriter(bw)
 	var start time.Time
 	if rep != nil {
@@ -107,7 +129,13 @@ func WriteHlog(w io.Writer, rep *Report, h *Histograms) error {
 		time.UnixMilli(int64(math.Round(base*1000))).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
 	fmt.Fprintf(bw, "#[BaseTime: %.3f (seconds since epoch)]\n", base)
 	_ = lw.OutputLegend()
+}
 
+// hlogEntries lists the interval histograms to write, ordered by start:
+// per second the latency (untagged) and service time (an empty histogram
+// stands in for a missing one), per phase its latency and service time
+// when present; at the same start a second comes before a phase.
+func hlogEntries(h *Histograms) []hlogEntry {
 	var entries []hlogEntry
 	empty := newSecondHistogram()
 	for t, s := range h.Seconds {
@@ -141,20 +169,7 @@ func WriteHlog(w io.Writer, rep *Report, h *Histograms) error {
 		}
 		return a.order < b.order
 	})
-	for _, e := range entries {
-		payload, err := e.encode()
-		if err != nil {
-			return fmt.Errorf("reports: hlog: encode %s at %.3f s: %w", orDash(e.tag), e.start, err)
-		}
-		if e.tag != "" {
-			fmt.Fprintf(bw, "Tag=%s,", e.tag)
-		}
-		fmt.Fprintf(bw, "%.3f,%.3f,%.3f,%s\n", e.start, e.lenS, usToMs(e.hist.Max()), payload)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("reports: hlog: %w", err)
-	}
-	return nil
+	return entries
 }
 
 // hlogComment keeps a free-text value on one comment line.

@@ -231,6 +231,9 @@ func sortOutcomeNames(names []string) {
 	})
 }
 
+// buildHTMLView turns r (and h, for the latency distributions) into what
+// the report.html template renders: header, outcome, fault, invariant and
+// assertion rows, and the chart data assets/report.js draws.
 func buildHTMLView(r *Report, h *Histograms) *htmlView {
 	v := &htmlView{
 		R:         r,
@@ -255,21 +258,39 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 	v.Title = fmt.Sprintf("%s — seckill-harness %s, seed %d", v.Verdict, orDash(r.Scenario), r.Seed)
 	v.Meta = headerMeta(r)
 	v.Cards = headerCards(r)
+	v.Outcomes = outcomeRows(r)
+	v.addFaults(r)
+	v.Invs = invViews(r.Invariants)
+	v.Asserts = assertViews(r.Assertions)
+	v.addCharts(r, h)
+	return v
+}
 
+// outcomeRows lists the run's outcomes, the well-known ones first (always
+// present, even at zero), each with its share of all operations.
+func outcomeRows(r *Report) []outcomeRow {
 	names := make([]string, 0, len(r.Totals.Outcomes))
 	for k := range withOutcomeKeys(r.Totals.Outcomes) {
 		names = append(names, k)
 	}
 	sortOutcomeNames(names)
+	var rows []outcomeRow
 	for _, k := range names {
 		n := r.Totals.Outcomes[k]
 		pct := 0.0
 		if r.Totals.Ops > 0 {
 			pct = 100 * float64(n) / float64(r.Totals.Ops)
 		}
-		v.Outcomes = append(v.Outcomes, outcomeRow{Name: k, Count: n, Pct: pct})
+		rows = append(rows, outcomeRow{Name: k, Count: n, Pct: pct})
 	}
+	return rows
+}
 
+// addFaults adds one fault row per planned fault and one chart window per
+// distinct fault window (an unhealed fault reaches the end of the run; the
+// same window reported by several merged runs is drawn once). The window
+// list is never nil, so the page's JSON holds [] rather than null.
+func (v *htmlView) addFaults(r *Report) {
 	for i, f := range r.Faults {
 		v.Faults = append(v.Faults, faultViewOf(i, f, r.DurationS))
 		to, healed := f.HealedAtS, f.Healed || f.HealedAtS > 0
@@ -294,7 +315,14 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 	if v.Data.Faults == nil {
 		v.Data.Faults = []faultWindow{}
 	}
-	for _, inv := range r.Invariants {
+}
+
+// invViews gives each invariant its row class and status text: a waived or
+// expected failure shows as "waived", an invariant without a status as
+// "skip" with "-".
+func invViews(invs []Invariant) []invView {
+	var out []invView
+	for _, inv := range invs {
 		iv := invView{Invariant: inv, Evidence: evidenceRows(inv.Evidence), Class: string(inv.Status), Text: string(inv.Status)}
 		if inv.Waived && inv.Status == StatusFail {
 			iv.Class, iv.Text = "waived", "fail (waived)"
@@ -305,16 +333,30 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 		if iv.Class == "" {
 			iv.Class, iv.Text = "skip", "-"
 		}
-		v.Invs = append(v.Invs, iv)
+		out = append(out, iv)
 	}
-	for _, a := range r.Assertions {
+	return out
+}
+
+// assertViews formats each assertion's observed value and threshold with
+// its unit ("–" when it has no threshold).
+func assertViews(asserts []Assertion) []assertView {
+	var out []assertView
+	for _, a := range asserts {
 		av := assertView{Assertion: a, ObservedText: strings.TrimSpace(fmt.Sprintf("%.4g %s", a.Observed, a.Unit)), ThresholdText: "–"}
 		if a.Threshold != nil {
 			av.ThresholdText = strings.TrimSpace(fmt.Sprintf("%g %s", *a.Threshold, a.Unit))
 		}
-		v.Asserts = append(v.Asserts, av)
+		out = append(out, av)
 	}
+	return out
+}
 
+// addCharts fills the chart data (time series, distributions, compare,
+// capacity, pipeline, servers) and counts the charts the page draws. It
+// clears v.Compare and v.Capacity when they have no rows, so their
+// sections are not rendered empty.
+func (v *htmlView) addCharts(r *Report, h *Histograms) {
 	v.Data.DurationS = r.DurationS
 	if r.Load.Shape == "constant" && r.Load.Mode == "open" {
 		v.Data.TargetRate = r.Load.TargetRate
@@ -352,7 +394,6 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 			v.Charts++
 		}
 	}
-	return v
 }
 
 // checksLine counts what was checked, by status.

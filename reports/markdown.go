@@ -16,7 +16,21 @@ import (
 func WriteMarkdown(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	p := ew.printf
+	markdownHeading(p, r)
+	markdownTotals(p, r)
+	markdownSourcesAndPhases(p, r)
+	markdownInvariants(p, r)
+	markdownAssertions(p, r)
+	markdownFaults(p, r)
+	markdownComparison(p, r)
+	markdownServers(p, r)
+	return ew.err
+}
 
+// markdownHeading prints the heading line (verdict icon, verdict, scenario,
+// seed or merged-run count) and the one-line run description under it
+// (start time, duration, load, topology, redis version, non-reference path).
+func markdownHeading(p func(string, ...any), r *Report) {
 	icon := "✅"
 	if r.IsInconclusive() {
 		icon = "⚠️"
@@ -50,7 +64,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		meta = append(meta, "path "+r.Path)
 	}
 	p("%s\n\n", mdText(strings.Join(meta, " · ")))
+}
 
+// markdownTotals prints the whole-run figures table, the wait line when the
+// run waited, and the outcome counts with the stock line when any operation
+// has an outcome.
+func markdownTotals(p func(string, ...any), r *Report) {
 	tot := r.Totals
 	p("| ops | ops/s | p50 ms | p99 ms | p99.9 ms | max ms | service p99 ms | unknown | lost acks | dropped |\n")
 	p("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -70,7 +89,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		s := r.Stock
 		p(" Stock: %d sold of %d, %d left, %d released.\n\n", s.Reserved, s.Initial, s.Available, s.ReleasedTotal)
 	}
+}
 
+// markdownSourcesAndPhases prints the table of merged runs (when r was
+// merged) and the per-phase table (when r has phases).
+func markdownSourcesAndPhases(p func(string, ...any), r *Report) {
 	if len(r.Sources) > 0 {
 		p("Merged from %d runs:\n\n| run | scenario | ops | ops/s | p99 ms | passed |\n|---|---|---:|---:|---:|---|\n", len(r.Sources))
 		for _, s := range r.Sources {
@@ -89,39 +112,54 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		p("\n")
 	}
+}
 
-	if len(r.Invariants) > 0 {
-		p("| | id | invariant | detail |\n|---|---|---|---|\n")
-		for _, inv := range r.Invariants {
-			icon := statusIcon(inv.Status)
-			if inv.Waived && inv.Status == StatusFail {
-				icon = "⚠️ fail (waived)"
-			}
-			if inv.Expected != nil && inv.Expected.Met {
-				icon = "⚠️ fail (expected)"
-			}
-			p("| %s | %s | %s | %s |\n", icon, mdCell(inv.ID), mdCell(inv.Name), mdCell(truncate(inv.Detail, 300)))
-		}
-		p("\n")
+// markdownInvariants prints the invariant table, marking a waived or an
+// expected failure as such rather than as a plain fail.
+func markdownInvariants(p func(string, ...any), r *Report) {
+	if len(r.Invariants) == 0 {
+		return
 	}
-	if len(r.Assertions) > 0 {
-		p("| | assertion | observed | threshold |\n|---|---|---:|---:|\n")
-		for _, a := range r.Assertions {
-			threshold := "–"
-			if a.Threshold != nil {
-				threshold = fmt.Sprintf("%g %s", *a.Threshold, a.Unit)
-			}
-			p("| %s | %s | %s | %s |\n", statusIcon(a.Status), mdCell(a.Name),
-				mdCell(strings.TrimSpace(fmt.Sprintf("%.4g %s", a.Observed, a.Unit))), mdCell(strings.TrimSpace(threshold)))
+	p("| | id | invariant | detail |\n|---|---|---|---|\n")
+	for _, inv := range r.Invariants {
+		icon := statusIcon(inv.Status)
+		if inv.Waived && inv.Status == StatusFail {
+			icon = "⚠️ fail (waived)"
 		}
-		p("\n")
-		for _, a := range r.Assertions {
-			if a.Status == StatusInconclusive {
-				p("> ⚠️ **INCONCLUSIVE** %s: %s\n\n", mdText(a.Name), mdText(a.Detail))
-			}
+		if inv.Expected != nil && inv.Expected.Met {
+			icon = "⚠️ fail (expected)"
 		}
+		p("| %s | %s | %s | %s |\n", icon, mdCell(inv.ID), mdCell(inv.Name), mdCell(truncate(inv.Detail, 300)))
 	}
+	p("\n")
+}
 
+// markdownAssertions prints the assertion table followed by one quoted
+// INCONCLUSIVE note per inconclusive assertion.
+func markdownAssertions(p func(string, ...any), r *Report) {
+	if len(r.Assertions) == 0 {
+		return
+	}
+	p("| | assertion | observed | threshold |\n|---|---|---:|---:|\n")
+	for _, a := range r.Assertions {
+		threshold := "–"
+		if a.Threshold != nil {
+			threshold = fmt.Sprintf("%g %s", *a.Threshold, a.Unit)
+		}
+		p("| %s | %s | %s | %s |\n", statusIcon(a.Status), mdCell(a.Name),
+			mdCell(strings.TrimSpace(fmt.Sprintf("%.4g %s", a.Observed, a.Unit))), mdCell(strings.TrimSpace(threshold)))
+	}
+	p("\n")
+	for _, a := range r.Assertions {
+		if a.Status == StatusInconclusive {
+			p("> ⚠️ **INCONCLUSIVE** %s: %s\n\n", mdText(a.Name), mdText(a.Detail))
+		}
+	}
+}
+
+// markdownFaults prints the planned faults with their key evidence and the
+// unplanned events, each table only when it has rows.
+func markdownFaults(p func(string, ...any), r *Report) {
 	if len(r.Faults) > 0 {
 		p("| fault | target | injected | healed | evidence |\n|---|---|---:|---:|---|\n")
 		for _, f := range r.Faults {
@@ -146,7 +184,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		p("\n")
 	}
+}
 
+// markdownComparison prints the compare variants table and the capacity
+// result with its steps, each only when the report carries it.
+func markdownComparison(p func(string, ...any), r *Report) {
 	if c := r.Compare; c != nil && len(c.Variants) > 0 {
 		p("| variant | buckets | ops/s | p99 ms | sold | left | passed |\n|---|---:|---:|---:|---:|---:|---|\n")
 		for _, v := range c.Variants {
@@ -164,8 +206,6 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		p("\n")
 	}
-	markdownServers(p, r)
-	return ew.err
 }
 
 func boolStatus(ok bool) Status {

@@ -144,64 +144,9 @@ func MergeRuns(runs []*Run) (*Report, *Histograms, []string, error) {
 		if !slices.Contains(scenarios, r.Scenario) {
 			scenarios = append(scenarios, r.Scenario)
 		}
-		out.Passed = out.Passed && r.Passed && len(r.FailedChecks()) == 0
-		if !r.StartedAt.IsZero() && (out.StartedAt.IsZero() || r.StartedAt.Before(out.StartedAt)) {
-			out.StartedAt = r.StartedAt
-		}
-		out.DurationS = max(out.DurationS, r.DurationS)
-		out.Load.TargetRate += r.Load.TargetRate
-		out.Load.Concurrency += r.Load.Concurrency
-
-		t := &out.Totals
-		t.Ops += r.Totals.Ops
-		t.WireAttempts += r.Totals.WireAttempts
-		t.LateStarts += r.Totals.LateStarts
-		if t.PacerClock == "" || r.Totals.PacerClock == "go-timer" {
-			t.PacerClock = r.Totals.PacerClock // the coarsest of the generators' clocks
-		}
-		t.Dropped += r.Totals.Dropped
-		addCounts(t.Outcomes, r.Totals.Outcomes)
-		addCounts(t.Errors, r.Totals.Errors)
-		t.Clamped.LatencyLow += r.Totals.Clamped.LatencyLow
-		t.Clamped.LatencyHigh += r.Totals.Clamped.LatencyHigh
-		t.Clamped.ServiceLow += r.Totals.Clamped.ServiceLow
-		t.Clamped.ServiceHigh += r.Totals.Clamped.ServiceHigh
-
-		out.Unknown.Total += r.Unknown.Total
-		out.Unknown.Executed += r.Unknown.Executed
-		out.Unknown.NotExecuted += r.Unknown.NotExecuted
-		out.Unknown.Unresolved += r.Unknown.Unresolved
-		out.LostAcks += r.LostAcks
-
-		mergeDense(&hs.Latency, run.Hists.Latency)
-		mergeDense(&hs.Service, run.Hists.Service)
-		for t, s := range run.Hists.Seconds {
-			for len(hs.Seconds) <= t {
-				hs.Seconds = append(hs.Seconds, SecondHistograms{})
-			}
-			mergePacked(&hs.Seconds[t].Latency, s.Latency)
-			mergePacked(&hs.Seconds[t].Service, s.Service)
-		}
-
-		for _, f := range r.Faults {
-			if len(runs) > 1 {
-				f.Evidence = maps.Clone(f.Evidence)
-				if f.Evidence == nil {
-					f.Evidence = map[string]any{}
-				}
-				f.Evidence["source"] = labels[i]
-			}
-			out.Faults = append(out.Faults, f)
-		}
-		for _, a := range r.Assertions {
-			if len(runs) > 1 {
-				a.Name = "[" + labels[i] + "] " + a.Name
-			}
-			out.Assertions = append(out.Assertions, a)
-		}
-		out.Sources = append(out.Sources, Source{Label: labels[i], Dir: run.Dir, Scenario: r.Scenario, Seed: r.Seed,
-			Passed: r.Passed, StartedAt: r.StartedAt, DurationS: r.DurationS, Ops: r.Totals.Ops,
-			ThroughputOpsPerS: r.ThroughputOpsPerS, LatencyMs: r.LatencyMs})
+		addRunCounts(out, r)
+		addRunHistograms(hs, run.Hists)
+		addRunListings(out, run, labels[i], len(runs) > 1)
 	}
 	out.Scenario = strings.Join(scenarios, "+")
 	if out.DurationS > 0 {
@@ -223,6 +168,82 @@ func MergeRuns(runs []*Run) (*Report, *Histograms, []string, error) {
 	}
 	out.Invariants = mergeInvariants(runs, labels)
 	return out, hs, notes, nil
+}
+
+// addRunCounts folds one run's report into out: passed (every run and
+// none with a failed check), the earliest start, the longest duration,
+// the summed target rate and concurrency, the summed totals (the coarsest
+// pacer clock), unknowns and lost acks.
+func addRunCounts(out, r *Report) {
+	out.Passed = out.Passed && r.Passed && len(r.FailedChecks()) == 0
+	if !r.StartedAt.IsZero() && (out.StartedAt.IsZero() || r.StartedAt.Before(out.StartedAt)) {
+		out.StartedAt = r.StartedAt
+	}
+	out.DurationS = max(out.DurationS, r.DurationS)
+	out.Load.TargetRate += r.Load.TargetRate
+	out.Load.Concurrency += r.Load.Concurrency
+
+	t := &out.Totals
+	t.Ops += r.Totals.Ops
+	t.WireAttempts += r.Totals.WireAttempts
+	t.LateStarts += r.Totals.LateStarts
+	if t.PacerClock == "" || r.Totals.PacerClock == "go-timer" {
+		t.PacerClock = r.Totals.PacerClock // the coarsest of the generators' clocks
+	}
+	t.Dropped += r.Totals.Dropped
+	addCounts(t.Outcomes, r.Totals.Outcomes)
+	addCounts(t.Errors, r.Totals.Errors)
+	t.Clamped.LatencyLow += r.Totals.Clamped.LatencyLow
+	t.Clamped.LatencyHigh += r.Totals.Clamped.LatencyHigh
+	t.Clamped.ServiceLow += r.Totals.Clamped.ServiceLow
+	t.Clamped.ServiceHigh += r.Totals.Clamped.ServiceHigh
+
+	out.Unknown.Total += r.Unknown.Total
+	out.Unknown.Executed += r.Unknown.Executed
+	out.Unknown.NotExecuted += r.Unknown.NotExecuted
+	out.Unknown.Unresolved += r.Unknown.Unresolved
+	out.LostAcks += r.LostAcks
+}
+
+// addRunHistograms adds one run's overall and per-second latency and
+// service-time histograms into hs, second by second from the run's start.
+func addRunHistograms(hs, h *Histograms) {
+	mergeDense(&hs.Latency, h.Latency)
+	mergeDense(&hs.Service, h.Service)
+	for t, s := range h.Seconds {
+		for len(hs.Seconds) <= t {
+			hs.Seconds = append(hs.Seconds, SecondHistograms{})
+		}
+		mergePacked(&hs.Seconds[t].Latency, s.Latency)
+		mergePacked(&hs.Seconds[t].Service, s.Service)
+	}
+}
+
+// addRunListings appends one run's faults, assertions and its Source row
+// to out. When several runs are merged (multi), each fault's evidence gets
+// a "source" entry with the run's label (on a copy of the evidence map)
+// and each assertion name is prefixed with "[label] ".
+func addRunListings(out *Report, run *Run, label string, multi bool) {
+	r := run.Report
+	for _, f := range r.Faults {
+		if multi {
+			f.Evidence = maps.Clone(f.Evidence)
+			if f.Evidence == nil {
+				f.Evidence = map[string]any{}
+			}
+			f.Evidence["source"] = label
+		}
+		out.Faults = append(out.Faults, f)
+	}
+	for _, a := range r.Assertions {
+		if multi {
+			a.Name = "[" + label + "] " + a.Name
+		}
+		out.Assertions = append(out.Assertions, a)
+	}
+	out.Sources = append(out.Sources, Source{Label: label, Dir: run.Dir, Scenario: r.Scenario, Seed: r.Seed,
+		Passed: r.Passed, StartedAt: r.StartedAt, DurationS: r.DurationS, Ops: r.Totals.Ops,
+		ThroughputOpsPerS: r.ThroughputOpsPerS, LatencyMs: r.LatencyMs})
 }
 
 func addCounts(dst, src map[string]int64) {

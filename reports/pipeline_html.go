@@ -70,39 +70,45 @@ type reconItemView struct {
 	Repaired                          bool
 }
 
+// pipelineDoc is the part of report.json's pipeline map the section shows.
+type pipelineDoc struct {
+	OrderDB *struct {
+		Server     string           `json:"server"`
+		Schema     string           `json:"schema"`
+		Throughput *OrderThroughput `json:"throughput"`
+	} `json:"order_db"`
+	Recon *reconDoc `json:"reconciliation"`
+}
+
+// reconDoc is the pipeline map's reconciliation entry.
+type reconDoc struct {
+	Passes     int            `json:"passes"`
+	DuringLoad map[string]int `json:"during_load"`
+	Err        string         `json:"error"`
+	Final      *struct {
+		Reservations int              `json:"reservations_compared"`
+		Orders       int64            `json:"orders"`
+		Counts       map[string]int   `json:"counts"`
+		Repaired     int              `json:"repaired"`
+		Stock        map[string]int64 `json:"stock"`
+		Divergences  []struct {
+			Class       string `json:"class"`
+			RID         string `json:"reservation_id"`
+			OrderID     string `json:"order_id"`
+			RedisStatus string `json:"redis_status"`
+			Detail      string `json:"detail"`
+			Repaired    bool   `json:"repaired"`
+		} `json:"divergences"`
+	} `json:"final"`
+}
+
 // pipelineHTML builds the section from report.json's pipeline map (nil
 // without one).
 func pipelineHTML(p map[string]any) *pipelineView {
 	if p == nil {
 		return nil
 	}
-	var doc struct {
-		OrderDB *struct {
-			Server     string           `json:"server"`
-			Schema     string           `json:"schema"`
-			Throughput *OrderThroughput `json:"throughput"`
-		} `json:"order_db"`
-		Recon *struct {
-			Passes     int            `json:"passes"`
-			DuringLoad map[string]int `json:"during_load"`
-			Err        string         `json:"error"`
-			Final      *struct {
-				Reservations int              `json:"reservations_compared"`
-				Orders       int64            `json:"orders"`
-				Counts       map[string]int   `json:"counts"`
-				Repaired     int              `json:"repaired"`
-				Stock        map[string]int64 `json:"stock"`
-				Divergences  []struct {
-					Class       string `json:"class"`
-					RID         string `json:"reservation_id"`
-					OrderID     string `json:"order_id"`
-					RedisStatus string `json:"redis_status"`
-					Detail      string `json:"detail"`
-					Repaired    bool   `json:"repaired"`
-				} `json:"divergences"`
-			} `json:"final"`
-		} `json:"reconciliation"`
-	}
+	var doc pipelineDoc
 	raw, err := json.Marshal(p)
 	if err != nil || json.Unmarshal(raw, &doc) != nil {
 		return nil
@@ -112,44 +118,53 @@ func pipelineHTML(p map[string]any) *pipelineView {
 		v.Server, v.Schema, v.Throughput = db.Server, db.Schema, db.Throughput
 	}
 	if rc := doc.Recon; rc != nil {
-		rv := &reconView{Passes: rc.Passes, Err: rc.Err, DuringLoad: fmt.Sprint(rc.DuringLoad)}
-		classes := map[string]*reconClassView{}
-		class := func(name string) *reconClassView {
-			if classes[name] == nil {
-				classes[name] = &reconClassView{Class: name}
-			}
-			return classes[name]
-		}
-		for c, n := range rc.DuringLoad {
-			class(c).During = n
-		}
-		if f := rc.Final; f != nil {
-			rv.Final, rv.Compared, rv.Orders, rv.Repaired, rv.Divergences = true, f.Reservations, f.Orders, f.Repaired, len(f.Divergences)
-			for c, n := range f.Counts {
-				class(c).Final = n
-			}
-			for _, d := range f.Divergences {
-				cv := class(d.Class)
-				cv.Items = append(cv.Items, reconItemView{RID: d.RID, OrderID: d.OrderID, RedisStatus: d.RedisStatus, Detail: d.Detail, Repaired: d.Repaired})
-			}
-			keys := make([]string, 0, len(f.Stock))
-			for k := range f.Stock {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				rv.Stock = append(rv.Stock, kvView{Key: k, Value: fmt.Sprint(f.Stock[k])})
-			}
-		}
-		for _, c := range classes {
-			sort.Slice(c.Items, func(i, j int) bool { return c.Items[i].RID < c.Items[j].RID })
-			rv.Classes = append(rv.Classes, *c)
-		}
-		sort.Slice(rv.Classes, func(i, j int) bool { return rv.Classes[i].Class < rv.Classes[j].Class })
-		v.Recon = rv
+		v.Recon = reconViewOf(rc)
 	}
 	if v.Throughput == nil && v.Recon == nil {
 		return nil
 	}
 	return v
+}
+
+// reconViewOf builds the reconciliation view: the pass count, error and
+// during-load counts, the final comparison's figures and stock (by key)
+// when there was one, and one row per divergence class (sorted by name)
+// with its during-load and final counts and its items sorted by
+// reservation id.
+func reconViewOf(rc *reconDoc) *reconView {
+	rv := &reconView{Passes: rc.Passes, Err: rc.Err, DuringLoad: fmt.Sprint(rc.DuringLoad)}
+	classes := map[string]*reconClassView{}
+	class := func(name string) *reconClassView {
+		if classes[name] == nil {
+			classes[name] = &reconClassView{Class: name}
+		}
+		return classes[name]
+	}
+	for c, n := range rc.DuringLoad {
+		class(c).During = n
+	}
+	if f := rc.Final; f != nil {
+		rv.Final, rv.Compared, rv.Orders, rv.Repaired, rv.Divergences = true, f.Reservations, f.Orders, f.Repaired, len(f.Divergences)
+		for c, n := range f.Counts {
+			class(c).Final = n
+		}
+		for _, d := range f.Divergences {
+			cv := class(d.Class)
+			cv.Items = append(cv.Items, reconItemView{RID: d.RID, OrderID: d.OrderID, RedisStatus: d.RedisStatus, Detail: d.Detail, Repaired: d.Repaired})
+		}
+		keys := make([]string, 0, len(f.Stock))
+		for k := range f.Stock {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			rv.Stock = append(rv.Stock, kvView{Key: k, Value: fmt.Sprint(f.Stock[k])})
+		}
+	}
+	for _, c := range classes {
+		sort.Slice(c.Items, func(i, j int) bool { return c.Items[i].RID < c.Items[j].RID })
+		rv.Classes = append(rv.Classes, *c)
+	}
+	sort.Slice(rv.Classes, func(i, j int) bool { return rv.Classes[i].Class < rv.Classes[j].Class })
+	return rv
 }

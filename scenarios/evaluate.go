@@ -91,6 +91,11 @@ func failed(name string, observed, threshold float64, unit, detail string) repor
 	return bounded(name, observed, threshold, unit, false, detail)
 }
 
+// evalInvariants judges the invariants assertion: every required
+// invariant (or, without a list, every one that ran, including the local
+// sold-out and pipeline checks the scenario runs) is in the report and did
+// not fail. A failure the scenario does not require is listed as waived,
+// an expected failure is left to its own assertion.
 func (s *Scenario) evalInvariants(rep *reports.Report) reports.Assertion {
 	required := s.Assertions.Invariants
 	name := "invariants pass (all that ran)"
@@ -106,71 +111,100 @@ func (s *Scenario) evalInvariants(rep *reports.Report) reports.Assertion {
 	for _, inv := range rep.Invariants {
 		byID[strings.ToUpper(inv.ID)] = inv
 	}
-	var fails, skips, waived, expected []string
-	check := func(id string, inv reports.Invariant) {
-		if inv.Expected != nil {
-			expected = append(expected, id) // judged by its own assertion
-			return
-		}
-		switch inv.Status {
-		case reports.StatusFail:
-			fails = append(fails, fmt.Sprintf("%s %s failed: %s", id, inv.Name, inv.Detail))
-		case reports.StatusSkip:
-			skips = append(skips, id)
-		}
-	}
+	var t invariantTally
 	if required == nil {
 		if len(rep.Invariants) == 0 {
 			return failed(name, 0, 0, "", "the report has no invariant results (the final checks did not run)")
 		}
-		for _, inv := range rep.Invariants {
-			check(inv.ID, inv)
-		}
-		if s.LocalSoldOut > 0 {
-			for _, id := range LocalSoldOutInvariantIDs {
-				if _, ok := byID[id]; !ok {
-					fails = append(fails, id+" is not in the report (the scenario runs the local sold-out flag: its check did not run)")
-				}
-			}
-		}
-		if s.Pipeline != nil {
-			// "All that ran" includes the pipeline checks: a run with the
-			// pipeline on whose report lacks them was not judged.
-			for _, id := range PipelineInvariantIDs {
-				if _, ok := byID[id]; !ok {
-					fails = append(fails, id+" is not in the report (the scenario runs the pipeline: its checks "+runner.IDRange(true)+" did not run)")
-				}
-			}
-		}
+		s.tallyAllThatRan(&t, rep, byID)
 	} else {
-		for _, id := range required {
-			inv, ok := byID[id]
-			if !ok {
-				fails = append(fails, id+" is not in the report")
-				continue
-			}
-			check(id, inv)
-		}
-		for _, inv := range rep.Invariants {
-			if inv.Status == reports.StatusFail && inv.Expected == nil && !slices.Contains(required, strings.ToUpper(inv.ID)) {
-				waived = append(waived, inv.ID)
+		t.tallyRequired(required, rep, byID)
+	}
+	return bounded(name, float64(len(t.fails)), 0, "failed", len(t.fails) == 0, t.detail())
+}
+
+// invariantTally sorts the report's invariants for the invariants
+// assertion: failures (with their detail), skips, failures not required
+// (waived) and expected failures (by id).
+type invariantTally struct {
+	fails, skips, waived, expected []string
+}
+
+// check files one invariant under its id: expected (judged by its own
+// assertion), failed or skipped; a pass is not listed.
+func (t *invariantTally) check(id string, inv reports.Invariant) {
+	if inv.Expected != nil {
+		t.expected = append(t.expected, id) // judged by its own assertion
+		return
+	}
+	switch inv.Status {
+	case reports.StatusFail:
+		t.fails = append(t.fails, fmt.Sprintf("%s %s failed: %s", id, inv.Name, inv.Detail))
+	case reports.StatusSkip:
+		t.skips = append(t.skips, id)
+	}
+}
+
+// tallyAllThatRan checks every invariant in the report, and counts as a
+// failure each local sold-out or pipeline check the scenario runs that is
+// missing from it.
+func (s *Scenario) tallyAllThatRan(t *invariantTally, rep *reports.Report, byID map[string]reports.Invariant) {
+	for _, inv := range rep.Invariants {
+		t.check(inv.ID, inv)
+	}
+	if s.LocalSoldOut > 0 {
+		for _, id := range LocalSoldOutInvariantIDs {
+			if _, ok := byID[id]; !ok {
+				t.fails = append(t.fails, id+" is not in the report (the scenario runs the local sold-out flag: its check did not run)")
 			}
 		}
 	}
+	if s.Pipeline != nil {
+		// "All that ran" includes the pipeline checks: a run with the
+		// pipeline on whose report lacks them was not judged.
+		for _, id := range PipelineInvariantIDs {
+			if _, ok := byID[id]; !ok {
+				t.fails = append(t.fails, id+" is not in the report (the scenario runs the pipeline: its checks "+runner.IDRange(true)+" did not run)")
+			}
+		}
+	}
+}
+
+// tallyRequired checks each required id (upper case), a missing one
+// failing, and lists the report's other failures as waived.
+func (t *invariantTally) tallyRequired(required []string, rep *reports.Report, byID map[string]reports.Invariant) {
+	for _, id := range required {
+		inv, ok := byID[id]
+		if !ok {
+			t.fails = append(t.fails, id+" is not in the report")
+			continue
+		}
+		t.check(id, inv)
+	}
+	for _, inv := range rep.Invariants {
+		if inv.Status == reports.StatusFail && inv.Expected == nil && !slices.Contains(required, strings.ToUpper(inv.ID)) {
+			t.waived = append(t.waived, inv.ID)
+		}
+	}
+}
+
+// detail is the assertion's detail: the failures, then the skipped,
+// waived and expected ids, each part only when it has entries.
+func (t *invariantTally) detail() string {
 	var parts []string
-	if len(fails) > 0 {
-		parts = append(parts, strings.Join(fails, "; "))
+	if len(t.fails) > 0 {
+		parts = append(parts, strings.Join(t.fails, "; "))
 	}
-	if len(skips) > 0 {
-		parts = append(parts, "skipped (nothing to judge): "+strings.Join(skips, ", "))
+	if len(t.skips) > 0 {
+		parts = append(parts, "skipped (nothing to judge): "+strings.Join(t.skips, ", "))
 	}
-	if len(waived) > 0 {
-		parts = append(parts, "failed but not required by this scenario: "+strings.Join(waived, ", "))
+	if len(t.waived) > 0 {
+		parts = append(parts, "failed but not required by this scenario: "+strings.Join(t.waived, ", "))
 	}
-	if len(expected) > 0 {
-		parts = append(parts, "expected to fail (judged by their own assertion): "+strings.Join(expected, ", "))
+	if len(t.expected) > 0 {
+		parts = append(parts, "expected to fail (judged by their own assertion): "+strings.Join(t.expected, ", "))
 	}
-	return bounded(name, float64(len(fails)), 0, "failed", len(fails) == 0, strings.Join(parts, "; "))
+	return strings.Join(parts, "; ")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -93,6 +93,10 @@ func (d *dec) pipeline(root *node) {
 	s.Pipeline = &c
 }
 
+// pipeline checks the pipeline: section: shares, durations and counts,
+// that a lost message's reservation can expire within the drain, and the
+// defect names; when none of that is wrong, that the pipeline itself
+// accepts the configuration.
 func (v *validator) pipeline() {
 	s := v.s
 	c := s.Pipeline
@@ -100,8 +104,32 @@ func (v *validator) pipeline() {
 		return
 	}
 	before := len(v.errs)
-	def := pipeline.DefaultConfig()
+	inRange := v.pipelineShares(c)
+	v.pipelineSettings(c)
 
+	// A lost message's reservation ends only when it expires: the last ones
+	// of the load must expire (and be swept) within the drain, or P2 fails
+	// by construction.
+	if ttl := s.Activity.ReservationTTL; inRange && c.MQ.Lost > 0 && ttl > 0 && s.Drain > 0 && c.Expiry.Every > 0 &&
+		ttl+c.Expiry.Every >= s.Drain {
+		v.bad("pipeline.mq.lost", "%g: a lost message's reservation ends only when it expires (activity.reservation_ttl %s, then the next expiry sweep, every %s), but pipeline.drain is %s: the load's last reservations would still be ENQUEUED when the drain ends (P2); make the drain longer than the TTL plus a sweep, or shorten the TTL (e.g. reservation_ttl: 5s, drain: 10s)",
+			c.MQ.Lost, ttl, c.Expiry.Every, s.Drain)
+	}
+	v.pipelineDefects()
+
+	if len(v.errs) == before {
+		// Backstop: whatever the pipeline would still refuse at Start.
+		if err := c.Validate(); err != nil {
+			v.bad("pipeline", "the pipeline refuses this configuration: %v", err)
+		}
+	}
+}
+
+// pipelineShares checks that every share is between 0 and 1 and, when
+// they are (the result), that the send outcomes add up: to 1 with ack
+// given, to at most 1 without (ack takes the rest).
+func (v *validator) pipelineShares(c *pipeline.Config) bool {
+	s := v.s
 	inRange := true
 	share := func(path string, x float64) {
 		if math.IsNaN(x) || x < 0 || x > 1 {
@@ -125,7 +153,15 @@ func (v *validator) pipeline() {
 			v.bad("pipeline.mq", "error %g + timeout %g = %g: more than 1, no share left for ack (ack takes the rest)", c.MQ.Error, c.MQ.Timeout, rest)
 		}
 	}
+	return inRange
+}
 
+// pipelineSettings checks the durations (positive; scan_after and the
+// order delay may be 0) and the counts (at least 1), naming the default
+// of each.
+func (v *validator) pipelineSettings(c *pipeline.Config) {
+	s := v.s
+	def := pipeline.DefaultConfig()
 	for _, x := range []struct {
 		path   string
 		d, def time.Duration
@@ -164,19 +200,14 @@ func (v *validator) pipeline() {
 			v.bad(x.path, "%d: want at least 1 (omit it for the default %d)", x.n, x.def)
 		}
 	}
+}
 
-	// A lost message's reservation ends only when it expires: the last ones
-	// of the load must expire (and be swept) within the drain, or P2 fails
-	// by construction.
-	if ttl := s.Activity.ReservationTTL; inRange && c.MQ.Lost > 0 && ttl > 0 && s.Drain > 0 && c.Expiry.Every > 0 &&
-		ttl+c.Expiry.Every >= s.Drain {
-		v.bad("pipeline.mq.lost", "%g: a lost message's reservation ends only when it expires (activity.reservation_ttl %s, then the next expiry sweep, every %s), but pipeline.drain is %s: the load's last reservations would still be ENQUEUED when the drain ends (P2); make the drain longer than the TTL plus a sweep, or shorten the TTL (e.g. reservation_ttl: 5s, drain: 10s)",
-			c.MQ.Lost, ttl, c.Expiry.Every, s.Drain)
-	}
-
+// pipelineDefects checks each listed defect: known (with the closest one
+// suggested) and listed once.
+func (v *validator) pipelineDefects() {
 	valid := pipeline.DefectNames()
 	seen := map[string]int{}
-	for i, n := range s.defects {
+	for i, n := range v.s.defects {
 		path := fmt.Sprintf("pipeline.defects[%d]", i)
 		if !slices.Contains(valid, n) {
 			msg := fmt.Sprintf("%q: unknown defect; valid defects (negative controls, each makes a P- or E-check fail): %s", n, strings.Join(valid, ", "))
@@ -190,13 +221,6 @@ func (v *validator) pipeline() {
 			v.bad(path, "%q is listed twice (also pipeline.defects[%d])", n, j)
 		}
 		seen[n] = i
-	}
-
-	if len(v.errs) == before {
-		// Backstop: whatever the pipeline would still refuse at Start.
-		if err := c.Validate(); err != nil {
-			v.bad("pipeline", "the pipeline refuses this configuration: %v", err)
-		}
 	}
 }
 

@@ -459,6 +459,10 @@ func defaultName(source string) string {
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
+// phases decodes phases: (or, without it, one phase from defaults:) into
+// s.Phases, each field from the phase, else defaults:, else the runner's
+// default, and records where each field came from (s.phaseSrc). Rates are
+// scaled by s.RateScale.
 func (d *dec) phases(root *node) {
 	s := d.s
 	defs := d.section(root, "defaults", "defaults")
@@ -473,82 +477,15 @@ func (d *dec) phases(root *node) {
 	for i, it := range items {
 		path := fmt.Sprintf("phases[%d]", i)
 		d.mark(path, it)
-		src := map[string]string{}
-		// from returns the mapping and path that give field key: the
-		// phase's own, else defaults:, else the phase (unset).
-		from := func(key string) (*node, string) {
-			if it.has(key) {
-				return it, path
-			}
-			if defs.has(key) {
-				return defs, "defaults"
-			}
-			return it, path
-		}
-		get := func(key string) (*node, string) {
-			m, p := from(key)
-			src[key] = join(p, key)
-			return m, p
-		}
+		ps := &phaseSource{it: it, defs: defs, path: path, src: map[string]string{}}
 		name := defaultPhaseName
 		if len(items) > 1 {
 			name = fmt.Sprintf("phase%d", i+1)
 		}
 		name = d.str(it, "name", path+".name", name)
 
-		c := runner.DefaultConfig()
-		c.Seed, c.Users, c.TTL = s.Seed, s.Activity.Users, s.Activity.ReservationTTL
-		m, p := get("mode")
-		c.Mode = runner.Mode(d.str(m, "mode", p+".mode", string(runner.ModeOpen)))
-		m, p = get("duration")
-		c.Duration = d.dur(m, "duration", p+".duration", c.Duration)
-		m, p = get("shape")
-		c.Shape = runner.Shape{Kind: d.str(m, "shape", p+".shape", "constant"), Rate: c.Shape.Rate}
-		m, p = get("rate")
-		c.Shape.Rate = d.float(m, "rate", p+".rate", c.Shape.Rate)
-		for _, f := range []struct {
-			key string
-			dst *float64
-		}{{"slope", &c.Shape.Slope}, {"amplitude", &c.Shape.Amplitude}, {"peak", &c.Shape.Peak}} {
-			m, p = get(f.key)
-			*f.dst = d.float(m, f.key, p+"."+f.key, 0)
-		}
-		for _, f := range []struct {
-			key string
-			dst *time.Duration
-		}{{"period", &c.Shape.Period}, {"spike_at", &c.Shape.SpikeAt}, {"ramp_up", &c.Shape.RampUp},
-			{"hold", &c.Shape.Hold}, {"ramp_down", &c.Shape.RampDown}} {
-			m, p = get(f.key)
-			*f.dst = d.dur(m, f.key, p+"."+f.key, 0)
-		}
-		m, p = get("concurrency")
-		c.Concurrency = int(d.int(m, "concurrency", p+".concurrency", int64(c.Concurrency)))
-		m, p = get("max_in_flight")
-		c.MaxInFlight = int(d.int(m, "max_in_flight", p+".max_in_flight", int64(c.MaxInFlight)))
-		m, p = get("max_ops")
-		c.MaxOps = int(d.int(m, "max_ops", p+".max_ops", 0))
-		m, p = get("timeout")
-		c.CallTimeout = d.dur(m, "timeout", p+".timeout", c.CallTimeout)
-		m, p = get("retries")
-		c.RetrySends = int(d.int(m, "retries", p+".retries", int64(c.RetrySends)))
-		m, p = get("retry_backoff")
-		c.RetryBackoff = d.dur(m, "retry_backoff", p+".retry_backoff", c.RetryBackoff)
-
-		// mix: share by share, the phase's over defaults:, unset shares 0.
-		c.Mix = runner.Mix{}
-		d.section(it, "mix", path+".mix")
-		d.section(defs, "mix", "defaults.mix")
-		for _, f := range []struct {
-			key string
-			dst *float64
-		}{{"replay", &c.Mix.Replay}, {"same_user", &c.Mix.SameUser}, {"foreign_request", &c.Mix.ForeignRequest}, {"release", &c.Mix.Release}} {
-			mm, mp := it.get("mix"), path+".mix"
-			if !mm.has(f.key) && defs.get("mix").has(f.key) {
-				mm, mp = defs.get("mix"), "defaults.mix"
-			}
-			src["mix."+f.key] = join(mp, f.key)
-			*f.dst = d.float(mm, f.key, mp+"."+f.key, 0)
-		}
+		c := d.phaseConfig(ps)
+		d.phaseMix(ps, &c)
 
 		if k := s.RateScale; k > 0 && k != 1 {
 			c.Shape.Rate *= k
@@ -557,7 +494,93 @@ func (d *dec) phases(root *node) {
 			c.Shape.Peak *= k
 		}
 		s.Phases = append(s.Phases, Phase{Name: name, Config: c})
-		s.phaseSrc = append(s.phaseSrc, src)
+		s.phaseSrc = append(s.phaseSrc, ps.src)
+	}
+}
+
+// phaseSource is where one phase's fields come from: the phase's own
+// mapping (it, at path) over defaults: (defs). src records, per field, the
+// path it was read from.
+type phaseSource struct {
+	it, defs *node
+	path     string
+	src      map[string]string
+}
+
+// get returns the mapping and path that give field key: the phase's own,
+// else defaults:, else the phase (unset); it records the field's path.
+func (ps *phaseSource) get(key string) (*node, string) {
+	m, p := ps.it, ps.path
+	if !ps.it.has(key) && ps.defs.has(key) {
+		m, p = ps.defs, "defaults"
+	}
+	ps.src[key] = join(p, key)
+	return m, p
+}
+
+// phaseConfig decodes a phase's load fields (mode, duration, shape and its
+// parameters, concurrency, limits, timeout and retries) over the runner's
+// defaults, with the scenario's seed, users and reservation TTL.
+func (d *dec) phaseConfig(ps *phaseSource) runner.Config {
+	s := d.s
+	get := ps.get
+	c := runner.DefaultConfig()
+	c.Seed, c.Users, c.TTL = s.Seed, s.Activity.Users, s.Activity.ReservationTTL
+	m, p := get("mode")
+	c.Mode = runner.Mode(d.str(m, "mode", p+".mode", string(runner.ModeOpen)))
+	m, p = get("duration")
+	c.Duration = d.dur(m, "duration", p+".duration", c.Duration)
+	m, p = get("shape")
+	c.Shape = runner.Shape{Kind: d.str(m, "shape", p+".shape", "constant"), Rate: c.Shape.Rate}
+	m, p = get("rate")
+	c.Shape.Rate = d.float(m, "rate", p+".rate", c.Shape.Rate)
+	for _, f := range []struct {
+		key string
+		dst *float64
+	}{{"slope", &c.Shape.Slope}, {"amplitude", &c.Shape.Amplitude}, {"peak", &c.Shape.Peak}} {
+		m, p = get(f.key)
+		*f.dst = d.float(m, f.key, p+"."+f.key, 0)
+	}
+	for _, f := range []struct {
+		key string
+		dst *time.Duration
+	}{{"period", &c.Shape.Period}, {"spike_at", &c.Shape.SpikeAt}, {"ramp_up", &c.Shape.RampUp},
+		{"hold", &c.Shape.Hold}, {"ramp_down", &c.Shape.RampDown}} {
+		m, p = get(f.key)
+		*f.dst = d.dur(m, f.key, p+"."+f.key, 0)
+	}
+	m, p = get("concurrency")
+	c.Concurrency = int(d.int(m, "concurrency", p+".concurrency", int64(c.Concurrency)))
+	m, p = get("max_in_flight")
+	c.MaxInFlight = int(d.int(m, "max_in_flight", p+".max_in_flight", int64(c.MaxInFlight)))
+	m, p = get("max_ops")
+	c.MaxOps = int(d.int(m, "max_ops", p+".max_ops", 0))
+	m, p = get("timeout")
+	c.CallTimeout = d.dur(m, "timeout", p+".timeout", c.CallTimeout)
+	m, p = get("retries")
+	c.RetrySends = int(d.int(m, "retries", p+".retries", int64(c.RetrySends)))
+	m, p = get("retry_backoff")
+	c.RetryBackoff = d.dur(m, "retry_backoff", p+".retry_backoff", c.RetryBackoff)
+	return c
+}
+
+// phaseMix decodes the phase's mix: share by share, the phase's over
+// defaults:, unset shares 0.
+func (d *dec) phaseMix(ps *phaseSource, c *runner.Config) {
+	it, defs, path := ps.it, ps.defs, ps.path
+	c.Mix = runner.Mix{}
+	d.section(it, "mix", path+".mix")
+	d.section(defs, "mix", "defaults.mix")
+	for _, f := range []struct {
+		key string
+		dst *float64
+	}{{"replay", &c.Mix.Replay}, {"same_user", &c.Mix.SameUser}, {"foreign_request", &c.Mix.ForeignRequest}, {"release", &c.Mix.Release}} {
+		mm, mp := it.get("mix"), path+".mix"
+		if !mm.has(f.key) && defs.get("mix").has(f.key) {
+			mm, mp = defs.get("mix"), "defaults.mix"
+		}
+		ps.src["mix."+f.key] = join(mp, f.key)
+		*f.dst = d.float(mm, f.key, mp+"."+f.key, 0)
 	}
 }
 

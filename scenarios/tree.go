@@ -194,6 +194,10 @@ func posOf(n ast.Node) pos {
 	return pos{line: tk.Position.Line, col: tk.Position.Column}
 }
 
+// convert builds the node for n, counting it against the size budget and
+// its mappings and lists against the nesting limit. Once c.err is set
+// (over a limit, an unknown alias, an unsupported node) it returns null
+// nodes and builds nothing more.
 func (c *converter) convert(n ast.Node) *node {
 	if n == nil {
 		return &node{kind: nullNode}
@@ -231,25 +235,9 @@ func (c *converter) convert(n ast.Node) *node {
 	case *ast.TagNode:
 		return c.convert(v.Value)
 	case *ast.AnchorNode:
-		val := c.convert(v.Value)
-		if v.Name != nil {
-			c.anchors[v.Name.GetToken().Value] = val
-			c.sizes[val] = countNodes(val)
-		}
-		return val
+		return c.convertAnchor(v)
 	case *ast.AliasNode:
-		name := ""
-		if v.Value != nil {
-			name = v.Value.GetToken().Value
-		}
-		a, ok := c.anchors[name]
-		if !ok {
-			return c.fail(p, "alias *%s: no anchor &%s before it", name, name)
-		}
-		if !c.grow(p, c.sizes[a], "alias *"+name) {
-			return &node{kind: nullNode, pos: p}
-		}
-		return a.clone()
+		return c.convertAlias(p, v)
 	case *ast.MappingValueNode:
 		if !c.grow(p, 1, "a mapping") {
 			return &node{kind: nullNode, pos: p}
@@ -258,25 +246,7 @@ func (c *converter) convert(n ast.Node) *node {
 		c.addEntry(m, v)
 		return m
 	case *ast.MappingNode:
-		if !c.grow(p, 1, "a mapping") {
-			return &node{kind: nullNode, pos: p}
-		}
-		m := newMap(p)
-		if len(v.Values) > 0 {
-			m.pos = posOf(v.Values[0].Key)
-		}
-		var merges []*ast.MappingValueNode
-		for _, mv := range v.Values {
-			if _, isMerge := mv.Key.(*ast.MergeKeyNode); isMerge {
-				merges = append(merges, mv)
-				continue
-			}
-			c.addEntry(m, mv)
-		}
-		for _, mv := range merges {
-			c.merge(m, mv)
-		}
-		return m
+		return c.convertMapping(p, v)
 	case *ast.SequenceNode:
 		if !c.grow(p, 1, "a list") {
 			return &node{kind: nullNode, pos: p}
@@ -288,6 +258,58 @@ func (c *converter) convert(n ast.Node) *node {
 		return s
 	}
 	return c.fail(p, "unsupported YAML node %s", n.Type())
+}
+
+// convertAnchor converts the anchored value and records it, with its node
+// count, under the anchor's name for later aliases.
+func (c *converter) convertAnchor(v *ast.AnchorNode) *node {
+	val := c.convert(v.Value)
+	if v.Name != nil {
+		c.anchors[v.Name.GetToken().Value] = val
+		c.sizes[val] = countNodes(val)
+	}
+	return val
+}
+
+// convertAlias returns a copy of the anchored value, charging its whole
+// node count to the size budget; an alias before its anchor is an error.
+func (c *converter) convertAlias(p pos, v *ast.AliasNode) *node {
+	name := ""
+	if v.Value != nil {
+		name = v.Value.GetToken().Value
+	}
+	a, ok := c.anchors[name]
+	if !ok {
+		return c.fail(p, "alias *%s: no anchor &%s before it", name, name)
+	}
+	if !c.grow(p, c.sizes[a], "alias *"+name) {
+		return &node{kind: nullNode, pos: p}
+	}
+	return a.clone()
+}
+
+// convertMapping builds a mapping positioned at its first key; merge keys
+// (<<) are applied after the mapping's own entries, so those win.
+func (c *converter) convertMapping(p pos, v *ast.MappingNode) *node {
+	if !c.grow(p, 1, "a mapping") {
+		return &node{kind: nullNode, pos: p}
+	}
+	m := newMap(p)
+	if len(v.Values) > 0 {
+		m.pos = posOf(v.Values[0].Key)
+	}
+	var merges []*ast.MappingValueNode
+	for _, mv := range v.Values {
+		if _, isMerge := mv.Key.(*ast.MergeKeyNode); isMerge {
+			merges = append(merges, mv)
+			continue
+		}
+		c.addEntry(m, mv)
+	}
+	for _, mv := range merges {
+		c.merge(m, mv)
+	}
+	return m
 }
 
 func (c *converter) addEntry(m *node, mv *ast.MappingValueNode) {

@@ -454,17 +454,22 @@ func (f FaultSpec) targetKey() faults.Acted {
 	return faults.OverlapTarget(f.Kind, params)
 }
 
+// faultSpan is one fault's window and target, for the overlap check.
+type faultSpan struct {
+	i          int
+	from, to   time.Duration
+	target     faults.Acted
+	exclusives bool
+}
+
+// faults checks each fault (name, kind, parameters, timing, the topology
+// and pipeline it needs) and then that no two exclusive faults act on one
+// target at the same time.
 func (v *validator) faults() {
 	s := v.s
 	total := s.Duration()
 	names := map[string]int{}
-	type window struct {
-		i          int
-		from, to   time.Duration
-		target     faults.Acted
-		exclusives bool
-	}
-	var windows []window
+	var windows []faultSpan
 	for i, f := range s.Faults {
 		path := fmt.Sprintf("faults[%d]", i)
 		if j, dup := names[f.Name]; dup {
@@ -474,53 +479,84 @@ func (v *validator) faults() {
 		if !nameRe.MatchString(f.Name) {
 			v.bad(path+".name", "%q: want letters, digits, '-', '_', '#'", f.Name)
 		}
-		if f.Kind == "" {
-			v.bad(path+".kind", "missing: every fault needs a kind; valid kinds: %s", kindList())
+		if !v.faultKind(path, f) {
 			continue
 		}
-		if _, ok := faults.Lookup(f.Kind); !ok {
-			msg := fmt.Sprintf("%q: unknown fault kind; valid kinds: %s", f.Kind, kindList())
-			var kinds []string
-			for _, k := range faults.Kinds() {
-				kinds = append(kinds, k.Kind)
-			}
-			if sug := suggest(f.Kind, kinds); sug != "" {
-				msg += fmt.Sprintf(" (did you mean %s?)", sug)
-			}
-			v.bad(path+".kind", "%s", msg)
-			continue
-		}
-		misplaced := false
-		for _, k := range []string{"at", "for", "target"} {
-			if _, ok := f.Params[k]; ok {
-				v.bad(path+".params."+k, "%s is a field of the fault, not a parameter: move it up next to kind:", k)
-				misplaced = true
-			}
-		}
-		if !misplaced {
-			if _, err := f.planOne(); err != nil {
-				v.bad(v.faultErrPath(i, err), "%v", err)
-			}
-		}
-		if f.At < 0 {
-			v.bad(path+".at", "%s: must not be negative", f.At)
-		}
-		if f.For < 0 {
-			v.bad(path+".for", "%s: must not be negative (0: until the end of the load)", f.For)
-		}
-		if total > 0 && f.At >= total {
-			v.bad(path+".at", "%s: at or after the end of the load (%s): the fault would never happen", f.At, total)
-		} else if total > 0 && f.At+f.For > total {
-			v.bad(path+".for", "at+for = %s runs past the end of the load (%s): shorten for (or 0: until the end)", f.At+f.For, total)
-		}
+		v.faultParams(i, f)
+		v.faultTiming(path, f, total)
 		v.faultTopology(i)
 		v.faultPipeline(i, total)
 		end := total
 		if f.For > 0 {
 			end = f.At + f.For
 		}
-		windows = append(windows, window{i: i, from: f.At, to: end, target: f.targetKey(), exclusives: faults.IsExclusive(f.Kind)})
+		windows = append(windows, faultSpan{i: i, from: f.At, to: end, target: f.targetKey(), exclusives: faults.IsExclusive(f.Kind)})
 	}
+	v.faultOverlaps(windows)
+}
+
+// faultKind reports whether f names a registered kind; a missing or an
+// unknown kind is reported (with the valid kinds and the closest one) and
+// the fault's other checks are skipped.
+func (v *validator) faultKind(path string, f FaultSpec) bool {
+	if f.Kind == "" {
+		v.bad(path+".kind", "missing: every fault needs a kind; valid kinds: %s", kindList())
+		return false
+	}
+	if _, ok := faults.Lookup(f.Kind); !ok {
+		msg := fmt.Sprintf("%q: unknown fault kind; valid kinds: %s", f.Kind, kindList())
+		var kinds []string
+		for _, k := range faults.Kinds() {
+			kinds = append(kinds, k.Kind)
+		}
+		if sug := suggest(f.Kind, kinds); sug != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", sug)
+		}
+		v.bad(path+".kind", "%s", msg)
+		return false
+	}
+	return true
+}
+
+// faultParams reports at, for or target given as parameters instead of
+// fields; without such a mistake it plans the fault and reports the
+// planning error at the field or parameter it names.
+func (v *validator) faultParams(i int, f FaultSpec) {
+	path := fmt.Sprintf("faults[%d]", i)
+	misplaced := false
+	for _, k := range []string{"at", "for", "target"} {
+		if _, ok := f.Params[k]; ok {
+			v.bad(path+".params."+k, "%s is a field of the fault, not a parameter: move it up next to kind:", k)
+			misplaced = true
+		}
+	}
+	if !misplaced {
+		if _, err := f.planOne(); err != nil {
+			v.bad(v.faultErrPath(i, err), "%v", err)
+		}
+	}
+}
+
+// faultTiming checks that at and for are not negative and that the fault
+// starts, and ends, within the load (total; unchecked when 0).
+func (v *validator) faultTiming(path string, f FaultSpec, total time.Duration) {
+	if f.At < 0 {
+		v.bad(path+".at", "%s: must not be negative", f.At)
+	}
+	if f.For < 0 {
+		v.bad(path+".for", "%s: must not be negative (0: until the end of the load)", f.For)
+	}
+	if total > 0 && f.At >= total {
+		v.bad(path+".at", "%s: at or after the end of the load (%s): the fault would never happen", f.At, total)
+	} else if total > 0 && f.At+f.For > total {
+		v.bad(path+".for", "at+for = %s runs past the end of the load (%s): shorten for (or 0: until the end)", f.At+f.For, total)
+	}
+}
+
+// faultOverlaps reports each later fault whose window overlaps an earlier
+// one's on the same target when both kinds are exclusive.
+func (v *validator) faultOverlaps(windows []faultSpan) {
+	s := v.s
 	for a := 0; a < len(windows); a++ {
 		for b := a + 1; b < len(windows); b++ {
 			x, y := windows[a], windows[b]
@@ -598,10 +634,24 @@ func (v *validator) redisSettings() {
 	}
 }
 
+// assertions checks the assertions: section (invariant ids, expected
+// failures, redis settings, SLOs, ratio and throughput limits, outcome
+// bounds), reporting in that order.
 func (v *validator) assertions() {
+	v.assertedInvariants()
+	v.expectFail()
+	v.redisSettings()
+	v.slos()
+	v.assertionLimits()
+	v.outcomeBounds()
+}
+
+// assertedInvariants checks each listed invariant id: known, not "all"
+// among others, and judged by this scenario (a local sold-out check needs
+// local_soldout, a pipeline check a pipeline: section).
+func (v *validator) assertedInvariants() {
 	s := v.s
-	a := s.Assertions
-	for i, id := range a.Invariants {
+	for i, id := range s.Assertions.Invariants {
 		path := fmt.Sprintf("assertions.invariants[%d]", i)
 		switch {
 		case strings.EqualFold(id, "all"):
@@ -614,10 +664,15 @@ func (v *validator) assertions() {
 			v.bad(path, "%q is a pipeline check (%s), in the report only when the pipeline runs, but this scenario has no pipeline: section: add one or remove %s", id, runner.IDRange(true), id)
 		}
 	}
-	v.expectFail()
-	v.redisSettings()
+}
+
+// slos checks each SLO: a phase that exists (an "after" phase needs its
+// fault to end), what it measures, bounds not negative, and at least one
+// objective.
+func (v *validator) slos() {
+	s := v.s
 	phases := s.sloPhases()
-	for i, slo := range a.SLO {
+	for i, slo := range s.Assertions.SLO {
 		path := fmt.Sprintf("assertions.slo[%d]", i)
 		if slo.Phase != "" && !slices.Contains(phases, slo.Phase) {
 			msg := fmt.Sprintf("%q: no such phase; valid phases: %s (or omit phase: for the whole run)", slo.Phase, strings.Join(phases, ", "))
@@ -652,6 +707,12 @@ func (v *validator) assertions() {
 			v.bad(path, "no objective: give at least one of p50, p95, p99, p999, max (a duration) or min_throughput (ops/s)")
 		}
 	}
+}
+
+// assertionLimits checks the run-wide limits: lost acks not negative, the
+// dropped and unknown ratios within (0,1] and [0,1], throughput positive.
+func (v *validator) assertionLimits() {
+	a := v.s.Assertions
 	if a.MaxLostAcks != nil && *a.MaxLostAcks < 0 {
 		v.bad("assertions.max_lost_acks", "%d: must not be negative", *a.MaxLostAcks)
 	}
@@ -664,8 +725,14 @@ func (v *validator) assertions() {
 	if a.MinThroughput != nil && *a.MinThroughput <= 0 {
 		v.bad("assertions.min_throughput", "%g: must be positive (ops/s)", *a.MinThroughput)
 	}
+}
+
+// outcomeBounds checks each outcome bound: a known outcome (with the
+// closest one suggested), exactly or min/max but not both, min ≤ max, no
+// negative count.
+func (v *validator) outcomeBounds() {
 	valid := Outcomes()
-	for _, b := range a.Outcomes {
+	for _, b := range v.s.Assertions.Outcomes {
 		path := "assertions.outcomes." + b.Outcome
 		if !slices.Contains(valid, b.Outcome) {
 			msg := fmt.Sprintf("%q: unknown outcome; valid outcomes: %s", b.Outcome, strings.Join(valid, ", "))

@@ -111,32 +111,52 @@ func Start(t testing.TB, opt Options) *Cluster {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for i := 0; i < n; i++ {
-		dir := t.TempDir()
-		c.Dirs = append(c.Dirs, dir)
-		c.Addrs = append(c.Addrs, "")
-		c.procs = append(c.procs, nil)
-		// A free port is released before redis-server binds it, and the
-		// packages' tests run in parallel: another one may take it (or the
-		// bus port) first. Such a node exits with "Address already in use";
-		// it is started again on other ports.
-		for attempt := 1; ; attempt++ {
-			port, cport := freePort(t), freePort(t)
-			c.Addrs[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-			c.startNode(t, i, nodeConf(opt, port, cport, dir, serverCert, serverKey, c.CAFile))
-			nctx, ncancel := context.WithTimeout(ctx, 15*time.Second)
-			err := c.waitPing(nctx, c.Addrs[i], opt.Password, func() bool { return strings.Contains(c.logTail(i), portTaken) })
-			ncancel()
-			if err == nil {
-				break
-			}
-			tail := c.logTail(i)
-			if attempt < 5 && strings.Contains(tail, portTaken) {
-				c.kill(i)
-				continue
-			}
-			t.Fatalf("node %s does not answer: %v\n%s", c.Addrs[i], err, tail)
-		}
+		c.startNodeOnFreePorts(t, ctx, i, serverCert, serverKey)
 	}
+	out := c.create(t, ctx)
+	c.waitClusterOK(t, ctx, n, out)
+	c.waitReplicasSynced(t, ctx)
+	return c
+}
+
+// startNodeOnFreePorts starts node i in a fresh directory on free ports
+// and waits until it answers PING, retrying on other ports (up to five
+// attempts) when one was taken before redis-server bound it.
+func (c *Cluster) startNodeOnFreePorts(t testing.TB, ctx context.Context, i int, serverCert, serverKey string) {
+	t.Helper()
+	opt := c.opt
+	dir := t.TempDir()
+	c.Dirs = append(c.Dirs, dir)
+	c.Addrs = append(c.Addrs, "")
+	c.procs = append(c.procs, nil)
+	// A free port is released before redis-server binds it, and the
+	// packages' tests run in parallel: another one may take it (or the
+	// bus port) first. Such a node exits with "Address already in use";
+	// it is started again on other ports.
+	for attempt := 1; ; attempt++ {
+		port, cport := freePort(t), freePort(t)
+		c.Addrs[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		c.startNode(t, i, nodeConf(opt, port, cport, dir, serverCert, serverKey, c.CAFile))
+		nctx, ncancel := context.WithTimeout(ctx, 15*time.Second)
+		err := c.waitPing(nctx, c.Addrs[i], opt.Password, func() bool { return strings.Contains(c.logTail(i), portTaken) })
+		ncancel()
+		if err == nil {
+			return
+		}
+		tail := c.logTail(i)
+		if attempt < 5 && strings.Contains(tail, portTaken) {
+			c.kill(i)
+			continue
+		}
+		t.Fatalf("node %s does not answer: %v\n%s", c.Addrs[i], err, tail)
+	}
+}
+
+// create forms the cluster with redis-cli --cluster create (with the
+// password and TLS files when set) and returns redis-cli's output.
+func (c *Cluster) create(t testing.TB, ctx context.Context) string {
+	t.Helper()
+	opt := c.opt
 	args := []string{"--cluster", "create"}
 	args = append(args, c.Addrs...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(opt.Replicas), "--cluster-yes")
@@ -152,30 +172,43 @@ func Start(t testing.TB, opt Options) *Cluster {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out.String())
 	}
+	return out.String()
+}
+
+// waitClusterOK waits until every node reports cluster_state:ok and sees
+// all n nodes and opt.Masters masters; past ctx it fails t with redis-cli's
+// output (createOut).
+func (c *Cluster) waitClusterOK(t testing.TB, ctx context.Context, n int, createOut string) {
+	t.Helper()
 	for {
 		okAll := true
 		for _, a := range c.Addrs {
-			cl := c.client(a, opt.Password)
+			cl := c.client(a, c.opt.Password)
 			info, err := cl.ClusterInfo(ctx).Result()
 			nodes, nerr := cl.ClusterNodes(ctx).Result()
 			_ = cl.Close()
 			if err != nil || nerr != nil || !strings.Contains(info, "cluster_state:ok") ||
-				countMasters(nodes) != opt.Masters || strings.Count(strings.TrimSpace(nodes), "\n")+1 != n {
+				countMasters(nodes) != c.opt.Masters || strings.Count(strings.TrimSpace(nodes), "\n")+1 != n {
 				okAll = false
 				break
 			}
 		}
 		if okAll {
-			break
+			return
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("cluster not ok after redis-cli --cluster create:\n%s", out.String())
+			t.Fatalf("cluster not ok after redis-cli --cluster create:\n%s", createOut)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// Replicas synced (INFO replication master_link_status:up).
+}
+
+// waitReplicasSynced waits until every replica reports
+// master_link_status:up (INFO replication); past ctx it fails t.
+func (c *Cluster) waitReplicasSynced(t testing.TB, ctx context.Context) {
+	t.Helper()
 	for _, a := range c.Addrs {
-		cl := c.client(a, opt.Password)
+		cl := c.client(a, c.opt.Password)
 		for {
 			info, err := cl.Info(ctx, "replication").Result()
 			if err == nil && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up")) {
@@ -189,7 +222,6 @@ func Start(t testing.TB, opt Options) *Cluster {
 		}
 		_ = cl.Close()
 	}
-	return c
 }
 
 // AddReplicas starts perMaster new nodes for every master and attaches

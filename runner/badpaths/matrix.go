@@ -132,33 +132,64 @@ func RunMatrix(ctx context.Context, env Env, opts Options) (*Matrix, error) {
 		}
 		m.Loads = append(m.Loads, l)
 		for _, info := range byLoad[ln] {
-			row := Row{Path: info.Name, Load: ln, Expect: info.Expect, Description: info.Description, Why: info.Why}
-			defects, err := info.defects()
+			row, err := runBadPathRow(ctx, env, opts, info, l)
 			if err != nil {
 				return nil, err
 			}
-			for r := 0; r < opts.Runs; r++ {
-				res, err := runOne(ctx, env, info.new, defects, l, opts.Seed+int64(r), r+1)
-				if err != nil {
-					return nil, fmt.Errorf("%s under %s, run %d: %w", info.Name, ln, r+1, err)
-				}
-				res.Caught = intersects(res.Failed, info.Expect)
-				row.add(res, res.Caught)
-				logRun(env.Log, info.Name, ln, opts.Runs, res, res.Caught, "caught", "NOT CAUGHT")
-			}
 			bad = append(bad, row)
 		}
-		row := Row{Path: ReferenceName, Reference: true, Load: ln}
-		for r := 0; r < opts.Runs; r++ {
-			res, err := runOne(ctx, env, nil, pipeline.Defects{}, l, opts.Seed+int64(r), r+1)
-			if err != nil {
-				return nil, fmt.Errorf("reference under %s, run %d: %w", ln, r+1, err)
-			}
-			row.add(res, res.Passed)
-			logRun(env.Log, ReferenceName, ln, opts.Runs, res, res.Passed, "passed", "FAILED")
+		row, err := runReferenceRow(ctx, env, opts, l)
+		if err != nil {
+			return nil, err
 		}
 		ref = append(ref, row)
 	}
+	m.finish(bad, ref)
+	m.Seconds = time.Since(t0).Seconds()
+	return m, nil
+}
+
+// runBadPathRow runs the bad path info opts.Runs times under load l (run r
+// with seed opts.Seed+r) and returns its row: a run is good when one of
+// the path's expected invariants failed (caught).
+func runBadPathRow(ctx context.Context, env Env, opts Options, info Info, l Load) (Row, error) {
+	row := Row{Path: info.Name, Load: l.Name, Expect: info.Expect, Description: info.Description, Why: info.Why}
+	defects, err := info.defects()
+	if err != nil {
+		return Row{}, err
+	}
+	for r := 0; r < opts.Runs; r++ {
+		res, err := runOne(ctx, env, info.new, defects, l, opts.Seed+int64(r), r+1)
+		if err != nil {
+			return Row{}, fmt.Errorf("%s under %s, run %d: %w", info.Name, l.Name, r+1, err)
+		}
+		res.Caught = intersects(res.Failed, info.Expect)
+		row.add(res, res.Caught)
+		logRun(env.Log, info.Name, l.Name, opts.Runs, res, res.Caught, "caught", "NOT CAUGHT")
+	}
+	return row, nil
+}
+
+// runReferenceRow runs the reference path opts.Runs times under load l
+// (run r with seed opts.Seed+r) and returns its row: a run is good when it
+// passed.
+func runReferenceRow(ctx context.Context, env Env, opts Options, l Load) (Row, error) {
+	row := Row{Path: ReferenceName, Reference: true, Load: l.Name}
+	for r := 0; r < opts.Runs; r++ {
+		res, err := runOne(ctx, env, nil, pipeline.Defects{}, l, opts.Seed+int64(r), r+1)
+		if err != nil {
+			return Row{}, fmt.Errorf("reference under %s, run %d: %w", l.Name, r+1, err)
+		}
+		row.add(res, res.Passed)
+		logRun(env.Log, ReferenceName, l.Name, opts.Runs, res, res.Passed, "passed", "FAILED")
+	}
+	return row, nil
+}
+
+// finish orders the rows (the bad paths, pending ones included, in
+// registry order, then the reference rows) and sets each row's OK (pending,
+// or every run good) and the matrix's (every row OK).
+func (m *Matrix) finish(bad, ref []Row) {
 	// Registry order for the bad paths (pending ones included), then the reference rows.
 	order := map[string]int{}
 	for i, n := range Names() {
@@ -175,8 +206,6 @@ func RunMatrix(ctx context.Context, env Env, opts Options) (*Matrix, error) {
 			m.OK = false
 		}
 	}
-	m.Seconds = time.Since(t0).Seconds()
-	return m, nil
 }
 
 func (r *Row) add(res RunResult, good bool) {
@@ -322,34 +351,7 @@ func (m *Matrix) WriteText(w io.Writer) error {
 		if load == "" {
 			load = "-"
 		}
-		var result string
-		switch {
-		case r.Pending != "":
-			result = "pending"
-		case r.Reference:
-			result = fmt.Sprintf("passed %d/%d", r.Good, len(r.Runs))
-		default:
-			result = fmt.Sprintf("caught %d/%d", r.Good, len(r.Runs))
-		}
-		if r.Pending == "" && !r.OK {
-			result += " FAIL"
-		}
-		failed := "-"
-		if r.Pending != "" {
-			failed = r.Pending
-		} else if len(r.Failed) > 0 {
-			var ids []string
-			for id := range r.Failed {
-				ids = append(ids, id)
-			}
-			sort.Strings(ids)
-			var parts []string
-			for _, id := range ids {
-				parts = append(parts, fmt.Sprintf("%s %d/%d", id, r.Failed[id], len(r.Runs)))
-			}
-			failed = strings.Join(parts, ", ")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Path, load, exp, result, failed)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Path, load, exp, r.resultText(), r.failedText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -358,27 +360,7 @@ func (m *Matrix) WriteText(w io.Writer) error {
 	for _, l := range m.Loads {
 		fmt.Fprintf(w, "  %-11s %s\n", l.Name, l.Description)
 	}
-	// What went wrong, run by run, where something did.
-	var notes []string
-	for _, r := range m.Rows {
-		if r.Pending != "" || r.OK {
-			continue
-		}
-		for _, run := range r.Runs {
-			if (r.Reference && run.Passed) || (!r.Reference && run.Caught) {
-				continue
-			}
-			if r.Reference {
-				for _, id := range run.Failed {
-					notes = append(notes, fmt.Sprintf("reference under %s, run %d (activity %s): %s failed: %s", r.Load, run.Run, run.Activity, id, run.Details[id]))
-				}
-			} else {
-				notes = append(notes, fmt.Sprintf("%s under %s, run %d (activity %s): not caught by %s; failed: %v; outcomes %v",
-					r.Path, r.Load, run.Run, run.Activity, strings.Join(r.Expect, "/"), run.Failed, run.Outcomes))
-			}
-		}
-	}
-	if len(notes) > 0 {
+	if notes := m.failureNotes(); len(notes) > 0 {
 		fmt.Fprintln(w, "\nfailures:")
 		for _, n := range notes {
 			fmt.Fprintln(w, "  "+n)
@@ -399,6 +381,71 @@ func (m *Matrix) WriteText(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "\n%s (%d bad paths run, %d pending, %d runs each, %.1fs)\n", verdict, runnable, pending, m.RunsPerCell, m.Seconds)
 	return err
+}
+
+// resultText is the row's RESULT cell: "pending", or the good runs out of
+// all ("passed" for the reference, "caught" for a bad path), with " FAIL"
+// when the row is not OK.
+func (r Row) resultText() string {
+	var result string
+	switch {
+	case r.Pending != "":
+		result = "pending"
+	case r.Reference:
+		result = fmt.Sprintf("passed %d/%d", r.Good, len(r.Runs))
+	default:
+		result = fmt.Sprintf("caught %d/%d", r.Good, len(r.Runs))
+	}
+	if r.Pending == "" && !r.OK {
+		result += " FAIL"
+	}
+	return result
+}
+
+// failedText is the row's last cell: why it is pending, or each invariant
+// that failed with the runs it failed in (by id), or "-".
+func (r Row) failedText() string {
+	failed := "-"
+	if r.Pending != "" {
+		failed = r.Pending
+	} else if len(r.Failed) > 0 {
+		var ids []string
+		for id := range r.Failed {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		var parts []string
+		for _, id := range ids {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", id, r.Failed[id], len(r.Runs)))
+		}
+		failed = strings.Join(parts, ", ")
+	}
+	return failed
+}
+
+// failureNotes says what went wrong, run by run, where something did: each
+// invariant a reference run failed, each run a bad path went uncaught.
+func (m *Matrix) failureNotes() []string {
+	var notes []string
+	for _, r := range m.Rows {
+		if r.Pending != "" || r.OK {
+			continue
+		}
+		for _, run := range r.Runs {
+			if (r.Reference && run.Passed) || (!r.Reference && run.Caught) {
+				continue
+			}
+			if r.Reference {
+				for _, id := range run.Failed {
+					notes = append(notes, fmt.Sprintf("reference under %s, run %d (activity %s): %s failed: %s", r.Load, run.Run, run.Activity, id, run.Details[id]))
+				}
+			} else {
+				notes = append(notes, fmt.Sprintf("%s under %s, run %d (activity %s): not caught by %s; failed: %v; outcomes %v",
+					r.Path, r.Load, run.Run, run.Activity, strings.Join(r.Expect, "/"), run.Failed, run.Outcomes))
+			}
+		}
+	}
+	return notes
 }
 
 // Failed lists the rows that are not OK (for messages).

@@ -223,6 +223,22 @@ func (p *Pipeline) Reconciliation() Reconciliation {
 	return r
 }
 
+// reconcileRead is what a pass compared: PostgreSQL's orders, the
+// reservations it looked up (id -> bucket), those the queue acknowledged,
+// and the sum of the buckets' reserved counters.
+type reconcileRead struct {
+	facts    *OrderFacts
+	rids     map[string]uint32
+	acked    map[string]bool
+	reserved int64
+}
+
+// reconcilePass compares PostgreSQL's orders with Redis's reservations
+// once: it reads the orders, gathers every reservation id the stages know
+// of (acknowledged sends, orders, queued sends, the send-pending and expiry
+// sets), reads those reservations, re-reads the orders when one committed
+// in between, and classifies the divergences. With repair it also repairs
+// the order_not_fenced class (see repairNotFenced).
 func (p *Pipeline) reconcilePass(ctx context.Context, final, repair bool) (*ReconcilePass, error) {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -230,84 +246,104 @@ func (p *Pipeline) reconcilePass(ctx context.Context, final, repair bool) (*Reco
 	if err != nil {
 		return nil, err
 	}
-	rids := map[string]uint32{}
+	in := &reconcileRead{facts: facts, rids: map[string]uint32{}}
 	p.rec.mu.Lock()
-	acked := make(map[string]bool, len(p.rec.acked))
+	in.acked = make(map[string]bool, len(p.rec.acked))
 	for rid, b := range p.rec.acked {
-		rids[rid], acked[rid] = b, true
+		in.rids[rid], in.acked[rid] = b, true
 	}
 	hook := p.rec.afterOrders
 	p.rec.mu.Unlock()
 	for _, o := range facts.Orders {
-		rids[o.RID] = o.Bucket
+		in.rids[o.RID] = o.Bucket
 	}
 	sends, _ := p.mq.snapshot()
 	for _, s := range sends {
-		rids[s.RID] = s.Bucket
+		in.rids[s.RID] = s.Bucket
 	}
+	if in.reserved, err = p.scanBuckets(cctx, in.rids); err != nil {
+		return nil, err
+	}
+	if hook != nil {
+		hook(final)
+	}
+	states, err := ReadReservations(cctx, p.st.Client(), p.a, in.rids)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %w", err)
+	}
+	if orderCommittedSince(in.facts, states) {
+		// An order committed (and fenced) between the two reads: judge
+		// against a snapshot taken after the Redis read.
+		if in.facts, err = p.cfg.Orders.Facts(cctx, p.a); err != nil {
+			return nil, err
+		}
+	}
+	pass := classify(in.facts, states, in.acked, in.reserved, final)
+	if repair {
+		return p.repairNotFenced(cctx, in, pass, states, final)
+	}
+	return pass, nil
+}
+
+// scanBuckets adds every member of each bucket's send-pending and expiry
+// sets to rids (with its bucket) and returns the sum of the buckets'
+// reserved counters (a missing counter counts 0).
+func (p *Pipeline) scanBuckets(ctx context.Context, rids map[string]uint32) (int64, error) {
 	rdb := p.st.Client()
 	reserved := int64(0)
 	for b := uint32(0); b < p.a.Buckets; b++ {
 		sc := p.a.Scope(b)
 		for _, z := range []string{sc.SendPendingKey(), sc.ExpiryKey()} {
-			ms, err := rdb.ZRange(cctx, z, 0, -1).Result()
+			ms, err := rdb.ZRange(ctx, z, 0, -1).Result()
 			if err != nil {
-				return nil, fmt.Errorf("reconcile: read %s: %w", z, err)
+				return 0, fmt.Errorf("reconcile: read %s: %w", z, err)
 			}
 			for _, m := range ms {
 				rids[m] = b
 			}
 		}
-		v, err := rdb.HGet(cctx, sc.StockKey(), "reserved").Int64()
+		v, err := rdb.HGet(ctx, sc.StockKey(), "reserved").Int64()
 		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, fmt.Errorf("reconcile: read %s: %w", sc.StockKey(), err)
+			return 0, fmt.Errorf("reconcile: read %s: %w", sc.StockKey(), err)
 		}
 		reserved += v
 	}
-	if hook != nil {
-		hook(final)
+	return reserved, nil
+}
+
+// repairNotFenced repairs each order_not_fenced divergence of pass (the
+// reservation's status rebuilt from its order). When any was repaired it
+// compares again, so the result shows what is left plus the repaired ones
+// marked Repaired, and counts them; otherwise it returns pass as is.
+func (p *Pipeline) repairNotFenced(ctx context.Context, in *reconcileRead, pass *ReconcilePass, states map[string]ResvState, final bool) (*ReconcilePass, error) {
+	fixed := 0
+	for i := range pass.Divergences {
+		d := &pass.Divergences[i]
+		if d.Class != DivOrderNotFenced {
+			continue
+		}
+		if p.repairStatus(ctx, p.a.Scope(in.rids[d.RID]), d.RID, states[d.RID], d.OrderID) {
+			fixed++
+		}
 	}
-	states, err := ReadReservations(cctx, rdb, p.a, rids)
+	if fixed == 0 {
+		return pass, nil
+	}
+	// Compare again: Final shows what is left, the repairs marked.
+	again, err := ReadReservations(ctx, p.st.Client(), p.a, in.rids)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}
-	if orderCommittedSince(facts, states) {
-		// An order committed (and fenced) between the two reads: judge
-		// against a snapshot taken after the Redis read.
-		if facts, err = p.cfg.Orders.Facts(cctx, p.a); err != nil {
-			return nil, err
+	before := pass.Divergences
+	pass = classify(in.facts, again, in.acked, in.reserved, final)
+	for _, d := range before {
+		if d.Class == DivOrderNotFenced && again[d.RID].Status == lua.StatusOrderCreated {
+			d.Repaired = true
+			d.Detail += "; repaired: -> ORDER_CREATED through transition.lua"
+			pass.Divergences = append(pass.Divergences, d)
 		}
 	}
-	pass := classify(facts, states, acked, reserved, final)
-	if repair {
-		fixed := 0
-		for i := range pass.Divergences {
-			d := &pass.Divergences[i]
-			if d.Class != DivOrderNotFenced {
-				continue
-			}
-			if p.repairStatus(cctx, p.a.Scope(rids[d.RID]), d.RID, states[d.RID], d.OrderID) {
-				fixed++
-			}
-		}
-		if fixed > 0 {
-			// Compare again: Final shows what is left, the repairs marked.
-			again, err := ReadReservations(cctx, rdb, p.a, rids)
-			if err != nil {
-				return nil, fmt.Errorf("reconcile: %w", err)
-			}
-			before := pass.Divergences
-			pass = classify(facts, again, acked, reserved, final)
-			for _, d := range before {
-				if d.Class == DivOrderNotFenced && again[d.RID].Status == lua.StatusOrderCreated {
-					d.Repaired = true
-					d.Detail += "; repaired: -> ORDER_CREATED through transition.lua"
-					pass.Divergences = append(pass.Divergences, d)
-				}
-			}
-			pass.Repaired = fixed
-		}
-	}
+	pass.Repaired = fixed
 	return pass, nil
 }
 
