@@ -56,7 +56,7 @@ type execution struct {
 	ev          *pipeline.Evidence
 	poolReport  *reports.Pool
 	chk         *runner.CheckReport
-	outcome     *Result         // the run's result, once assembled
+	outcome     *Result          // the run's result, once assembled
 	warm        *reports.WarmUp  // what warmUp readied before t=0
 	servers     *servers.Sampler // the nodes' view, sampled beside the load
 	host        *host.Sampler    // the machine's and the harness's view, sampled beside the load

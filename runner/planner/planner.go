@@ -245,6 +245,7 @@ func Load(ctx context.Context, nameOrFile string, sets []string, seed *int64, in
 	}
 	return Build(s, in)
 }
+
 // LoadFlags are run's flags that describe an ad-hoc load. With a scenario
 // they are refused (use --set), so a CI job never runs something other
 // than it reads.
