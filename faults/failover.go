@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,28 +25,20 @@ const (
 	FailoverPause    = "pause"
 )
 
-func init() {
-	Register(Spec{
-		Kind: "failover",
-		Help: "fail the target master over to a replica: CLUSTER FAILOVER [FORCE|TAKEOVER] sent to a replica, " +
-			"SIGKILL of the master process (healed by restarting it: it rejoins as a replica), or SIGSTOP " +
-			"(healed by SIGCONT; a pause longer than cluster-node-timeout makes the cluster fail it over by itself)",
-		Params: []Param{
-			TargetParam,
-			{Name: "mode", Default: FailoverGraceful, Help: "graceful | force | takeover (CLUSTER FAILOVER sent to a replica) | kill (SIGKILL the master) | pause (SIGSTOP the master)",
-				Values: []string{FailoverGraceful, FailoverForce, FailoverTakeover, FailoverKill, FailoverPause}},
-			{Name: "pause", Default: "0 (until heal)", Help: "mode=pause: how long the master stays stopped; Inject returns after it was resumed"},
-			{Name: "wait", Default: "15s", Help: "how long to wait for the new master of the hot slot (and, at heal, for a healthy cluster)"},
-			{Name: "failback", Default: "false", Help: "at heal, make the old master master again (graceful CLUSTER FAILOVER sent to it)"},
-		},
-		New: newFailover,
-		Rules: Rules{
-			Destructive:    DestructiveBecause("it moves mastership (CLUSTER FAILOVER on a replica, or kills/pauses the master)"),
-			SignalsProcess: failoverSignalsProcess,
-			Overlap:        Exclusive,
-			Topology:       Topology{Replicas: 1, ReplicasWhy: "a replica per master"},
-		},
-	})
+var failoverKind = Spec{
+	Kind: "failover",
+	Help: "fail the target master over to a replica: CLUSTER FAILOVER [FORCE|TAKEOVER] sent to a replica, " +
+		"SIGKILL of the master process (healed by restarting it: it rejoins as a replica), or SIGSTOP " +
+		"(healed by SIGCONT; a pause longer than cluster-node-timeout makes the cluster fail it over by itself)",
+	Params: []Param{TargetParam, failoverMode.Param, failoverPause.Param, failoverWait.Param, failoverFailback.Param},
+
+	Build: newFailover,
+	Rules: Rules{
+		Destructive:    DestructiveBecause("it moves mastership (CLUSTER FAILOVER on a replica, or kills/pauses the master)"),
+		SignalsProcess: failoverSignalsProcess,
+		Overlap:        Exclusive,
+		Topology:       Topology{Replicas: 1, ReplicasWhy: "a replica per master"},
+	},
 }
 
 // failoverSignalsProcess: mode=kill and mode=pause signal the master's
@@ -60,38 +51,21 @@ func failoverSignalsProcess(params map[string]string) (why, instead string) {
 	return "", ""
 }
 
-func newFailover(params map[string]string) (Fault, error) {
-	p := tpCopyParams(params)
-	tgt, err := ParseTarget(p)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(p, "mode", "pause", "wait", "failback"); err != nil {
-		return nil, err
-	}
-	f := &Failover{target: tgt, mode: FailoverGraceful, wait: 15 * time.Second}
-	if v, ok := p["mode"]; ok {
-		switch v {
-		case FailoverGraceful, FailoverForce, FailoverTakeover, FailoverKill, FailoverPause:
-			f.mode = v
-		default:
-			return nil, fmt.Errorf("mode=%q: want graceful, force, takeover, kill or pause", v)
-		}
-	}
-	if f.pause, err = tpDuration(p, "pause", 0); err != nil {
-		return nil, err
-	}
-	if _, ok := p["pause"]; ok && f.mode != FailoverPause {
-		return nil, fmt.Errorf("pause=%s only applies to mode=pause", p["pause"])
-	}
-	if f.wait, err = tpDuration(p, "wait", f.wait); err != nil {
-		return nil, err
+var (
+	failoverMode = enumParam("mode", FailoverGraceful, "graceful | force | takeover (CLUSTER FAILOVER sent to a replica) | kill (SIGKILL the master) | pause (SIGSTOP the master)",
+		FailoverGraceful, FailoverForce, FailoverTakeover, FailoverKill, FailoverPause)
+	failoverPause    = durationParam("pause", 0, "mode=pause: how long the master stays stopped; Inject returns after it was resumed").doc("0 (until heal)")
+	failoverWait     = durationParam("wait", 15*time.Second, "how long to wait for the new master of the hot slot (and, at heal, for a healthy cluster)")
+	failoverFailback = boolParam("failback", false, "at heal, make the old master master again (graceful CLUSTER FAILOVER sent to it)")
+)
+
+func newFailover(v Values) (Fault, error) {
+	f := &Failover{target: v.Target(), mode: failoverMode.Of(v), pause: failoverPause.Of(v), wait: failoverWait.Of(v), failback: failoverFailback.Of(v)}
+	if raw, given := v.Given(failoverPause.Param); given && f.mode != FailoverPause {
+		return nil, fmt.Errorf("pause=%s only applies to mode=pause", raw)
 	}
 	if f.wait <= 0 {
 		return nil, errors.New("wait must be positive")
-	}
-	if f.failback, err = tpBool(p, "failback", false); err != nil {
-		return nil, err
 	}
 	return f, nil
 }
@@ -622,53 +596,6 @@ func tpNodeRef(n compose.Node) map[string]any {
 
 func tpMillis(d time.Duration) float64 {
 	return float64(d.Microseconds()) / 1000
-}
-
-func tpCopyParams(p map[string]string) map[string]string {
-	out := make(map[string]string, len(p))
-	for k, v := range p {
-		out[k] = v
-	}
-	return out
-}
-
-func tpDuration(p map[string]string, name string, def time.Duration) (time.Duration, error) {
-	v, ok := p[name]
-	if !ok || v == "" {
-		return def, nil
-	}
-	if v == "0" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%s=%q: want a non-negative duration like 20ms", name, v)
-	}
-	return d, nil
-}
-
-func tpBool(p map[string]string, name string, def bool) (bool, error) {
-	v, ok := p[name]
-	if !ok || v == "" {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("%s=%q: want true or false", name, v)
-	}
-	return b, nil
-}
-
-func tpInt(p map[string]string, name string, def, minimum int) (int, error) {
-	v, ok := p[name]
-	if !ok || v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < minimum {
-		return 0, fmt.Errorf("%s=%q: want an integer >= %d", name, v, minimum)
-	}
-	return n, nil
 }
 
 func tpArgs(args []any) []string {

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"seckill-harness/compose"
@@ -228,7 +229,7 @@ func OverlapTarget(kind string, params map[string]string) Acted {
 	if r, ok := rulesOf(kind); ok && r.OverlapTarget != nil {
 		return r.OverlapTarget(params)
 	}
-	t, err := ParseTarget(map[string]string{"target": params["target"]})
+	t, err := ParseTarget(params["target"])
 	if err != nil {
 		return Acted{Target: params["target"], Node: true}
 	}
@@ -243,7 +244,7 @@ func CompletesOnInject(kind string, params map[string]string) bool {
 	if !ok {
 		return false
 	}
-	f, err := s.New(copyParams(params))
+	f, err := s.New(params)
 	if err != nil {
 		if f, err = s.New(map[string]string{}); err != nil {
 			return false
@@ -348,7 +349,7 @@ func (p *Planned) name() string {
 
 // withoutTiming is params without at= and for= (what a kind's New sees).
 func withoutTiming(params map[string]string) map[string]string {
-	out := copyParams(params)
+	out := maps.Clone(params)
 	for _, k := range []string{"at", "for"} {
 		delete(out, k)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -21,27 +22,20 @@ import (
 	"seckill-harness/compose"
 )
 
-func init() {
-	Register(Spec{
-		Kind: "slot-migration",
-		Help: "live-migrate the hot slot (or every activity slot) to another master while the load runs: " +
-			"SETSLOT IMPORTING/MIGRATING, MIGRATE … KEYS in batches, SETSLOT NODE on every master; " +
-			"Inject returns when the migration is done, heal finishes an interrupted one",
-		Params: []Param{
-			{Name: "slots", Default: "hot", Help: "hot (the slot of bucket 0), all (every activity slot) or a slot number"},
-			{Name: "to", Default: "the next master", Help: "destination master: node id or host:port (default: the master after the owner, in start order)"},
-			{Name: "batch", Default: "100", Help: "keys per CLUSTER GETKEYSINSLOT / MIGRATE round"},
-			{Name: "pause", Default: "0", Help: "sleep between batches, to widen the migration window"},
-			{Name: "timeout", Default: "5s", Help: "MIGRATE timeout per batch"},
-		},
-		New: newSlotMigration,
-		Rules: Rules{
-			Destructive:   DestructiveBecause("it moves slots and their keys between masters (CLUSTER SETSLOT, MIGRATE)"),
-			Overlap:       Exclusive,
-			OverlapTarget: slotMigrationTarget,
-			Topology:      Topology{Masters: 2, MastersWhy: "another master to move the slot to"},
-		},
-	})
+var slotMigrationKind = Spec{
+	Kind: "slot-migration",
+	Help: "live-migrate the hot slot (or every activity slot) to another master while the load runs: " +
+		"SETSLOT IMPORTING/MIGRATING, MIGRATE … KEYS in batches, SETSLOT NODE on every master; " +
+		"Inject returns when the migration is done, heal finishes an interrupted one",
+	Params: []Param{slotMigrationSlots.Param, slotMigrationTo.Param, slotMigrationBatch.Param, slotMigrationPause.Param, slotMigrationTimeout.Param},
+
+	Build: newSlotMigration,
+	Rules: Rules{
+		Destructive:   DestructiveBecause("it moves slots and their keys between masters (CLUSTER SETSLOT, MIGRATE)"),
+		Overlap:       Exclusive,
+		OverlapTarget: slotMigrationTarget,
+		Topology:      Topology{Masters: 2, MastersWhy: "another master to move the slot to"},
+	},
 }
 
 // slotMigrationTarget is what a slot migration acts on, for the overlap
@@ -58,37 +52,30 @@ func slotMigrationTarget(params map[string]string) Acted {
 	}
 }
 
-func newSlotMigration(params map[string]string) (Fault, error) {
-	p := tpCopyParams(params)
-	if err := CheckParams(p, "slots", "to", "batch", "pause", "timeout"); err != nil {
-		return nil, err
-	}
-	m := &SlotMigration{slots: "hot", to: strings.TrimSpace(p["to"])}
-	if v := strings.TrimSpace(p["slots"]); v != "" {
-		switch v {
-		case "hot", "all":
-			m.slots = v
-		default:
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n >= compose.NumSlots {
-				return nil, fmt.Errorf("slots=%q: want hot, all or a slot number in [0,%d)", v, compose.NumSlots)
-			}
-			m.slots = v
+var (
+	slotMigrationSlots = textParam("slots", "hot", "hot (the slot of bucket 0), all (every activity slot) or a slot number", func(v string) error {
+		if v == "hot" || v == "all" {
+			return nil
 		}
-	}
-	if m.to != "" && !isNodeID(m.to) && !isHostPort(m.to) {
-		return nil, fmt.Errorf("to=%q: want a 40-hex-char node id or host:port", m.to)
-	}
-	var err error
-	if m.batch, err = tpInt(p, "batch", 100, 1); err != nil {
-		return nil, err
-	}
-	if m.pause, err = tpDuration(p, "pause", 0); err != nil {
-		return nil, err
-	}
-	if m.timeout, err = tpDuration(p, "timeout", 5*time.Second); err != nil {
-		return nil, err
-	}
+		if n, err := strconv.Atoi(v); err != nil || n < 0 || n >= compose.NumSlots {
+			return fmt.Errorf("want hot, all or a slot number in [0,%d)", compose.NumSlots)
+		}
+		return nil
+	})
+	slotMigrationTo = textParam("to", "", "destination master: node id or host:port (default: the master after the owner, in start order)", func(v string) error {
+		if !isNodeID(v) && !isHostPort(v) {
+			return errors.New("want a 40-hex-char node id or host:port")
+		}
+		return nil
+	}).doc("the next master")
+	slotMigrationBatch   = intParam("batch", 100, 1, math.MaxInt64, "", "keys per CLUSTER GETKEYSINSLOT / MIGRATE round")
+	slotMigrationPause   = durationParam("pause", 0, "sleep between batches, to widen the migration window")
+	slotMigrationTimeout = durationParam("timeout", 5*time.Second, "MIGRATE timeout per batch")
+)
+
+func newSlotMigration(v Values) (Fault, error) {
+	m := &SlotMigration{slots: slotMigrationSlots.Of(v), to: slotMigrationTo.Of(v), batch: int(slotMigrationBatch.Of(v)),
+		pause: slotMigrationPause.Of(v), timeout: slotMigrationTimeout.Of(v)}
 	if m.timeout < time.Millisecond {
 		return nil, errors.New("timeout must be at least 1ms")
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,47 +27,31 @@ const (
 	MechanismLatencyToxic  = "latency-toxic-fallback"
 )
 
-func init() {
-	Register(Spec{
-		Kind: "slow-aof",
-		Help: "slow the target master's AOF: appendonly yes, appendfsync always, DEBUG AOF-FLUSH-SLEEP <sleep> " +
-			"(every write waits about sleep); where DEBUG is refused, a downstream latency toxic of the same size " +
-			"on the node's proxy instead; heal restores the previous settings",
-		Params: []Param{
-			TargetParam,
-			{Name: "sleep", Default: "20ms", Help: "how long Redis sleeps before each AOF flush (DEBUG AOF-FLUSH-SLEEP, in µs on the wire)"},
-			{Name: "rewrite", Default: "false", Help: "also start BGREWRITEAOF (a fork) under the load"},
-			{Name: "samples", Default: "20", Help: "timed SETs to a key in the node's (hot) slot before, during (fewer if sleep is long) and after the fault; 0 disables"},
-		},
-		New: newSlowAOF,
-		Rules: Rules{
-			Destructive: DestructiveBecause("it changes node configuration (CONFIG SET appendonly/appendfsync) and uses DEBUG AOF-FLUSH-SLEEP"),
-			Overlap:     Exclusive,
-		},
-	})
+var slowAOFKind = Spec{
+	Kind: "slow-aof",
+	Help: "slow the target master's AOF: appendonly yes, appendfsync always, DEBUG AOF-FLUSH-SLEEP <sleep> " +
+		"(every write waits about sleep); where DEBUG is refused, a downstream latency toxic of the same size " +
+		"on the node's proxy instead; heal restores the previous settings",
+	Params: []Param{TargetParam, slowAOFSleep.Param, slowAOFRewrite.Param, slowAOFSamples.Param},
+
+	Build: newSlowAOF,
+	Rules: Rules{
+		Destructive: DestructiveBecause("it changes node configuration (CONFIG SET appendonly/appendfsync) and uses DEBUG AOF-FLUSH-SLEEP"),
+		Overlap:     Exclusive,
+	},
 }
 
-func newSlowAOF(params map[string]string) (Fault, error) {
-	p := tpCopyParams(params)
-	tgt, err := ParseTarget(p)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(p, "sleep", "rewrite", "samples"); err != nil {
-		return nil, err
-	}
-	f := &SlowAOF{target: tgt}
-	if f.sleep, err = tpDuration(p, "sleep", 20*time.Millisecond); err != nil {
-		return nil, err
-	}
+var (
+	slowAOFSleep   = durationParam("sleep", 20*time.Millisecond, "how long Redis sleeps before each AOF flush (DEBUG AOF-FLUSH-SLEEP, in µs on the wire)")
+	slowAOFRewrite = boolParam("rewrite", false, "also start BGREWRITEAOF (a fork) under the load")
+	slowAOFSamples = intParam("samples", 20, 0, math.MaxInt64, "", "timed SETs to a key in the node's (hot) slot before, during (fewer if sleep is long) and after the fault; 0 disables")
+)
+
+func newSlowAOF(v Values) (Fault, error) {
+	f := &SlowAOF{target: v.Target(), sleep: slowAOFSleep.Of(v), rewrite: slowAOFRewrite.Of(v), samples: int(slowAOFSamples.Of(v))}
 	if f.sleep < time.Microsecond || f.sleep > 10*time.Second {
-		return nil, fmt.Errorf("sleep=%q: want a duration in [1µs, 10s]", p["sleep"])
-	}
-	if f.rewrite, err = tpBool(p, "rewrite", false); err != nil {
-		return nil, err
-	}
-	if f.samples, err = tpInt(p, "samples", 20, 0); err != nil {
-		return nil, err
+		raw, _ := v.Given(slowAOFSleep.Param)
+		return nil, fmt.Errorf("sleep=%q: want a duration in [1µs, 10s]", raw)
 	}
 	return f, nil
 }

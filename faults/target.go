@@ -26,14 +26,24 @@ const (
 	TargetSlotMaster = "slot"
 )
 
-// TargetParam documents the "target" parameter; kinds that use ParseTarget
-// list it among their Params.
-var TargetParam = Param{
-	Name:    "target",
-	Default: TargetHotMaster,
-	Help: "what the fault acts on: hot-master (master of the hot slot), hot-replica (a replica of it), " +
-		"all-masters, node=<node id or host:port> (or the id / host:port alone), slot=<n> (master of slot n)",
+// TargetParam is the "target" parameter: a Target, hot-master when absent
+// or empty. A kind lists it among its Params and reads it with Values.Target.
+var TargetParam = targetParam(TargetHotMaster)
+
+// targetParam is the target parameter with the default role def.
+func targetParam(def string) Param {
+	return Param{
+		Name:    "target",
+		Default: def,
+		Help: "what the fault acts on: hot-master (master of the hot slot), hot-replica (a replica of it), " +
+			"all-masters, node=<node id or host:port> (or the id / host:port alone), slot=<n> (master of slot n)",
+		def:   Target{Role: def},
+		parse: func(v string) (any, error) { return parseTargetValue(v) },
+	}
 }
+
+// Target is the target parameter's value (its kind must declare it).
+func (v Values) Target() Target { return v.vals[TargetParam.Name].(Target) }
 
 // Target names what a fault acts on. It is resolved against the live
 // topology at Inject time (roles move with failovers and migrations).
@@ -53,36 +63,16 @@ func (t Target) String() string {
 	return t.Role
 }
 
-// ParseTarget reads and deletes params["target"]; absent or empty means
-// hot-master. Accepted values: hot-master, hot-replica, all-masters,
+// ParseTarget reads a target parameter's value; empty means hot-master.
+// Accepted values: hot-master, hot-replica, all-masters,
 // node=<id|host:port>, slot=<0..16383>, or a bare node id (40 hex chars) or
-// host:port.
-func ParseTarget(params map[string]string) (Target, error) {
-	v, ok := params["target"]
-	delete(params, "target")
-	v = strings.TrimSpace(v)
-	if !ok || v == "" {
-		return Target{Role: TargetHotMaster}, nil
-	}
-	t, err := parseTargetValue(v)
+// host:port. The error names the parameter.
+func ParseTarget(v string) (Target, error) {
+	t, err := TargetParam.value(v, true)
 	if err != nil {
 		return Target{}, fmt.Errorf("target=%q: %w", v, err)
 	}
-	return t, nil
-}
-
-// ParseTargetOnly is ParseTarget for kinds whose only parameter is the
-// target: any other parameter is an error. params is not modified.
-func ParseTargetOnly(params map[string]string) (Target, error) {
-	params = copyParams(params)
-	t, err := ParseTarget(params)
-	if err != nil {
-		return Target{}, err
-	}
-	if err := CheckParams(params); err != nil {
-		return Target{}, err
-	}
-	return t, nil
+	return t.(Target), nil
 }
 
 func parseTargetValue(v string) (Target, error) {
