@@ -134,30 +134,48 @@ func (f *Failover) note(format string, args ...any) {
 
 // Inject implements Fault.
 func (f *Failover) Inject(ctx context.Context, env *Env) error {
-	if env.cluster() == nil {
-		return errors.New("failover: no cluster in the environment")
-	}
-	c := env.cluster()
-	if (f.mode == FailoverKill || f.mode == FailoverPause) && !c.HasProcessControl() {
-		return fmt.Errorf("failover: mode=%s signals the master's process, but this is a %s cluster: %w",
-			f.mode, c.Provider(), compose.ErrNoProcessControl)
-	}
-	n, err := f.target.ResolveOne(ctx, env)
+	n, err := f.target.ResolveOne(ctx, env) // refuses an Env without a cluster
 	if err != nil {
 		return fmt.Errorf("failover: %w", err)
 	}
-	master, cand := n, compose.Node{}
+	signals := f.mode == FailoverKill || f.mode == FailoverPause
+	if c := env.cluster(); signals && !c.HasProcessControl() {
+		return fmt.Errorf("failover: mode=%s signals the master's process, but this is a %s cluster: %w",
+			f.mode, c.Provider(), compose.ErrNoProcessControl)
+	}
+	if n.Role == "replica" && signals {
+		return fmt.Errorf("failover: mode=%s acts on a master, target %s is a replica", f.mode, n.Addr)
+	}
+	master, cand, err := f.resolveMaster(ctx, env, n)
+	if err != nil {
+		return err
+	}
+	switch f.mode {
+	case FailoverGraceful, FailoverForce, FailoverTakeover:
+		return f.injectManual(ctx, env, master, cand)
+	case FailoverKill:
+		return f.injectKill(ctx, env, master)
+	case FailoverPause:
+		return f.injectPause(ctx, env, master)
+	}
+	return fmt.Errorf("failover: unknown mode %q", f.mode)
+}
+
+// resolveMaster finds the master the failover acts on from the resolved
+// node n (a replica names its master and is the candidate), the slot it
+// watches (the hot slot when the master owns it) and a healthy replica to
+// promote, and records them.
+func (f *Failover) resolveMaster(ctx context.Context, env *Env, n compose.Node) (master, cand compose.Node, err error) {
+	c := env.cluster()
+	master = n
 	if n.Role == "replica" {
-		if f.mode == FailoverKill || f.mode == FailoverPause {
-			return fmt.Errorf("failover: mode=%s acts on a master, target %s is a replica", f.mode, n.Addr)
-		}
 		cand = n
 		if master, err = c.NodeByID(ctx, n.MasterID); err != nil {
-			return fmt.Errorf("failover: master of replica %s: %w", n.Addr, err)
+			return master, cand, fmt.Errorf("failover: master of replica %s: %w", n.Addr, err)
 		}
 	}
 	if master.Role != "master" || len(master.Slots) == 0 {
-		return fmt.Errorf("failover: target %s is not a master owning slots", master.Addr)
+		return master, cand, fmt.Errorf("failover: target %s is not a master owning slots", master.Addr)
 	}
 	slot := master.Slots[0][0]
 	if len(env.HotSlots) > 0 && master.HasSlot(env.HotSlots[0]) {
@@ -165,7 +183,7 @@ func (f *Failover) Inject(ctx context.Context, env *Env) error {
 	}
 	reps, err := c.ReplicasOf(ctx, master.ID)
 	if err != nil {
-		return fmt.Errorf("failover: replicas of %s: %w", master.Addr, err)
+		return master, cand, fmt.Errorf("failover: replicas of %s: %w", master.Addr, err)
 	}
 	var repAddrs []string
 	for _, r := range reps {
@@ -178,85 +196,98 @@ func (f *Failover) Inject(ctx context.Context, env *Env) error {
 	f.resolved, f.slot, f.old, f.candidate, f.replicas = master.Addr, slot, master, cand, repAddrs
 	f.mu.Unlock()
 	env.logf("failover: mode=%s master %s (%s) slot %d, replicas %v", f.mode, master.Addr, shortID(master.ID), slot, repAddrs)
+	return master, cand, nil
+}
 
-	switch f.mode {
-	case FailoverGraceful, FailoverForce, FailoverTakeover:
-		if cand.ID == "" {
-			return fmt.Errorf("failover: master %s has no healthy replica to fail over to", master.Addr)
-		}
-		adm, err := c.Admin(cand.Addr)
-		if err != nil {
-			return fmt.Errorf("failover: replica %s: %w", cand.Addr, err)
-		}
-		args := []any{"CLUSTER", "FAILOVER"}
-		if f.mode != FailoverGraceful {
-			args = append(args, strings.ToUpper(f.mode))
-		}
-		send := func() error {
-			f.mu.Lock()
-			f.requests++
-			f.mu.Unlock()
-			if err := adm.Do(ctx, args...).Err(); err != nil {
-				return fmt.Errorf("failover: %s on replica %s: %w", strings.Join(tpArgs(args), " "), cand.Addr, err)
-			}
-			return nil
-		}
-		f.mu.Lock()
-		f.started, f.injectedAt = true, time.Now()
-		f.mu.Unlock()
-		if err := send(); err != nil {
-			return err
-		}
-		return f.awaitNewMaster(ctx, env, func(m compose.Node) bool { return m.ID == cand.ID }, send)
+// begin marks the moment the failover was set off.
+func (f *Failover) begin() {
+	f.mu.Lock()
+	f.started, f.injectedAt = true, time.Now()
+	f.mu.Unlock()
+}
 
-	case FailoverKill:
+// injectManual sends CLUSTER FAILOVER [FORCE|TAKEOVER] to cand and waits
+// for it to own the slot, re-sending the request when it stalls.
+func (f *Failover) injectManual(ctx context.Context, env *Env, master, cand compose.Node) error {
+	if cand.ID == "" {
+		return fmt.Errorf("failover: master %s has no healthy replica to fail over to", master.Addr)
+	}
+	adm, err := env.cluster().Admin(cand.Addr)
+	if err != nil {
+		return fmt.Errorf("failover: replica %s: %w", cand.Addr, err)
+	}
+	args := []any{"CLUSTER", "FAILOVER"}
+	if f.mode != FailoverGraceful {
+		args = append(args, strings.ToUpper(f.mode))
+	}
+	send := func() error {
 		f.mu.Lock()
-		f.started, f.injectedAt, f.killed = true, time.Now(), true
+		f.requests++
 		f.mu.Unlock()
-		if err := c.Kill(master.Addr); err != nil {
-			return fmt.Errorf("failover: SIGKILL %s: %w", master.Addr, err)
-		}
-		if len(repAddrs) == 0 {
-			return fmt.Errorf("failover: killed master %s has no replica: slot %d stays down until heal", master.Addr, slot)
-		}
-		return f.awaitNewMaster(ctx, env, func(m compose.Node) bool { return m.ID != master.ID }, nil)
-
-	case FailoverPause:
-		f.mu.Lock()
-		f.started, f.injectedAt = true, time.Now()
-		f.mu.Unlock()
-		if err := c.Pause(master.Addr); err != nil {
-			return fmt.Errorf("failover: SIGSTOP %s: %w", master.Addr, err)
-		}
-		f.mu.Lock()
-		f.paused = true
-		f.watchStop, f.watchDone = make(chan struct{}), make(chan struct{})
-		stop, done := f.watchStop, f.watchDone
-		f.mu.Unlock()
-		go f.watch(context.WithoutCancel(ctx), env, stop, done)
-		if f.pause <= 0 {
-			return nil // stopped until Heal
-		}
-		t := time.NewTimer(f.pause)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("failover: pause interrupted (heal resumes the node): %w", ctx.Err())
-		case <-t.C:
-		}
-		if err := c.Resume(master.Addr); err != nil {
-			return fmt.Errorf("failover: SIGCONT %s: %w", master.Addr, err)
-		}
-		f.mu.Lock()
-		f.paused, f.resumedAt = false, time.Now()
-		f.mu.Unlock()
-		env.logf("failover: %s resumed after %v", master.Addr, f.pause)
-		if env.Client != nil {
-			env.Client.ReloadState(ctx)
+		if err := adm.Do(ctx, args...).Err(); err != nil {
+			return fmt.Errorf("failover: %s on replica %s: %w", strings.Join(tpArgs(args), " "), cand.Addr, err)
 		}
 		return nil
 	}
-	return fmt.Errorf("failover: unknown mode %q", f.mode)
+	f.begin()
+	if err := send(); err != nil {
+		return err
+	}
+	return f.awaitNewMaster(ctx, env, func(m compose.Node) bool { return m.ID == cand.ID }, send)
+}
+
+// injectKill SIGKILLs the master and waits for the cluster to promote one
+// of its replicas.
+func (f *Failover) injectKill(ctx context.Context, env *Env, master compose.Node) error {
+	f.begin()
+	f.mu.Lock()
+	f.killed = true
+	repAddrs, slot := f.replicas, f.slot
+	f.mu.Unlock()
+	if err := env.cluster().Kill(master.Addr); err != nil {
+		return fmt.Errorf("failover: SIGKILL %s: %w", master.Addr, err)
+	}
+	if len(repAddrs) == 0 {
+		return fmt.Errorf("failover: killed master %s has no replica: slot %d stays down until heal", master.Addr, slot)
+	}
+	return f.awaitNewMaster(ctx, env, func(m compose.Node) bool { return m.ID != master.ID }, nil)
+}
+
+// injectPause SIGSTOPs the master and watches for the cluster's own
+// failover; with pause > 0 it resumes the master after pause.
+func (f *Failover) injectPause(ctx context.Context, env *Env, master compose.Node) error {
+	c := env.cluster()
+	f.begin()
+	if err := c.Pause(master.Addr); err != nil {
+		return fmt.Errorf("failover: SIGSTOP %s: %w", master.Addr, err)
+	}
+	f.mu.Lock()
+	f.paused = true
+	f.watchStop, f.watchDone = make(chan struct{}), make(chan struct{})
+	stop, done := f.watchStop, f.watchDone
+	f.mu.Unlock()
+	go f.watch(context.WithoutCancel(ctx), env, stop, done)
+	if f.pause <= 0 {
+		return nil // stopped until Heal
+	}
+	t := time.NewTimer(f.pause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("failover: pause interrupted (heal resumes the node): %w", ctx.Err())
+	case <-t.C:
+	}
+	if err := c.Resume(master.Addr); err != nil {
+		return fmt.Errorf("failover: SIGCONT %s: %w", master.Addr, err)
+	}
+	f.mu.Lock()
+	f.paused, f.resumedAt = false, time.Now()
+	f.mu.Unlock()
+	env.logf("failover: %s resumed after %v", master.Addr, f.pause)
+	if env.Client != nil {
+		env.Client.ReloadState(ctx)
+	}
+	return nil
 }
 
 // manualFailoverRetry is how long a CLUSTER FAILOVER is given before it is

@@ -16,6 +16,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -69,6 +70,20 @@ func (e *Env) cluster() compose.Cluster {
 		return nil
 	}
 	return e.Cluster
+}
+
+// errNoCluster is the refusal of a fault that needs the cluster's
+// topology in an Env without a cluster.
+var errNoCluster = errors.New("no cluster in the environment")
+
+// nodes is the cluster's live topology (compose.Cluster.Nodes); without a
+// cluster, errNoCluster. Target.Resolve and the kinds that read the
+// topology themselves go through it, so each refuses a missing cluster.
+func (e *Env) nodes(ctx context.Context) ([]compose.Node, error) {
+	if e.cluster() == nil {
+		return nil, errNoCluster
+	}
+	return e.cluster().Nodes(ctx)
 }
 
 // proxies is e.Proxies, or nil when e, the field, or the pointer in it is nil.

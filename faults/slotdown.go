@@ -82,16 +82,13 @@ func (f *SlotDown) Target() string {
 
 // Inject implements Fault.
 func (f *SlotDown) Inject(ctx context.Context, env *Env) error {
-	c := env.cluster()
-	if c == nil {
-		return errors.New("slot-down: no cluster in the environment")
-	}
-	if !c.HasProcessControl() {
-		return fmt.Errorf("slot-down: it kills processes, but this is a %s cluster: %w", c.Provider(), compose.ErrNoProcessControl)
-	}
-	m, err := f.target.ResolveOne(ctx, env)
+	m, err := f.target.ResolveOne(ctx, env) // refuses an Env without a cluster
 	if err != nil {
 		return fmt.Errorf("slot-down: %w", err)
+	}
+	c := env.cluster()
+	if !c.HasProcessControl() {
+		return fmt.Errorf("slot-down: it kills processes, but this is a %s cluster: %w", c.Provider(), compose.ErrNoProcessControl)
 	}
 	if m.Role != "master" {
 		return fmt.Errorf("slot-down: target %s is a %s, not a master", m.Addr, m.Role)

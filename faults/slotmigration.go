@@ -154,9 +154,6 @@ func (m *SlotMigration) Target() string {
 
 // Inject implements Fault: it returns once every planned slot has moved.
 func (m *SlotMigration) Inject(ctx context.Context, env *Env) error {
-	if env.cluster() == nil {
-		return errors.New("slot-migration: no cluster in the environment")
-	}
 	plans, err := m.plan(ctx, env)
 	if err != nil {
 		return fmt.Errorf("slot-migration: %w", err)
@@ -206,7 +203,7 @@ func (m *SlotMigration) plan(ctx context.Context, env *Env) ([]*slotMove, error)
 		n, _ := strconv.Atoi(m.slots)
 		slots = []int{n}
 	}
-	nodes, err := env.cluster().Nodes(ctx)
+	nodes, err := env.nodes(ctx)
 	if err != nil {
 		return nil, err
 	}
