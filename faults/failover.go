@@ -404,32 +404,11 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 	t0 := time.Now()
 	var errs []error
 
-	if f.mode == FailoverPause {
-		if err := c.Resume(old.Addr); err != nil {
-			errs = append(errs, fmt.Errorf("SIGCONT %s: %w", old.Addr, err))
-		} else {
-			f.mu.Lock()
-			if f.paused {
-				f.paused, f.resumedAt = false, time.Now()
-			}
-			f.mu.Unlock()
-		}
-		if stop != nil {
-			close(stop)
-			<-done
-		}
-	}
-	if f.mode == FailoverKill {
-		if n, ok := c.NodeByAddr(old.Addr); ok && n.Down {
-			if err := c.Restart(ctx, old.Addr); err != nil {
-				errs = append(errs, fmt.Errorf("restart %s: %w", old.Addr, err))
-			} else {
-				f.mu.Lock()
-				f.restarted = true
-				f.mu.Unlock()
-				env.logf("failover: restarted %s", old.Addr)
-			}
-		}
+	switch f.mode {
+	case FailoverPause:
+		errs = append(errs, f.healPause(env, old, stop, done)...)
+	case FailoverKill:
+		errs = append(errs, f.healKill(ctx, env, old)...)
 	}
 
 	budget := max(f.wait, 30*time.Second)
@@ -461,14 +440,63 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 	if env.Client != nil {
 		env.Client.ReloadState(ctx)
 	}
+	f.afterHeal(hctx, env, old, slot, len(errs) == 0, t0)
+	if len(errs) > 0 {
+		return fmt.Errorf("failover heal: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// healPause resumes the paused master and stops the watcher.
+func (f *Failover) healPause(env *Env, old compose.Node, stop chan struct{}, done <-chan struct{}) []error {
+	var errs []error
+	if err := env.cluster().Resume(old.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("SIGCONT %s: %w", old.Addr, err))
+	} else {
+		f.mu.Lock()
+		if f.paused {
+			f.paused, f.resumedAt = false, time.Now()
+		}
+		f.mu.Unlock()
+	}
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+	return errs
+}
+
+// healKill restarts the killed master if it is still down (it rejoins as
+// a replica).
+func (f *Failover) healKill(ctx context.Context, env *Env, old compose.Node) []error {
+	c := env.cluster()
+	n, ok := c.NodeByAddr(old.Addr)
+	if !ok || !n.Down {
+		return nil
+	}
+	if err := c.Restart(ctx, old.Addr); err != nil {
+		return []error{fmt.Errorf("restart %s: %w", old.Addr, err)}
+	}
+	f.mu.Lock()
+	f.restarted = true
+	f.mu.Unlock()
+	env.logf("failover: restarted %s", old.Addr)
+	return nil
+}
+
+// afterHeal records the evidence of the heal (the old master's role, the
+// slot's owner, how long it took, whether it succeeded) and collects the
+// log of the node that took over.
+func (f *Failover) afterHeal(ctx context.Context, env *Env, old compose.Node, slot int, ok bool, t0 time.Time) {
+	c := env.cluster()
 	n, _ := c.NodeByAddr(old.Addr)
-	owner, _ := c.MasterOfSlot(hctx, slot)
+	owner, _ := c.MasterOfSlot(ctx, slot)
 	f.mu.Lock()
 	f.roleAfter = n.Role
 	f.masterAfter = owner.Addr
-	f.healthy = len(errs) == 0
+	f.healthy = ok
 	f.healDur = time.Since(t0)
-	if len(errs) == 0 {
+	if ok {
 		f.healed = true
 	}
 	cand := f.newMaster.Addr
@@ -479,10 +507,6 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 	if cand != "" {
 		f.collectLog(c, cand)
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("failover heal: %w", errors.Join(errs...))
-	}
-	return nil
 }
 
 // failBack makes the old master master again with a graceful CLUSTER FAILOVER.
