@@ -1,5 +1,7 @@
 // Package faults injects real faults into the cluster under load: one fault
-// per file, named after its kind, each registered with its parameters.
+// per file, named after its kind, each declared as a Spec with its typed
+// parameters (params.go) and listed in registry.go; plan.go turns a fault's
+// text into a Planned fault and timeline.go runs them.
 //
 // A fault follows the roachtest shape: Inject makes it really happen (a
 // killed process, a migrated slot, a reset on the wire, a slowed AOF flush);
@@ -8,7 +10,7 @@
 // runs planned faults at offsets from the start of the load and heals every
 // one of them on the way out, whatever the way out is.
 //
-// Each kind registers a Spec whose Rules declare what the kind is allowed
+// Each kind's Spec has Rules that declare what the kind is allowed
 // and able to do (destructive or not, process signals, proxies, pipeline,
 // overlap, topology, availability on a cluster): the safety guard
 // (CheckAllowed), Available and the scenario validator read them.

@@ -1,6 +1,6 @@
 package faults
 
-// The rules a fault kind declares about itself, in its Register call (the
+// The rules a fault kind declares about itself, in its Spec (the
 // Rules field of its Spec). Everything that decides whether a fault may or
 // can run reads them: the safety guard (CheckAllowed, Destructive,
 // NeedsProcessControl), the scenario validator (overlap, topology,
@@ -19,7 +19,7 @@ import (
 )
 
 // Rules are what a kind declares about itself. Destructive and Overlap
-// must be declared (Register panics otherwise, naming the field); the other
+// must be declared (the registry panics otherwise, naming the field); the other
 // fields are optional, and their zero value means "does not need it".
 type Rules struct {
 	// Destructive declares whether and why a fault of the kind changes the
@@ -160,7 +160,7 @@ func (a Acted) Same(b Acted) bool {
 	return a.Node && b.Node && (a.Target == TargetAllMasters || b.Target == TargetAllMasters)
 }
 
-// checkRules is what Register demands of a Spec's Rules.
+// checkRules is what the registry demands of a Spec's Rules.
 func checkRules(s Spec) error {
 	var missing []string
 	if !s.Rules.Destructive.declared || s.Rules.Destructive.why == nil {
