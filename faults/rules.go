@@ -1,7 +1,7 @@
 package faults
 
-// The rules a fault kind declares about itself, in its Spec (the
-// Rules field of its Spec). Everything that decides whether a fault may or
+// The rules a fault kind declares about itself, in the Rules field of its
+// Spec. Everything that decides whether a fault may or
 // can run reads them: the safety guard (CheckAllowed, Destructive,
 // NeedsProcessControl), the scenario validator (overlap, topology,
 // pipeline), Available (a planned fault against the cluster at hand) and
