@@ -9,6 +9,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -16,37 +17,25 @@ import (
 	"seckill-harness/compose"
 )
 
-func init() {
-	Register(Spec{
-		Kind: "aof-rewrite",
-		Help: "AOF rewrite under load on the target master: CONFIG SET appendonly yes, then BGREWRITEAOF (a fork); heal " +
-			"restores appendonly. Evidence: latest_fork_usec, the rewrite window, write latency during vs before",
-		Params: []Param{
-			TargetParam,
-			{Name: "samples", Default: "20", Help: "timed SETs to a key in the node's (hot) slot before and during the rewrite"},
-		},
-		New: newAOFRewrite,
-		Rules: Rules{
-			Destructive: DestructiveBecause("it changes node configuration (CONFIG SET appendonly) and forks the node (BGREWRITEAOF)"),
-			Overlap:     Exclusive,
-		},
-	})
+var aofRewriteKind = Spec{
+	Kind: "aof-rewrite",
+	Help: "AOF rewrite under load on the target master: CONFIG SET appendonly yes, then BGREWRITEAOF (a fork); heal " +
+		"restores appendonly. Evidence: latest_fork_usec, the rewrite window, write latency during vs before",
+	Params: []Param{
+		TargetParam,
+		aofRewriteSamples.Param,
+	},
+	Build: newAOFRewrite,
+	Rules: Rules{
+		Destructive: DestructiveBecause("it changes node configuration (CONFIG SET appendonly) and forks the node (BGREWRITEAOF)"),
+		Overlap:     Exclusive,
+	},
 }
 
-func newAOFRewrite(params map[string]string) (Fault, error) {
-	p := tpCopyParams(params)
-	tgt, err := ParseTarget(p)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(p, "samples"); err != nil {
-		return nil, err
-	}
-	f := &AOFRewrite{target: tgt}
-	if f.samples, err = tpInt(p, "samples", 20, 1); err != nil {
-		return nil, err
-	}
-	return f, nil
+var aofRewriteSamples = intParam("samples", 20, 1, math.MaxInt64, "", "timed SETs to a key in the node's (hot) slot before and during the rewrite")
+
+func newAOFRewrite(v Values) (Fault, error) {
+	return &AOFRewrite{target: v.Target(), samples: int(aofRewriteSamples.Of(v))}, nil
 }
 
 // AOFRewrite is the "aof-rewrite" fault. Build it with Plan/Parse.

@@ -22,27 +22,25 @@ import (
 
 const kindCompensatorCrash = "compensator-crash"
 
-var compensatorWaitDoc = Param{Name: "wait", Default: "3s",
-	Help: "how long inject waits for releases in progress to crash in; none within it: the injection fails (the load needs order rejects)"}
+var compensatorWait = durationParam("wait", 3*time.Second,
+	"how long inject waits for releases in progress to crash in; none within it: the injection fails (the load needs order rejects)")
 
-func init() {
-	Register(Spec{
-		Kind:   kindCompensatorCrash,
-		Help:   "crash the pipeline's compensation worker in the middle of releases (after a fence, after a compensate) and restart it at heal; needs the pipeline on, with order rejects",
-		Params: []Param{compensatorWaitDoc},
-		New:    newCompensatorCrash,
-		Rules: Rules{
-			Destructive:   NotDestructive(),
-			NeedsPipeline: "crashes the pipeline's compensation worker",
-			PipelineOutage: PipelineOutage{
-				Name: "compensator crash",
-				Consequence: "rejected reservations left RELEASE_PENDING by the crash would be finished by the expiry checker " +
-					"before the restarted worker redelivers them, so the run would not test the redelivery",
-			},
-			Overlap:       Exclusive,
-			OverlapTarget: func(map[string]string) Acted { return Acted{Target: "pipeline-compensator"} },
+var compensatorCrashKind = Spec{
+	Kind:   kindCompensatorCrash,
+	Help:   "crash the pipeline's compensation worker in the middle of releases (after a fence, after a compensate) and restart it at heal; needs the pipeline on, with order rejects",
+	Params: []Param{compensatorWait.Param},
+	Build:  newCompensatorCrash,
+	Rules: Rules{
+		Destructive:   NotDestructive(),
+		NeedsPipeline: "crashes the pipeline's compensation worker",
+		PipelineOutage: PipelineOutage{
+			Name: "compensator crash",
+			Consequence: "rejected reservations left RELEASE_PENDING by the crash would be finished by the expiry checker " +
+				"before the restarted worker redelivers them, so the run would not test the redelivery",
 		},
-	})
+		Overlap:       Exclusive,
+		OverlapTarget: func(map[string]string) Acted { return Acted{Target: "pipeline-compensator"} },
+	},
 }
 
 // compensatorControl is what the pipeline offers this kind (runner/pipeline
@@ -68,14 +66,8 @@ type compensatorCrash struct {
 
 var _ Fault = (*compensatorCrash)(nil)
 
-func newCompensatorCrash(params map[string]string) (Fault, error) {
-	if err := CheckParams(params, "wait"); err != nil {
-		return nil, err
-	}
-	w, err := durationParam(params, "wait", 3*time.Second)
-	if err != nil {
-		return nil, err
-	}
+func newCompensatorCrash(v Values) (Fault, error) {
+	w := compensatorWait.Of(v)
 	if w <= 0 {
 		return nil, fmt.Errorf("wait=%s: want a positive duration like 3s", w)
 	}

@@ -2,7 +2,7 @@ package faults
 
 import (
 	"fmt"
-	"strings"
+	"maps"
 	"time"
 
 	"seckill-harness/compose"
@@ -36,61 +36,35 @@ import (
 
 const kindDisconnect = "disconnect-before-reply"
 
-func init() {
-	Register(Spec{
-		Kind: kindDisconnect,
-		Help: "cut replies on the target node's proxy (downstream toxic): the script runs, the client sees UNKNOWN; arm it under load (warm pool)",
-		Params: []Param{
-			TargetParam,
-			{Name: "toxic", Default: "reset_peer", Help: "reset_peer (close at the first reply byte, timeout 0) | limit_data (bytes 0: close with FIN) | timeout (timeout 0: hold the reply, client times out)",
-				Values: []string{"reset_peer", "limit_data", "timeout"}},
-			toxicityDoc,
-			{Name: "every", Default: "0", Help: "0: armed from inject to heal; a duration (e.g. 500ms): re-arm at this period so re-dialled connections get cut too (pulsing stops at heal or when the inject context ends)"},
-			{Name: "pulse", Default: "50ms", Help: "with every>0: how long each arming lasts (< every)"},
-		},
-		New:   newDisconnect,
-		Rules: toxicRules(),
-	})
+var (
+	disconnectToxic = enumParam("toxic", "reset_peer", "reset_peer (close at the first reply byte, timeout 0) | limit_data (bytes 0: close with FIN) | timeout (timeout 0: hold the reply, client times out)",
+		"reset_peer", "limit_data", "timeout")
+	disconnectEvery = durationParam("every", 0, "0: armed from inject to heal; a duration (e.g. 500ms): re-arm at this period so re-dialled connections get cut too (pulsing stops at heal or when the inject context ends)")
+	disconnectPulse = durationParam("pulse", 50*time.Millisecond, "with every>0: how long each arming lasts (< every)")
+)
+
+var disconnectKind = Spec{
+	Kind:   kindDisconnect,
+	Help:   "cut replies on the target node's proxy (downstream toxic): the script runs, the client sees UNKNOWN; arm it under load (warm pool)",
+	Params: []Param{TargetParam, disconnectToxic.Param, toxicityParam.Param, disconnectEvery.Param, disconnectPulse.Param},
+	Build:  newDisconnect,
+	Rules:  toxicRules(),
 }
 
-func newDisconnect(params map[string]string) (Fault, error) {
-	params = copyParams(params)
-	target, err := ParseTarget(params)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(params, "toxic", "toxicity", "every", "pulse"); err != nil {
-		return nil, err
-	}
-	kind := strings.TrimSpace(params["toxic"])
-	var attrs map[string]any
-	switch kind {
-	case "", "reset_peer":
-		kind, attrs = "reset_peer", map[string]any{"timeout": 0}
-	case "limit_data":
-		attrs = map[string]any{"bytes": 0}
-	case "timeout":
-		attrs = map[string]any{"timeout": 0}
-	default:
-		return nil, fmt.Errorf("toxic=%q: want reset_peer, limit_data or timeout", params["toxic"])
-	}
-	tox, err := toxicityParam(params)
-	if err != nil {
-		return nil, err
-	}
-	every, err := durationParam(params, "every", 0)
-	if err != nil {
-		return nil, err
-	}
-	pulse, err := durationParam(params, "pulse", 50*time.Millisecond)
-	if err != nil {
-		return nil, err
-	}
+// disconnectAttrs are the attributes that make each toxic cut the reply.
+var disconnectAttrs = map[string]map[string]any{
+	"reset_peer": {"timeout": 0},
+	"limit_data": {"bytes": 0},
+	"timeout":    {"timeout": 0},
+}
+
+func newDisconnect(v Values) (Fault, error) {
+	toxic, every, pulse := disconnectToxic.Of(v), disconnectEvery.Of(v), disconnectPulse.Of(v)
 	if every > 0 && (pulse <= 0 || pulse >= every) {
 		return nil, fmt.Errorf("pulse=%s: want 0 < pulse < every (%s)", pulse, every)
 	}
-	f := newToxicFault(kindDisconnect, target, compose.Toxic{
-		Type: kind, Stream: "downstream", Toxicity: tox, Attributes: attrs,
+	f := newToxicFault(kindDisconnect, v.Target(), compose.Toxic{
+		Type: toxic, Stream: "downstream", Toxicity: toxicityParam.Of(v), Attributes: maps.Clone(disconnectAttrs[toxic]),
 	}, nil)
 	f.every, f.pulse = every, pulse
 	f.notes = []string{

@@ -18,24 +18,22 @@ import (
 
 const kindDispatcherCrash = "dispatcher-crash"
 
-func init() {
-	Register(Spec{
-		Kind: kindDispatcherCrash,
-		Help: "stop the pipeline's send_pending dispatcher (a crash between MQ send and status transition) and restart it at heal; needs the pipeline on",
-		New:  newDispatcherCrash,
-		Rules: Rules{
-			// The harness's own pipeline, not the cluster.
-			Destructive:   NotDestructive(),
-			NeedsPipeline: "stops the pipeline's send_pending dispatcher",
-			PipelineOutage: PipelineOutage{
-				Name: "dispatcher crash",
-				Consequence: "reservations accepted as it stops would expire before the restarted dispatcher sends them, " +
-					"and expiry (correctly) releases never-sent reservations, so the run would not test the re-send",
-			},
-			Overlap:       Exclusive,
-			OverlapTarget: func(map[string]string) Acted { return Acted{Target: "pipeline-dispatcher"} },
+var dispatcherCrashKind = Spec{
+	Kind:  kindDispatcherCrash,
+	Help:  "stop the pipeline's send_pending dispatcher (a crash between MQ send and status transition) and restart it at heal; needs the pipeline on",
+	Build: newDispatcherCrash,
+	Rules: Rules{
+		// The harness's own pipeline, not the cluster.
+		Destructive:   NotDestructive(),
+		NeedsPipeline: "stops the pipeline's send_pending dispatcher",
+		PipelineOutage: PipelineOutage{
+			Name: "dispatcher crash",
+			Consequence: "reservations accepted as it stops would expire before the restarted dispatcher sends them, " +
+				"and expiry (correctly) releases never-sent reservations, so the run would not test the re-send",
 		},
-	})
+		Overlap:       Exclusive,
+		OverlapTarget: func(map[string]string) Acted { return Acted{Target: "pipeline-dispatcher"} },
+	},
 }
 
 // pipelineReporter is implemented by pipelines that can describe their
@@ -56,12 +54,7 @@ type dispatcherCrash struct {
 
 var _ Fault = (*dispatcherCrash)(nil)
 
-func newDispatcherCrash(params map[string]string) (Fault, error) {
-	if err := CheckParams(params); err != nil {
-		return nil, err
-	}
-	return &dispatcherCrash{}, nil
-}
+func newDispatcherCrash(Values) (Fault, error) { return &dispatcherCrash{}, nil }
 
 func (f *dispatcherCrash) Kind() string   { return kindDispatcherCrash }
 func (f *dispatcherCrash) Target() string { return "pipeline dispatcher" }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,28 +25,20 @@ const (
 	FailoverPause    = "pause"
 )
 
-func init() {
-	Register(Spec{
-		Kind: "failover",
-		Help: "fail the target master over to a replica: CLUSTER FAILOVER [FORCE|TAKEOVER] sent to a replica, " +
-			"SIGKILL of the master process (healed by restarting it: it rejoins as a replica), or SIGSTOP " +
-			"(healed by SIGCONT; a pause longer than cluster-node-timeout makes the cluster fail it over by itself)",
-		Params: []Param{
-			TargetParam,
-			{Name: "mode", Default: FailoverGraceful, Help: "graceful | force | takeover (CLUSTER FAILOVER sent to a replica) | kill (SIGKILL the master) | pause (SIGSTOP the master)",
-				Values: []string{FailoverGraceful, FailoverForce, FailoverTakeover, FailoverKill, FailoverPause}},
-			{Name: "pause", Default: "0 (until heal)", Help: "mode=pause: how long the master stays stopped; Inject returns after it was resumed"},
-			{Name: "wait", Default: "15s", Help: "how long to wait for the new master of the hot slot (and, at heal, for a healthy cluster)"},
-			{Name: "failback", Default: "false", Help: "at heal, make the old master master again (graceful CLUSTER FAILOVER sent to it)"},
-		},
-		New: newFailover,
-		Rules: Rules{
-			Destructive:    DestructiveBecause("it moves mastership (CLUSTER FAILOVER on a replica, or kills/pauses the master)"),
-			SignalsProcess: failoverSignalsProcess,
-			Overlap:        Exclusive,
-			Topology:       Topology{Replicas: 1, ReplicasWhy: "a replica per master"},
-		},
-	})
+var failoverKind = Spec{
+	Kind: "failover",
+	Help: "fail the target master over to a replica: CLUSTER FAILOVER [FORCE|TAKEOVER] sent to a replica, " +
+		"SIGKILL of the master process (healed by restarting it: it rejoins as a replica), or SIGSTOP " +
+		"(healed by SIGCONT; a pause longer than cluster-node-timeout makes the cluster fail it over by itself)",
+	Params: []Param{TargetParam, failoverMode.Param, failoverPause.Param, failoverWait.Param, failoverFailback.Param},
+
+	Build: newFailover,
+	Rules: Rules{
+		Destructive:    DestructiveBecause("it moves mastership (CLUSTER FAILOVER on a replica, or kills/pauses the master)"),
+		SignalsProcess: failoverSignalsProcess,
+		Overlap:        Exclusive,
+		Topology:       Topology{Replicas: 1, ReplicasWhy: "a replica per master"},
+	},
 }
 
 // failoverSignalsProcess: mode=kill and mode=pause signal the master's
@@ -60,38 +51,21 @@ func failoverSignalsProcess(params map[string]string) (why, instead string) {
 	return "", ""
 }
 
-func newFailover(params map[string]string) (Fault, error) {
-	p := tpCopyParams(params)
-	tgt, err := ParseTarget(p)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(p, "mode", "pause", "wait", "failback"); err != nil {
-		return nil, err
-	}
-	f := &Failover{target: tgt, mode: FailoverGraceful, wait: 15 * time.Second}
-	if v, ok := p["mode"]; ok {
-		switch v {
-		case FailoverGraceful, FailoverForce, FailoverTakeover, FailoverKill, FailoverPause:
-			f.mode = v
-		default:
-			return nil, fmt.Errorf("mode=%q: want graceful, force, takeover, kill or pause", v)
-		}
-	}
-	if f.pause, err = tpDuration(p, "pause", 0); err != nil {
-		return nil, err
-	}
-	if _, ok := p["pause"]; ok && f.mode != FailoverPause {
-		return nil, fmt.Errorf("pause=%s only applies to mode=pause", p["pause"])
-	}
-	if f.wait, err = tpDuration(p, "wait", f.wait); err != nil {
-		return nil, err
+var (
+	failoverMode = enumParam("mode", FailoverGraceful, "graceful | force | takeover (CLUSTER FAILOVER sent to a replica) | kill (SIGKILL the master) | pause (SIGSTOP the master)",
+		FailoverGraceful, FailoverForce, FailoverTakeover, FailoverKill, FailoverPause)
+	failoverPause    = durationParam("pause", 0, "mode=pause: how long the master stays stopped; Inject returns after it was resumed").doc("0 (until heal)")
+	failoverWait     = durationParam("wait", 15*time.Second, "how long to wait for the new master of the hot slot (and, at heal, for a healthy cluster)")
+	failoverFailback = boolParam("failback", false, "at heal, make the old master master again (graceful CLUSTER FAILOVER sent to it)")
+)
+
+func newFailover(v Values) (Fault, error) {
+	f := &Failover{target: v.Target(), mode: failoverMode.Of(v), pause: failoverPause.Of(v), wait: failoverWait.Of(v), failback: failoverFailback.Of(v)}
+	if raw, given := v.Given(failoverPause.Param); given && f.mode != FailoverPause {
+		return nil, fmt.Errorf("pause=%s only applies to mode=pause", raw)
 	}
 	if f.wait <= 0 {
 		return nil, errors.New("wait must be positive")
-	}
-	if f.failback, err = tpBool(p, "failback", false); err != nil {
-		return nil, err
 	}
 	return f, nil
 }
@@ -160,30 +134,48 @@ func (f *Failover) note(format string, args ...any) {
 
 // Inject implements Fault.
 func (f *Failover) Inject(ctx context.Context, env *Env) error {
-	if env.cluster() == nil {
-		return errors.New("failover: no cluster in the environment")
-	}
-	c := env.cluster()
-	if (f.mode == FailoverKill || f.mode == FailoverPause) && !c.HasProcessControl() {
-		return fmt.Errorf("failover: mode=%s signals the master's process, but this is a %s cluster: %w",
-			f.mode, c.Provider(), compose.ErrNoProcessControl)
-	}
-	n, err := f.target.ResolveOne(ctx, env)
+	n, err := f.target.ResolveOne(ctx, env) // refuses an Env without a cluster
 	if err != nil {
 		return fmt.Errorf("failover: %w", err)
 	}
-	master, cand := n, compose.Node{}
+	signals := f.mode == FailoverKill || f.mode == FailoverPause
+	if c := env.cluster(); signals && !c.HasProcessControl() {
+		return fmt.Errorf("failover: mode=%s signals the master's process, but this is a %s cluster: %w",
+			f.mode, c.Provider(), compose.ErrNoProcessControl)
+	}
+	if n.Role == "replica" && signals {
+		return fmt.Errorf("failover: mode=%s acts on a master, target %s is a replica", f.mode, n.Addr)
+	}
+	master, cand, err := f.resolveMaster(ctx, env, n)
+	if err != nil {
+		return err
+	}
+	switch f.mode {
+	case FailoverGraceful, FailoverForce, FailoverTakeover:
+		return f.injectManual(ctx, env, master, cand)
+	case FailoverKill:
+		return f.injectKill(ctx, env, master)
+	case FailoverPause:
+		return f.injectPause(ctx, env, master)
+	}
+	return fmt.Errorf("failover: unknown mode %q", f.mode)
+}
+
+// resolveMaster finds the master the failover acts on from the resolved
+// node n (a replica names its master and is the candidate), the slot it
+// watches (the hot slot when the master owns it) and a healthy replica to
+// promote, and records them.
+func (f *Failover) resolveMaster(ctx context.Context, env *Env, n compose.Node) (master, cand compose.Node, err error) {
+	c := env.cluster()
+	master = n
 	if n.Role == "replica" {
-		if f.mode == FailoverKill || f.mode == FailoverPause {
-			return fmt.Errorf("failover: mode=%s acts on a master, target %s is a replica", f.mode, n.Addr)
-		}
 		cand = n
 		if master, err = c.NodeByID(ctx, n.MasterID); err != nil {
-			return fmt.Errorf("failover: master of replica %s: %w", n.Addr, err)
+			return master, cand, fmt.Errorf("failover: master of replica %s: %w", n.Addr, err)
 		}
 	}
 	if master.Role != "master" || len(master.Slots) == 0 {
-		return fmt.Errorf("failover: target %s is not a master owning slots", master.Addr)
+		return master, cand, fmt.Errorf("failover: target %s is not a master owning slots", master.Addr)
 	}
 	slot := master.Slots[0][0]
 	if len(env.HotSlots) > 0 && master.HasSlot(env.HotSlots[0]) {
@@ -191,7 +183,7 @@ func (f *Failover) Inject(ctx context.Context, env *Env) error {
 	}
 	reps, err := c.ReplicasOf(ctx, master.ID)
 	if err != nil {
-		return fmt.Errorf("failover: replicas of %s: %w", master.Addr, err)
+		return master, cand, fmt.Errorf("failover: replicas of %s: %w", master.Addr, err)
 	}
 	var repAddrs []string
 	for _, r := range reps {
@@ -204,85 +196,98 @@ func (f *Failover) Inject(ctx context.Context, env *Env) error {
 	f.resolved, f.slot, f.old, f.candidate, f.replicas = master.Addr, slot, master, cand, repAddrs
 	f.mu.Unlock()
 	env.logf("failover: mode=%s master %s (%s) slot %d, replicas %v", f.mode, master.Addr, shortID(master.ID), slot, repAddrs)
+	return master, cand, nil
+}
 
-	switch f.mode {
-	case FailoverGraceful, FailoverForce, FailoverTakeover:
-		if cand.ID == "" {
-			return fmt.Errorf("failover: master %s has no healthy replica to fail over to", master.Addr)
-		}
-		adm, err := c.Admin(cand.Addr)
-		if err != nil {
-			return fmt.Errorf("failover: replica %s: %w", cand.Addr, err)
-		}
-		args := []any{"CLUSTER", "FAILOVER"}
-		if f.mode != FailoverGraceful {
-			args = append(args, strings.ToUpper(f.mode))
-		}
-		send := func() error {
-			f.mu.Lock()
-			f.requests++
-			f.mu.Unlock()
-			if err := adm.Do(ctx, args...).Err(); err != nil {
-				return fmt.Errorf("failover: %s on replica %s: %w", strings.Join(tpArgs(args), " "), cand.Addr, err)
-			}
-			return nil
-		}
-		f.mu.Lock()
-		f.started, f.injectedAt = true, time.Now()
-		f.mu.Unlock()
-		if err := send(); err != nil {
-			return err
-		}
-		return f.awaitNewMaster(ctx, env, func(m compose.Node) bool { return m.ID == cand.ID }, send)
+// begin marks the moment the failover was set off.
+func (f *Failover) begin() {
+	f.mu.Lock()
+	f.started, f.injectedAt = true, time.Now()
+	f.mu.Unlock()
+}
 
-	case FailoverKill:
+// injectManual sends CLUSTER FAILOVER [FORCE|TAKEOVER] to cand and waits
+// for it to own the slot, re-sending the request when it stalls.
+func (f *Failover) injectManual(ctx context.Context, env *Env, master, cand compose.Node) error {
+	if cand.ID == "" {
+		return fmt.Errorf("failover: master %s has no healthy replica to fail over to", master.Addr)
+	}
+	adm, err := env.cluster().Admin(cand.Addr)
+	if err != nil {
+		return fmt.Errorf("failover: replica %s: %w", cand.Addr, err)
+	}
+	args := []any{"CLUSTER", "FAILOVER"}
+	if f.mode != FailoverGraceful {
+		args = append(args, strings.ToUpper(f.mode))
+	}
+	send := func() error {
 		f.mu.Lock()
-		f.started, f.injectedAt, f.killed = true, time.Now(), true
+		f.requests++
 		f.mu.Unlock()
-		if err := c.Kill(master.Addr); err != nil {
-			return fmt.Errorf("failover: SIGKILL %s: %w", master.Addr, err)
-		}
-		if len(repAddrs) == 0 {
-			return fmt.Errorf("failover: killed master %s has no replica: slot %d stays down until heal", master.Addr, slot)
-		}
-		return f.awaitNewMaster(ctx, env, func(m compose.Node) bool { return m.ID != master.ID }, nil)
-
-	case FailoverPause:
-		f.mu.Lock()
-		f.started, f.injectedAt = true, time.Now()
-		f.mu.Unlock()
-		if err := c.Pause(master.Addr); err != nil {
-			return fmt.Errorf("failover: SIGSTOP %s: %w", master.Addr, err)
-		}
-		f.mu.Lock()
-		f.paused = true
-		f.watchStop, f.watchDone = make(chan struct{}), make(chan struct{})
-		stop, done := f.watchStop, f.watchDone
-		f.mu.Unlock()
-		go f.watch(context.WithoutCancel(ctx), env, stop, done)
-		if f.pause <= 0 {
-			return nil // stopped until Heal
-		}
-		t := time.NewTimer(f.pause)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("failover: pause interrupted (heal resumes the node): %w", ctx.Err())
-		case <-t.C:
-		}
-		if err := c.Resume(master.Addr); err != nil {
-			return fmt.Errorf("failover: SIGCONT %s: %w", master.Addr, err)
-		}
-		f.mu.Lock()
-		f.paused, f.resumedAt = false, time.Now()
-		f.mu.Unlock()
-		env.logf("failover: %s resumed after %v", master.Addr, f.pause)
-		if env.Client != nil {
-			env.Client.ReloadState(ctx)
+		if err := adm.Do(ctx, args...).Err(); err != nil {
+			return fmt.Errorf("failover: %s on replica %s: %w", strings.Join(tpArgs(args), " "), cand.Addr, err)
 		}
 		return nil
 	}
-	return fmt.Errorf("failover: unknown mode %q", f.mode)
+	f.begin()
+	if err := send(); err != nil {
+		return err
+	}
+	return f.awaitNewMaster(ctx, env, func(m compose.Node) bool { return m.ID == cand.ID }, send)
+}
+
+// injectKill SIGKILLs the master and waits for the cluster to promote one
+// of its replicas.
+func (f *Failover) injectKill(ctx context.Context, env *Env, master compose.Node) error {
+	f.begin()
+	f.mu.Lock()
+	f.killed = true
+	repAddrs, slot := f.replicas, f.slot
+	f.mu.Unlock()
+	if err := env.cluster().Kill(master.Addr); err != nil {
+		return fmt.Errorf("failover: SIGKILL %s: %w", master.Addr, err)
+	}
+	if len(repAddrs) == 0 {
+		return fmt.Errorf("failover: killed master %s has no replica: slot %d stays down until heal", master.Addr, slot)
+	}
+	return f.awaitNewMaster(ctx, env, func(m compose.Node) bool { return m.ID != master.ID }, nil)
+}
+
+// injectPause SIGSTOPs the master and watches for the cluster's own
+// failover; with pause > 0 it resumes the master after pause.
+func (f *Failover) injectPause(ctx context.Context, env *Env, master compose.Node) error {
+	c := env.cluster()
+	f.begin()
+	if err := c.Pause(master.Addr); err != nil {
+		return fmt.Errorf("failover: SIGSTOP %s: %w", master.Addr, err)
+	}
+	f.mu.Lock()
+	f.paused = true
+	f.watchStop, f.watchDone = make(chan struct{}), make(chan struct{})
+	stop, done := f.watchStop, f.watchDone
+	f.mu.Unlock()
+	go f.watch(context.WithoutCancel(ctx), env, stop, done)
+	if f.pause <= 0 {
+		return nil // stopped until Heal
+	}
+	t := time.NewTimer(f.pause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("failover: pause interrupted (heal resumes the node): %w", ctx.Err())
+	case <-t.C:
+	}
+	if err := c.Resume(master.Addr); err != nil {
+		return fmt.Errorf("failover: SIGCONT %s: %w", master.Addr, err)
+	}
+	f.mu.Lock()
+	f.paused, f.resumedAt = false, time.Now()
+	f.mu.Unlock()
+	env.logf("failover: %s resumed after %v", master.Addr, f.pause)
+	if env.Client != nil {
+		env.Client.ReloadState(ctx)
+	}
+	return nil
 }
 
 // manualFailoverRetry is how long a CLUSTER FAILOVER is given before it is
@@ -399,32 +404,11 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 	t0 := time.Now()
 	var errs []error
 
-	if f.mode == FailoverPause {
-		if err := c.Resume(old.Addr); err != nil {
-			errs = append(errs, fmt.Errorf("SIGCONT %s: %w", old.Addr, err))
-		} else {
-			f.mu.Lock()
-			if f.paused {
-				f.paused, f.resumedAt = false, time.Now()
-			}
-			f.mu.Unlock()
-		}
-		if stop != nil {
-			close(stop)
-			<-done
-		}
-	}
-	if f.mode == FailoverKill {
-		if n, ok := c.NodeByAddr(old.Addr); ok && n.Down {
-			if err := c.Restart(ctx, old.Addr); err != nil {
-				errs = append(errs, fmt.Errorf("restart %s: %w", old.Addr, err))
-			} else {
-				f.mu.Lock()
-				f.restarted = true
-				f.mu.Unlock()
-				env.logf("failover: restarted %s", old.Addr)
-			}
-		}
+	switch f.mode {
+	case FailoverPause:
+		errs = append(errs, f.healPause(env, old, stop, done)...)
+	case FailoverKill:
+		errs = append(errs, f.healKill(ctx, env, old)...)
 	}
 
 	budget := max(f.wait, 30*time.Second)
@@ -456,14 +440,63 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 	if env.Client != nil {
 		env.Client.ReloadState(ctx)
 	}
+	f.afterHeal(hctx, env, old, slot, len(errs) == 0, t0)
+	if len(errs) > 0 {
+		return fmt.Errorf("failover heal: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// healPause resumes the paused master and stops the watcher.
+func (f *Failover) healPause(env *Env, old compose.Node, stop chan struct{}, done <-chan struct{}) []error {
+	var errs []error
+	if err := env.cluster().Resume(old.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("SIGCONT %s: %w", old.Addr, err))
+	} else {
+		f.mu.Lock()
+		if f.paused {
+			f.paused, f.resumedAt = false, time.Now()
+		}
+		f.mu.Unlock()
+	}
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+	return errs
+}
+
+// healKill restarts the killed master if it is still down (it rejoins as
+// a replica).
+func (f *Failover) healKill(ctx context.Context, env *Env, old compose.Node) []error {
+	c := env.cluster()
+	n, ok := c.NodeByAddr(old.Addr)
+	if !ok || !n.Down {
+		return nil
+	}
+	if err := c.Restart(ctx, old.Addr); err != nil {
+		return []error{fmt.Errorf("restart %s: %w", old.Addr, err)}
+	}
+	f.mu.Lock()
+	f.restarted = true
+	f.mu.Unlock()
+	env.logf("failover: restarted %s", old.Addr)
+	return nil
+}
+
+// afterHeal records the evidence of the heal (the old master's role, the
+// slot's owner, how long it took, whether it succeeded) and collects the
+// log of the node that took over.
+func (f *Failover) afterHeal(ctx context.Context, env *Env, old compose.Node, slot int, ok bool, t0 time.Time) {
+	c := env.cluster()
 	n, _ := c.NodeByAddr(old.Addr)
-	owner, _ := c.MasterOfSlot(hctx, slot)
+	owner, _ := c.MasterOfSlot(ctx, slot)
 	f.mu.Lock()
 	f.roleAfter = n.Role
 	f.masterAfter = owner.Addr
-	f.healthy = len(errs) == 0
+	f.healthy = ok
 	f.healDur = time.Since(t0)
-	if len(errs) == 0 {
+	if ok {
 		f.healed = true
 	}
 	cand := f.newMaster.Addr
@@ -474,10 +507,6 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 	if cand != "" {
 		f.collectLog(c, cand)
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("failover heal: %w", errors.Join(errs...))
-	}
-	return nil
 }
 
 // failBack makes the old master master again with a graceful CLUSTER FAILOVER.
@@ -622,53 +651,6 @@ func tpNodeRef(n compose.Node) map[string]any {
 
 func tpMillis(d time.Duration) float64 {
 	return float64(d.Microseconds()) / 1000
-}
-
-func tpCopyParams(p map[string]string) map[string]string {
-	out := make(map[string]string, len(p))
-	for k, v := range p {
-		out[k] = v
-	}
-	return out
-}
-
-func tpDuration(p map[string]string, name string, def time.Duration) (time.Duration, error) {
-	v, ok := p[name]
-	if !ok || v == "" {
-		return def, nil
-	}
-	if v == "0" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%s=%q: want a non-negative duration like 20ms", name, v)
-	}
-	return d, nil
-}
-
-func tpBool(p map[string]string, name string, def bool) (bool, error) {
-	v, ok := p[name]
-	if !ok || v == "" {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("%s=%q: want true or false", name, v)
-	}
-	return b, nil
-}
-
-func tpInt(p map[string]string, name string, def, minimum int) (int, error) {
-	v, ok := p[name]
-	if !ok || v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < minimum {
-		return 0, fmt.Errorf("%s=%q: want an integer >= %d", name, v, minimum)
-	}
-	return n, nil
 }
 
 func tpArgs(args []any) []string {

@@ -6,35 +6,21 @@ package faults
 
 const kindLatency = "latency"
 
-func init() {
-	Register(Spec{
-		Kind: kindLatency,
-		Help: "delay traffic through the target node's proxy by latency ± jitter ms",
-		Params: []Param{
-			TargetParam,
-			{Name: "latency", Default: "100", Help: "added delay in milliseconds"},
-			{Name: "jitter", Default: "0", Help: "± random spread in milliseconds"},
-			streamDoc,
-			toxicityDoc,
-		},
-		New:   newLatency,
-		Rules: toxicRules(),
-	})
+var (
+	latencyDelay  = intParam("latency", 100, 0, 600_000, "milliseconds", "added delay in milliseconds")
+	latencyJitter = intParam("jitter", 0, 0, 600_000, "milliseconds", "± random spread in milliseconds")
+)
+
+var latencyKind = Spec{
+	Kind:   kindLatency,
+	Help:   "delay traffic through the target node's proxy by latency ± jitter ms",
+	Params: streamToxicParams(latencyDelay.Param, latencyJitter.Param),
+	Build:  newLatency,
+	Rules:  toxicRules(),
 }
 
-func newLatency(params map[string]string) (Fault, error) {
-	params, st, err := parseStreamToxic(params, "latency", "jitter")
-	if err != nil {
-		return nil, err
-	}
-	lat, err := intParam(params, "latency", 100, 0, 600_000, "milliseconds")
-	if err != nil {
-		return nil, err
-	}
-	jit, err := intParam(params, "jitter", 0, 0, 600_000, "milliseconds")
-	if err != nil {
-		return nil, err
-	}
-	return st.fault(kindLatency, "latency", map[string]any{"latency": lat, "jitter": jit},
+func newLatency(v Values) (Fault, error) {
+	lat, jit := latencyDelay.Of(v), latencyJitter.Of(v)
+	return streamToxicFault(v, kindLatency, "latency", map[string]any{"latency": lat, "jitter": jit},
 		map[string]any{"latency_ms": lat, "jitter_ms": jit}), nil
 }

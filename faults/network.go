@@ -43,71 +43,26 @@ func toxicRules() Rules {
 	}
 }
 
-// copyParams returns a copy that New may consume (ParseTarget deletes from it).
-func copyParams(params map[string]string) map[string]string {
-	out := make(map[string]string, len(params))
-	maps.Copy(out, params)
-	return out
-}
-
-// intParam reads params[name] as an integer in [lo, hi]; absent or empty
-// means def. unit is for the error message ("milliseconds").
-func intParam(params map[string]string, name string, def, lo, hi int64, unit string) (int64, error) {
-	v, ok := params[name]
-	if !ok || strings.TrimSpace(v) == "" {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("%s=%q: want an integer number of %s in [%d, %d]", name, v, unit, lo, hi)
-	}
-	return n, nil
-}
-
-// toxicityParam reads params["toxicity"] as a probability in (0, 1]; default 1.
-func toxicityParam(params map[string]string) (float32, error) {
-	v, ok := params["toxicity"]
-	if !ok || strings.TrimSpace(v) == "" {
-		return 1, nil
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 32)
-	if err != nil || f <= 0 || f > 1 {
-		return 0, fmt.Errorf("toxicity=%q: want a probability in (0, 1] (drawn per connection, not per request)", v)
-	}
-	return float32(f), nil
-}
-
-// streamParam reads params["stream"]: downstream (default) or upstream.
-func streamParam(params map[string]string, def string) (string, error) {
-	v, ok := params["stream"]
-	v = strings.TrimSpace(v)
-	if !ok || v == "" {
-		return def, nil
-	}
-	if v != "downstream" && v != "upstream" {
-		return "", fmt.Errorf("stream=%q: want downstream (Redis → client) or upstream (client → Redis)", v)
-	}
-	return v, nil
-}
-
-// durationParam reads params[name] as a non-negative Go duration; default def.
-func durationParam(params map[string]string, name string, def time.Duration) (time.Duration, error) {
-	v, ok := params[name]
-	if !ok || strings.TrimSpace(v) == "" {
-		return def, nil
-	}
-	d, err := time.ParseDuration(strings.TrimSpace(v))
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%s=%q: want a non-negative duration like 500ms", name, v)
-	}
-	return d, nil
-}
-
 var (
-	toxicityDoc = Param{Name: "toxicity", Default: "1", Help: "probability in (0,1] that a connection is affected; drawn per connection (and again whenever a toxic is added to or removed from the proxy), not per request"}
-	streamDoc   = Param{Name: "stream", Default: "downstream", Help: "downstream (Redis → client: the request runs, the reply is affected) or upstream (client → Redis: the request itself is affected)",
-		Values: []string{"downstream", "upstream"}}
+	toxicityParam = Typed[float32]{Param{Name: "toxicity", Default: "1", def: float32(1),
+		Help: "probability in (0,1] that a connection is affected; drawn per connection (and again whenever a toxic is added to or removed from the proxy), not per request",
+		parse: func(v string) (any, error) {
+			f, err := strconv.ParseFloat(v, 32)
+			if err != nil || f <= 0 || f > 1 {
+				return nil, errors.New("want a probability in (0, 1] (drawn per connection, not per request)")
+			}
+			return float32(f), nil
+		}}}
+	streamParam = choiceParam("stream", "downstream", "downstream (Redis → client: the request runs, the reply is affected) or upstream (client → Redis: the request itself is affected)",
+		"want downstream (Redis → client) or upstream (client → Redis)", "downstream", "upstream")
 )
+
+// streamToxicParams are the parameters of a stream toxic kind (latency,
+// bandwidth, slicer) around its own: the target first, stream and
+// toxicity last.
+func streamToxicParams(own ...Param) []Param {
+	return append(append([]Param{TargetParam}, own...), streamParam.Param, toxicityParam.Param)
+}
 
 // armRecord is one arming of the toxic on one node.
 type armRecord struct {
@@ -356,37 +311,8 @@ func (f *toxicFault) Evidence() map[string]any {
 	return ev
 }
 
-// streamToxic is what the stream toxics (latency, bandwidth, slicer) read
-// besides their own attributes: the target, the stream and the toxicity.
-type streamToxic struct {
-	target   Target
-	stream   string
-	toxicity float32
-}
-
-// parseStreamToxic copies params, reads target, stream (default downstream)
-// and toxicity, and rejects any parameter not in own (the kind's
-// attributes). It returns the copy, from which the kind reads its own.
-func parseStreamToxic(params map[string]string, own ...string) (map[string]string, streamToxic, error) {
-	params = copyParams(params)
-	var st streamToxic
-	var err error
-	if st.target, err = ParseTarget(params); err != nil {
-		return nil, st, err
-	}
-	if err := CheckParams(params, append(own, "stream", "toxicity")...); err != nil {
-		return nil, st, err
-	}
-	if st.stream, err = streamParam(params, "downstream"); err != nil {
-		return nil, st, err
-	}
-	if st.toxicity, err = toxicityParam(params); err != nil {
-		return nil, st, err
-	}
-	return params, st, nil
-}
-
-// fault makes the toxic fault of kind with the kind's attributes.
-func (st streamToxic) fault(kind, toxicType string, attrs, evidence map[string]any) Fault {
-	return newToxicFault(kind, st.target, compose.Toxic{Type: toxicType, Stream: st.stream, Toxicity: st.toxicity, Attributes: attrs}, evidence)
+// streamToxicFault makes the toxic fault of kind from v (its
+// streamToxicParams) with the kind's attributes and evidence.
+func streamToxicFault(v Values, kind, toxicType string, attrs, evidence map[string]any) Fault {
+	return newToxicFault(kind, v.Target(), compose.Toxic{Type: toxicType, Stream: streamParam.Of(v), Toxicity: toxicityParam.Of(v), Attributes: attrs}, evidence)
 }

@@ -12,52 +12,43 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
 )
 
-func init() {
-	Register(Spec{
-		Kind: "oom",
-		Help: "memory full on the target master: CONFIG SET maxmemory-policy noeviction and maxmemory to used_memory + headroom, " +
-			"so writes are refused with OOM; heal restores both. Evidence: maxmemory set, used memory, OOM rejections and " +
-			"evicted_keys during the fault (must stay 0)",
-		Params: []Param{
-			TargetParam,
-			{Name: "headroom", Default: "65536", Help: "bytes above used_memory at which maxmemory is set (at least 0)"},
-			{Name: "policy", Default: "noeviction", Help: "maxmemory-policy during the fault; anything but noeviction lets Redis evict keys (a broken configuration a test uses to prove the evicted_keys figure)"},
-		},
-		New: newOOM,
-		Rules: Rules{
-			Destructive: DestructiveBecause("it changes node configuration (CONFIG SET maxmemory, maxmemory-policy)"),
-			Overlap:     Exclusive,
-		},
-	})
+var oomKind = Spec{
+	Kind: "oom",
+	Help: "memory full on the target master: CONFIG SET maxmemory-policy noeviction and maxmemory to used_memory + headroom, " +
+		"so writes are refused with OOM; heal restores both. Evidence: maxmemory set, used memory, OOM rejections and " +
+		"evicted_keys during the fault (must stay 0)",
+	Params: []Param{
+		TargetParam,
+		oomHeadroom.Param,
+		oomPolicy.Param,
+	},
+	Build: newOOM,
+	Rules: Rules{
+		Destructive: DestructiveBecause("it changes node configuration (CONFIG SET maxmemory, maxmemory-policy)"),
+		Overlap:     Exclusive,
+	},
 }
 
-func newOOM(params map[string]string) (Fault, error) {
-	p := tpCopyParams(params)
-	tgt, err := ParseTarget(p)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(p, "headroom", "policy"); err != nil {
-		return nil, err
-	}
-	f := &OOM{target: tgt, policy: "noeviction"}
-	if f.headroom, err = tpInt(p, "headroom", 65536, 0); err != nil {
-		return nil, err
-	}
-	if v, ok := p["policy"]; ok {
-		switch v {
-		case "noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl":
-			f.policy = v
-		default:
-			return nil, fmt.Errorf("policy=%q: want a maxmemory-policy such as noeviction", v)
-		}
-	}
-	return f, nil
+var (
+	oomHeadroom = intParam("headroom", 65536, 0, math.MaxInt64, "", "bytes above used_memory at which maxmemory is set (at least 0)")
+	oomPolicy   = textParam("policy", "noeviction", "maxmemory-policy during the fault; anything but noeviction lets Redis evict keys (a broken configuration a test uses to prove the evicted_keys figure)",
+		func(v string) error {
+			switch v {
+			case "noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl":
+				return nil
+			}
+			return errors.New("want a maxmemory-policy such as noeviction")
+		})
+)
+
+func newOOM(v Values) (Fault, error) {
+	return &OOM{target: v.Target(), headroom: int(oomHeadroom.Of(v)), policy: oomPolicy.Of(v)}, nil
 }
 
 // OOM is the "oom" fault. Build it with Plan/Parse.

@@ -28,19 +28,17 @@ import (
 
 const kindPartition = "partition"
 
-func init() {
-	Register(Spec{
-		Kind:   kindPartition,
-		Help:   "make the target node unreachable for the harness's clients (its proxy is disabled); the node stays alive and in the cluster",
-		Params: []Param{TargetParam},
-		Rules: Rules{
-			// The node, the cluster bus and replication are untouched.
-			Destructive:  NotDestructive(),
-			NeedsProxies: "it disables the target node's proxy",
-			Overlap:      Exclusive,
-		},
-		New: newPartition,
-	})
+var partitionKind = Spec{
+	Kind:   kindPartition,
+	Help:   "make the target node unreachable for the harness's clients (its proxy is disabled); the node stays alive and in the cluster",
+	Params: []Param{TargetParam},
+	Rules: Rules{
+		// The node, the cluster bus and replication are untouched.
+		Destructive:  NotDestructive(),
+		NeedsProxies: "it disables the target node's proxy",
+		Overlap:      Exclusive,
+	},
+	Build: newPartition,
 }
 
 type partitionFault struct {
@@ -59,12 +57,8 @@ type partitionFault struct {
 
 var _ Fault = (*partitionFault)(nil)
 
-func newPartition(params map[string]string) (Fault, error) {
-	target, err := ParseTargetOnly(params)
-	if err != nil {
-		return nil, err
-	}
-	return &partitionFault{target: target, disabled: map[string]bool{}, connsAt: map[string]int{}, pidAfter: map[string]int{}}, nil
+func newPartition(v Values) (Fault, error) {
+	return &partitionFault{target: v.Target(), disabled: map[string]bool{}, connsAt: map[string]int{}, pidAfter: map[string]int{}}, nil
 }
 
 func (f *partitionFault) Kind() string { return kindPartition }

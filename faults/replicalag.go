@@ -15,25 +15,20 @@ package faults
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"seckill-harness/compose"
 )
 
 const kindReplicaLag = "replica-lag"
 
-func init() {
-	Register(Spec{
-		Kind: kindReplicaLag,
-		Help: "delay and/or throttle the replication stream from the target's master to its replicas (client traffic untouched); needs a cluster with replication proxies",
-		Params: []Param{
-			TargetParam,
-			{Name: "latency", Default: "500 (when rate is not given), else 0", Help: "added delay of the stream in milliseconds"},
-			{Name: "jitter", Default: "0", Help: "± random spread of the delay in milliseconds"},
-			{Name: "rate", Default: "0 (no limit)", Help: "bandwidth of the stream in KB/s (>= 1 to limit)"},
-		},
-		Rules: replicationRules(),
-		New:   newReplicaLag,
-	})
+var replicaLagKind = Spec{
+	Kind:   kindReplicaLag,
+	Help:   "delay and/or throttle the replication stream from the target's master to its replicas (client traffic untouched); needs a cluster with replication proxies",
+	Params: []Param{TargetParam, replicaLagLatency.Param, replicaLagJitter.Param, replicaLagRate.Param},
+
+	Rules: replicationRules(),
+	Build: newReplicaLag,
 }
 
 type replicaLagFault struct {
@@ -45,28 +40,18 @@ type replicaLagFault struct {
 
 var _ Fault = (*replicaLagFault)(nil)
 
-func newReplicaLag(params map[string]string) (Fault, error) {
-	params = copyParams(params)
-	target, err := ParseTarget(params)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(params, "latency", "jitter", "rate"); err != nil {
-		return nil, err
-	}
-	f := &replicaLagFault{replFault: replFault{kind: kindReplicaLag, target: target}}
-	if f.rate, err = intParam(params, "rate", 0, 0, 1<<40, "KB/s"); err != nil {
-		return nil, err
-	}
-	defLatency := int64(500)
-	if f.rate > 0 {
-		defLatency = 0
-	}
-	if f.latency, err = intParam(params, "latency", defLatency, 0, 600_000, "milliseconds"); err != nil {
-		return nil, err
-	}
-	if f.jitter, err = intParam(params, "jitter", 0, 0, 600_000, "milliseconds"); err != nil {
-		return nil, err
+var (
+	replicaLagLatency = intParam("latency", 500, 0, 600_000, "milliseconds", "added delay of the stream in milliseconds").
+				doc("500 (when rate is not given), else 0")
+	replicaLagJitter = intParam("jitter", 0, 0, 600_000, "milliseconds", "± random spread of the delay in milliseconds")
+	replicaLagRate   = intParam("rate", 0, 0, 1<<40, "KB/s", "bandwidth of the stream in KB/s (>= 1 to limit)").doc("0 (no limit)")
+)
+
+func newReplicaLag(v Values) (Fault, error) {
+	f := &replicaLagFault{replFault: replFault{kind: kindReplicaLag, target: v.Target()},
+		latency: replicaLagLatency.Of(v), jitter: replicaLagJitter.Of(v), rate: replicaLagRate.Of(v)}
+	if lat, given := v.Given(replicaLagLatency.Param); f.rate > 0 && (!given || strings.TrimSpace(lat) == "") {
+		f.latency = 0
 	}
 	if f.latency == 0 && f.rate == 0 {
 		return nil, errors.New("latency=0 and no rate: nothing would slow the stream; give latency=<ms> and/or rate=<KB/s>")

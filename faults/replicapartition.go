@@ -19,14 +19,12 @@ import (
 
 const kindReplicaPartition = "replica-partition"
 
-func init() {
-	Register(Spec{
-		Kind:   kindReplicaPartition,
-		Help:   "cut the replication stream from the target's master to its replicas (the master keeps acknowledging writes); needs a cluster with replication proxies",
-		Params: []Param{TargetParam},
-		Rules:  replicationRules(),
-		New:    newReplicaPartition,
-	})
+var replicaPartitionKind = Spec{
+	Kind:   kindReplicaPartition,
+	Help:   "cut the replication stream from the target's master to its replicas (the master keeps acknowledging writes); needs a cluster with replication proxies",
+	Params: []Param{TargetParam},
+	Rules:  replicationRules(),
+	Build:  newReplicaPartition,
 }
 
 type replicaPartitionFault struct {
@@ -36,12 +34,8 @@ type replicaPartitionFault struct {
 
 var _ Fault = (*replicaPartitionFault)(nil)
 
-func newReplicaPartition(params map[string]string) (Fault, error) {
-	target, err := ParseTargetOnly(params)
-	if err != nil {
-		return nil, err
-	}
-	return &replicaPartitionFault{replFault: replFault{kind: kindReplicaPartition, target: target}}, nil
+func newReplicaPartition(v Values) (Fault, error) {
+	return &replicaPartitionFault{replFault: replFault{kind: kindReplicaPartition, target: v.Target()}}, nil
 }
 
 func (f *replicaPartitionFault) Inject(ctx context.Context, env *Env) error {

@@ -1,7 +1,7 @@
 package faults
 
-// The rules a fault kind declares about itself, in its Register call (the
-// Rules field of its Spec). Everything that decides whether a fault may or
+// The rules a fault kind declares about itself, in the Rules field of its
+// Spec. Everything that decides whether a fault may or
 // can run reads them: the safety guard (CheckAllowed, Destructive,
 // NeedsProcessControl), the scenario validator (overlap, topology,
 // pipeline), Available (a planned fault against the cluster at hand) and
@@ -12,13 +12,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"seckill-harness/compose"
 )
 
 // Rules are what a kind declares about itself. Destructive and Overlap
-// must be declared (Register panics otherwise, naming the field); the other
+// must be declared (the registry panics otherwise, naming the field); the other
 // fields are optional, and their zero value means "does not need it".
 type Rules struct {
 	// Destructive declares whether and why a fault of the kind changes the
@@ -159,7 +160,7 @@ func (a Acted) Same(b Acted) bool {
 	return a.Node && b.Node && (a.Target == TargetAllMasters || b.Target == TargetAllMasters)
 }
 
-// checkRules is what Register demands of a Spec's Rules.
+// checkRules is what the registry demands of a Spec's Rules.
 func checkRules(s Spec) error {
 	var missing []string
 	if !s.Rules.Destructive.declared || s.Rules.Destructive.why == nil {
@@ -228,7 +229,7 @@ func OverlapTarget(kind string, params map[string]string) Acted {
 	if r, ok := rulesOf(kind); ok && r.OverlapTarget != nil {
 		return r.OverlapTarget(params)
 	}
-	t, err := ParseTarget(map[string]string{"target": params["target"]})
+	t, err := ParseTarget(params["target"])
 	if err != nil {
 		return Acted{Target: params["target"], Node: true}
 	}
@@ -243,7 +244,7 @@ func CompletesOnInject(kind string, params map[string]string) bool {
 	if !ok {
 		return false
 	}
-	f, err := s.New(copyParams(params))
+	f, err := s.New(params)
 	if err != nil {
 		if f, err = s.New(map[string]string{}); err != nil {
 			return false
@@ -348,7 +349,7 @@ func (p *Planned) name() string {
 
 // withoutTiming is params without at= and for= (what a kind's New sees).
 func withoutTiming(params map[string]string) map[string]string {
-	out := copyParams(params)
+	out := maps.Clone(params)
 	for _, k := range []string{"at", "for"} {
 		delete(out, k)
 	}

@@ -31,14 +31,12 @@ func (f throwaway) Target() string                     { return "nothing" }
 func (f throwaway) Inject(context.Context, *Env) error { return nil }
 func (f throwaway) Heal(context.Context, *Env) error   { return nil }
 func (f throwaway) Evidence() map[string]any           { return map[string]any{} }
-func newThrowaway(kind string) func(map[string]string) (Fault, error) {
-	return func(params map[string]string) (Fault, error) {
-		if err := CheckParams(params, "target", "mode"); err != nil {
-			return nil, err
-		}
-		return throwaway{kind}, nil
-	}
+func newThrowaway(kind string) func(Values) (Fault, error) {
+	return func(Values) (Fault, error) { return throwaway{kind}, nil }
 }
+
+// throwawayParams are the parameters a throwaway kind takes.
+var throwawayParams = []Param{TargetParam, textParam("mode", "", "test mode", nil).Param}
 
 // Every registered kind declares the rules the guard and the validator
 // read: none falls back on a default nobody chose.
@@ -115,7 +113,7 @@ func TestRegisterRefusesUndeclaredRules(t *testing.T) {
 					}
 				}
 			}()
-			registerForTest(t, Spec{Kind: "test-undeclared", New: newThrowaway("test-undeclared"), Rules: tc.rules})
+			registerForTest(t, Spec{Kind: "test-undeclared", Params: throwawayParams, Build: newThrowaway("test-undeclared"), Rules: tc.rules})
 		}()
 	}
 	if _, ok := Lookup("test-undeclared"); ok {
@@ -127,7 +125,7 @@ func TestRegisterRefusesUndeclaredRules(t *testing.T) {
 // for one mode and process-signalling for another is refused and allowed
 // exactly as declared, with its own why in the refusal.
 func TestGuardReadsDeclarations(t *testing.T) {
-	registerForTest(t, Spec{Kind: "test-rules", New: newThrowaway("test-rules"), Rules: Rules{
+	registerForTest(t, Spec{Kind: "test-rules", Params: throwawayParams, Build: newThrowaway("test-rules"), Rules: Rules{
 		Destructive: DestructiveWhen(func(p map[string]string) string {
 			if p["mode"] == "rewire" {
 				return "it rewires the test cluster"
@@ -142,7 +140,7 @@ func TestGuardReadsDeclarations(t *testing.T) {
 		},
 		Overlap: Stacks,
 	}})
-	registerForTest(t, Spec{Kind: "test-harmless", New: newThrowaway("test-harmless"), Rules: Rules{Destructive: NotDestructive(), Overlap: Exclusive}})
+	registerForTest(t, Spec{Kind: "test-harmless", Params: throwawayParams, Build: newThrowaway("test-harmless"), Rules: Rules{Destructive: NotDestructive(), Overlap: Exclusive}})
 
 	if !slices.Contains(DestructiveKinds(), "test-rules") || slices.Contains(DestructiveKinds(), "test-harmless") {
 		t.Errorf("DestructiveKinds() = %v", DestructiveKinds())
@@ -216,7 +214,7 @@ func TestAvailable(t *testing.T) {
 
 	// A kind's own Available: consulted only after the declared rules pass.
 	var asked []Setting
-	registerForTest(t, Spec{Kind: "test-available", New: newThrowaway("test-available"), Rules: Rules{
+	registerForTest(t, Spec{Kind: "test-available", Params: throwawayParams, Build: newThrowaway("test-available"), Rules: Rules{
 		Destructive: NotDestructive(), Overlap: Stacks, NeedsProxies: "it needs them",
 		Available: func(s Setting, p map[string]string) error {
 			asked = append(asked, s)

@@ -18,42 +18,27 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func init() {
-	Register(Spec{
-		Kind: "script-flush",
-		Help: "SCRIPT FLUSH on the target masters (all-masters by default): every cached script is gone and the next EVALSHA " +
-			"answers NOSCRIPT; the path must send the source again (EVAL) and go on. Evidence: scripts cached before, " +
-			"NOSCRIPT answers and EVAL calls the nodes counted after the flush (the reloads)",
-		Params: []Param{
-			{Name: "target", Default: TargetAllMasters, Help: TargetParam.Help},
-			{Name: "every", Default: "0", Help: "flush again at this interval until healed (0: once)"},
-		},
-		New: newScriptFlush,
-		Rules: Rules{
-			Destructive: DestructiveBecause("it empties the nodes' script caches (SCRIPT FLUSH)"),
-			Overlap:     Stacks,
-		},
-	})
+var scriptFlushKind = Spec{
+	Kind: "script-flush",
+	Help: "SCRIPT FLUSH on the target masters (all-masters by default): every cached script is gone and the next EVALSHA " +
+		"answers NOSCRIPT; the path must send the source again (EVAL) and go on. Evidence: scripts cached before, " +
+		"NOSCRIPT answers and EVAL calls the nodes counted after the flush (the reloads)",
+	Params: []Param{targetParam(TargetAllMasters), scriptFlushEvery.Param},
+
+	Build: newScriptFlush,
+	Rules: Rules{
+		Destructive: DestructiveBecause("it empties the nodes' script caches (SCRIPT FLUSH)"),
+		Overlap:     Stacks,
+	},
 }
 
-func newScriptFlush(params map[string]string) (Fault, error) {
-	p := tpCopyParams(params)
-	if _, ok := p["target"]; !ok {
-		p["target"] = TargetAllMasters
-	}
-	tgt, err := ParseTarget(p)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(p, "every"); err != nil {
-		return nil, err
-	}
-	f := &ScriptFlush{target: tgt}
-	if f.every, err = tpDuration(p, "every", 0); err != nil {
-		return nil, err
-	}
+var scriptFlushEvery = durationParam("every", 0, "flush again at this interval until healed (0: once)")
+
+func newScriptFlush(v Values) (Fault, error) {
+	f := &ScriptFlush{target: v.Target(), every: scriptFlushEvery.Of(v)}
 	if f.every != 0 && f.every < 50*time.Millisecond {
-		return nil, fmt.Errorf("every=%q: want 0 (once) or at least 50ms", p["every"])
+		raw, _ := v.Given(scriptFlushEvery.Param)
+		return nil, fmt.Errorf("every=%q: want 0 (once) or at least 50ms", raw)
 	}
 	return f, nil
 }

@@ -20,19 +20,17 @@ import (
 
 const kindServiceCrash = "service-crash"
 
-func init() {
-	Register(Spec{
-		Kind: kindServiceCrash,
-		Help: "the access service crashes between a successful reserve and its send until heal: the reservations stay in send_pending for the scanner; needs the pipeline with pipeline.dispatcher.scan_after > 0",
-		New:  newServiceCrash,
-		Rules: Rules{
-			// The harness's own pipeline, not the cluster.
-			Destructive:   NotDestructive(),
-			NeedsPipeline: "crashes the access service between its reserves and their sends",
-			Overlap:       Exclusive,
-			OverlapTarget: func(map[string]string) Acted { return Acted{Target: "access-service"} },
-		},
-	})
+var serviceCrashKind = Spec{
+	Kind:  kindServiceCrash,
+	Help:  "the access service crashes between a successful reserve and its send until heal: the reservations stay in send_pending for the scanner; needs the pipeline with pipeline.dispatcher.scan_after > 0",
+	Build: newServiceCrash,
+	Rules: Rules{
+		// The harness's own pipeline, not the cluster.
+		Destructive:   NotDestructive(),
+		NeedsPipeline: "crashes the access service between its reserves and their sends",
+		Overlap:       Exclusive,
+		OverlapTarget: func(map[string]string) Acted { return Acted{Target: "access-service"} },
+	},
 }
 
 // serviceControl is what the pipeline offers this kind (runner/pipeline
@@ -55,12 +53,7 @@ type serviceCrash struct {
 
 var _ Fault = (*serviceCrash)(nil)
 
-func newServiceCrash(params map[string]string) (Fault, error) {
-	if err := CheckParams(params); err != nil {
-		return nil, err
-	}
-	return &serviceCrash{}, nil
-}
+func newServiceCrash(Values) (Fault, error) { return &serviceCrash{}, nil }
 
 func (f *serviceCrash) Kind() string   { return kindServiceCrash }
 func (f *serviceCrash) Target() string { return "access service" }

@@ -20,45 +20,31 @@ import (
 	"seckill-harness/compose"
 )
 
-func init() {
-	Register(Spec{
-		Kind: "slot-down",
-		Help: "kill the target master and all its replicas (SIGKILL, replicas first): its slots have no server; the other " +
-			"masters get cluster-require-full-coverage no so their slots keep serving; heal restarts the killed nodes " +
-			"(master first) and restores the setting",
-		Params: []Param{
-			TargetParam,
-			{Name: "wait", Default: "30s", Help: "how long heal waits for the restarted nodes and a healthy cluster"},
+var slotDownKind = Spec{
+	Kind: "slot-down",
+	Help: "kill the target master and all its replicas (SIGKILL, replicas first): its slots have no server; the other " +
+		"masters get cluster-require-full-coverage no so their slots keep serving; heal restarts the killed nodes " +
+		"(master first) and restores the setting",
+	Params: []Param{TargetParam, slotDownWait.Param},
+	Build:  newSlotDown,
+	Rules: Rules{
+		Destructive: DestructiveBecause("it kills a master and its replicas and changes cluster-require-full-coverage on the others"),
+		SignalsProcess: func(map[string]string) (string, string) {
+			return "it SIGKILLs the master's and its replicas' processes", ""
 		},
-		New: newSlotDown,
-		Rules: Rules{
-			Destructive: DestructiveBecause("it kills a master and its replicas and changes cluster-require-full-coverage on the others"),
-			SignalsProcess: func(map[string]string) (string, string) {
-				return "it SIGKILLs the master's and its replicas' processes", ""
-			},
-			Overlap:  Exclusive,
-			Topology: Topology{Masters: 2, MastersWhy: "another master whose slots keep serving"},
-		},
-	})
+		Overlap:  Exclusive,
+		Topology: Topology{Masters: 2, MastersWhy: "another master whose slots keep serving"},
+	},
 }
 
-func newSlotDown(params map[string]string) (Fault, error) {
-	p := tpCopyParams(params)
-	tgt, err := ParseTarget(p)
-	if err != nil {
-		return nil, err
-	}
+var slotDownWait = durationParam("wait", 30*time.Second, "how long heal waits for the restarted nodes and a healthy cluster")
+
+func newSlotDown(v Values) (Fault, error) {
+	tgt := v.Target()
 	if tgt.Role == TargetAllMasters || tgt.Role == TargetHotReplica {
 		return nil, fmt.Errorf("target=%s: slot-down acts on one master (hot-master, a node id or an address of a master)", tgt.Role)
 	}
-	if err := CheckParams(p, "wait"); err != nil {
-		return nil, err
-	}
-	f := &SlotDown{target: tgt}
-	if f.wait, err = tpDuration(p, "wait", 30*time.Second); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return &SlotDown{target: tgt, wait: slotDownWait.Of(v)}, nil
 }
 
 // SlotDown is the "slot-down" fault. Build it with Plan/Parse.
@@ -96,16 +82,13 @@ func (f *SlotDown) Target() string {
 
 // Inject implements Fault.
 func (f *SlotDown) Inject(ctx context.Context, env *Env) error {
-	c := env.cluster()
-	if c == nil {
-		return errors.New("slot-down: no cluster in the environment")
-	}
-	if !c.HasProcessControl() {
-		return fmt.Errorf("slot-down: it kills processes, but this is a %s cluster: %w", c.Provider(), compose.ErrNoProcessControl)
-	}
-	m, err := f.target.ResolveOne(ctx, env)
+	m, err := f.target.ResolveOne(ctx, env) // refuses an Env without a cluster
 	if err != nil {
 		return fmt.Errorf("slot-down: %w", err)
+	}
+	c := env.cluster()
+	if !c.HasProcessControl() {
+		return fmt.Errorf("slot-down: it kills processes, but this is a %s cluster: %w", c.Provider(), compose.ErrNoProcessControl)
 	}
 	if m.Role != "master" {
 		return fmt.Errorf("slot-down: target %s is a %s, not a master", m.Addr, m.Role)

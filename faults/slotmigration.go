@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -21,27 +22,20 @@ import (
 	"seckill-harness/compose"
 )
 
-func init() {
-	Register(Spec{
-		Kind: "slot-migration",
-		Help: "live-migrate the hot slot (or every activity slot) to another master while the load runs: " +
-			"SETSLOT IMPORTING/MIGRATING, MIGRATE … KEYS in batches, SETSLOT NODE on every master; " +
-			"Inject returns when the migration is done, heal finishes an interrupted one",
-		Params: []Param{
-			{Name: "slots", Default: "hot", Help: "hot (the slot of bucket 0), all (every activity slot) or a slot number"},
-			{Name: "to", Default: "the next master", Help: "destination master: node id or host:port (default: the master after the owner, in start order)"},
-			{Name: "batch", Default: "100", Help: "keys per CLUSTER GETKEYSINSLOT / MIGRATE round"},
-			{Name: "pause", Default: "0", Help: "sleep between batches, to widen the migration window"},
-			{Name: "timeout", Default: "5s", Help: "MIGRATE timeout per batch"},
-		},
-		New: newSlotMigration,
-		Rules: Rules{
-			Destructive:   DestructiveBecause("it moves slots and their keys between masters (CLUSTER SETSLOT, MIGRATE)"),
-			Overlap:       Exclusive,
-			OverlapTarget: slotMigrationTarget,
-			Topology:      Topology{Masters: 2, MastersWhy: "another master to move the slot to"},
-		},
-	})
+var slotMigrationKind = Spec{
+	Kind: "slot-migration",
+	Help: "live-migrate the hot slot (or every activity slot) to another master while the load runs: " +
+		"SETSLOT IMPORTING/MIGRATING, MIGRATE … KEYS in batches, SETSLOT NODE on every master; " +
+		"Inject returns when the migration is done, heal finishes an interrupted one",
+	Params: []Param{slotMigrationSlots.Param, slotMigrationTo.Param, slotMigrationBatch.Param, slotMigrationPause.Param, slotMigrationTimeout.Param},
+
+	Build: newSlotMigration,
+	Rules: Rules{
+		Destructive:   DestructiveBecause("it moves slots and their keys between masters (CLUSTER SETSLOT, MIGRATE)"),
+		Overlap:       Exclusive,
+		OverlapTarget: slotMigrationTarget,
+		Topology:      Topology{Masters: 2, MastersWhy: "another master to move the slot to"},
+	},
 }
 
 // slotMigrationTarget is what a slot migration acts on, for the overlap
@@ -58,37 +52,30 @@ func slotMigrationTarget(params map[string]string) Acted {
 	}
 }
 
-func newSlotMigration(params map[string]string) (Fault, error) {
-	p := tpCopyParams(params)
-	if err := CheckParams(p, "slots", "to", "batch", "pause", "timeout"); err != nil {
-		return nil, err
-	}
-	m := &SlotMigration{slots: "hot", to: strings.TrimSpace(p["to"])}
-	if v := strings.TrimSpace(p["slots"]); v != "" {
-		switch v {
-		case "hot", "all":
-			m.slots = v
-		default:
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n >= compose.NumSlots {
-				return nil, fmt.Errorf("slots=%q: want hot, all or a slot number in [0,%d)", v, compose.NumSlots)
-			}
-			m.slots = v
+var (
+	slotMigrationSlots = textParam("slots", "hot", "hot (the slot of bucket 0), all (every activity slot) or a slot number", func(v string) error {
+		if v == "hot" || v == "all" {
+			return nil
 		}
-	}
-	if m.to != "" && !isNodeID(m.to) && !isHostPort(m.to) {
-		return nil, fmt.Errorf("to=%q: want a 40-hex-char node id or host:port", m.to)
-	}
-	var err error
-	if m.batch, err = tpInt(p, "batch", 100, 1); err != nil {
-		return nil, err
-	}
-	if m.pause, err = tpDuration(p, "pause", 0); err != nil {
-		return nil, err
-	}
-	if m.timeout, err = tpDuration(p, "timeout", 5*time.Second); err != nil {
-		return nil, err
-	}
+		if n, err := strconv.Atoi(v); err != nil || n < 0 || n >= compose.NumSlots {
+			return fmt.Errorf("want hot, all or a slot number in [0,%d)", compose.NumSlots)
+		}
+		return nil
+	})
+	slotMigrationTo = textParam("to", "", "destination master: node id or host:port (default: the master after the owner, in start order)", func(v string) error {
+		if !isNodeID(v) && !isHostPort(v) {
+			return errors.New("want a 40-hex-char node id or host:port")
+		}
+		return nil
+	}).doc("the next master")
+	slotMigrationBatch   = intParam("batch", 100, 1, math.MaxInt64, "", "keys per CLUSTER GETKEYSINSLOT / MIGRATE round")
+	slotMigrationPause   = durationParam("pause", 0, "sleep between batches, to widen the migration window")
+	slotMigrationTimeout = durationParam("timeout", 5*time.Second, "MIGRATE timeout per batch")
+)
+
+func newSlotMigration(v Values) (Fault, error) {
+	m := &SlotMigration{slots: slotMigrationSlots.Of(v), to: slotMigrationTo.Of(v), batch: int(slotMigrationBatch.Of(v)),
+		pause: slotMigrationPause.Of(v), timeout: slotMigrationTimeout.Of(v)}
 	if m.timeout < time.Millisecond {
 		return nil, errors.New("timeout must be at least 1ms")
 	}
@@ -167,9 +154,6 @@ func (m *SlotMigration) Target() string {
 
 // Inject implements Fault: it returns once every planned slot has moved.
 func (m *SlotMigration) Inject(ctx context.Context, env *Env) error {
-	if env.cluster() == nil {
-		return errors.New("slot-migration: no cluster in the environment")
-	}
 	plans, err := m.plan(ctx, env)
 	if err != nil {
 		return fmt.Errorf("slot-migration: %w", err)
@@ -219,7 +203,7 @@ func (m *SlotMigration) plan(ctx context.Context, env *Env) ([]*slotMove, error)
 		n, _ := strconv.Atoi(m.slots)
 		slots = []int{n}
 	}
-	nodes, err := env.cluster().Nodes(ctx)
+	nodes, err := env.nodes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -301,9 +285,19 @@ func (m *SlotMigration) move(ctx context.Context, env *Env, p *slotMove, pause t
 			return err
 		}
 	}
-	// Assign the slot: destination first (it stops answering ASK-only and
-	// bumps its epoch), then the source (it stops redirecting with ASK),
-	// then every other master, so that MOVED answers point at the new owner.
+	if err := m.assign(ctx, env, p, src, dst); err != nil {
+		return err
+	}
+	m.afterMove(ctx, env, p, src, dst)
+	return nil
+}
+
+// assign gives the slot to the destination: destination first (it stops
+// answering ASK-only and bumps its epoch), then the source (it stops
+// redirecting with ASK), then every other master, so that MOVED answers
+// point at the new owner.
+func (m *SlotMigration) assign(ctx context.Context, env *Env, p *slotMove, src, dst *redis.Client) error {
+	c := env.cluster()
 	m.setPhase(p, "assigning")
 	if err := tpSetSlot(ctx, dst, p.slot, "NODE", p.dst.ID); err != nil {
 		return fmt.Errorf("destination %s: %w", p.dst.Addr, err)
@@ -330,7 +324,13 @@ func (m *SlotMigration) move(ctx context.Context, env *Env, p *slotMove, pause t
 	if env.Client != nil {
 		env.Client.ReloadState(ctx)
 	}
-	// Evidence: who owns it now, and has everybody heard?
+	return nil
+}
+
+// afterMove records the evidence of a moved slot: who owns it now, whether
+// everybody has heard, and the keys left on either side.
+func (m *SlotMigration) afterMove(ctx context.Context, env *Env, p *slotMove, src, dst *redis.Client) {
+	c := env.cluster()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	t0 := time.Now()
@@ -350,7 +350,6 @@ func (m *SlotMigration) move(ctx context.Context, env *Env, p *slotMove, pause t
 	if env.Client != nil {
 		env.Client.ReloadState(ctx)
 	}
-	return nil
 }
 
 // moveKeys marks the slot on both sides and moves its keys in batches.
@@ -565,94 +564,22 @@ func (m *SlotMigration) Heal(ctx context.Context, env *Env) error {
 	m.healMu.Lock()
 	defer m.healMu.Unlock()
 	if env.cluster() == nil {
-		return nil
+		return nil // nothing was injected: Inject refuses an Env without a cluster
 	}
-	c := env.cluster()
 	m.mu.Lock()
 	plans := append([]*slotMove(nil), m.plans...)
 	m.mu.Unlock()
 	var errs []error
 	for _, p := range plans {
-		m.mu.Lock()
-		phase, skipped := p.phase, p.skipped
-		m.mu.Unlock()
-		if skipped != "" || phase == "done" {
-			continue
+		if err := m.healSlot(ctx, env, p); err != nil {
+			errs = append(errs, err)
 		}
-		forward := phase == "migrating" || phase == "assigning"
-		if !forward {
-			// The source was not (knowingly) marked MIGRATING. If it is
-			// anyway (a lost reply) or the destination holds keys of the
-			// slot, go forward; otherwise roll back.
-			if open, err := c.OpenSlots(ctx); err == nil {
-				for _, o := range open {
-					if o.Slot == p.slot && o.NodeID == p.src.ID && o.State == "migrating" {
-						forward = true
-					}
-				}
-			}
-			if dst, err := c.Admin(p.dst.Addr); err == nil {
-				if n, err := dst.ClusterCountKeysInSlot(ctx, p.slot).Result(); err == nil && n > 0 {
-					forward = true
-				}
-			}
-		}
-		if forward {
-			env.logf("slot-migration: heal finishes the migration of slot %d (phase %s)", p.slot, phase)
-			if err := m.move(ctx, env, p, 0); err != nil {
-				errs = append(errs, fmt.Errorf("slot %d: finishing the migration: %w", p.slot, err))
-			} else {
-				m.mu.Lock()
-				p.healFinished = true
-				m.mu.Unlock()
-			}
-			continue
-		}
-		env.logf("slot-migration: heal rolls back slot %d (phase %s)", p.slot, phase)
-		var rbErr error
-		for _, n := range []compose.Node{p.dst, p.src} {
-			cl, err := c.Admin(n.Addr)
-			if err == nil {
-				err = tpSetSlot(ctx, cl, p.slot, "STABLE", "")
-			}
-			if err != nil {
-				rbErr = errors.Join(rbErr, fmt.Errorf("slot %d: SETSLOT STABLE on %s: %w", p.slot, n.Addr, err))
-			}
-		}
-		if rbErr != nil {
-			errs = append(errs, rbErr)
-			continue
-		}
-		m.mu.Lock()
-		p.rolledBack, p.phase = true, "rolled-back"
-		m.mu.Unlock()
 	}
 	if env.Client != nil {
 		env.Client.ReloadState(ctx)
 	}
 	if len(plans) > 0 {
-		if open, err := c.OpenSlots(ctx); err != nil {
-			errs = append(errs, err)
-		} else {
-			var left []string
-			for _, o := range open {
-				for _, p := range plans {
-					if o.Slot == p.slot {
-						left = append(left, o.String())
-					}
-				}
-			}
-			if len(left) > 0 {
-				errs = append(errs, fmt.Errorf("slots still open: %s", strings.Join(left, " ")))
-			}
-		}
-	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if len(plans) > 0 {
-		if err := c.WaitHealthy(wctx); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, m.checkHealed(ctx, env, plans)...)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("slot-migration heal: %w", errors.Join(errs...))
@@ -661,6 +588,93 @@ func (m *SlotMigration) Heal(ctx context.Context, env *Env) error {
 	m.healed = true
 	m.mu.Unlock()
 	return nil
+}
+
+// healSlot finishes or rolls back the migration of one slot.
+func (m *SlotMigration) healSlot(ctx context.Context, env *Env, p *slotMove) error {
+	m.mu.Lock()
+	phase, skipped := p.phase, p.skipped
+	m.mu.Unlock()
+	if skipped != "" || phase == "done" {
+		return nil
+	}
+	if phase == "migrating" || phase == "assigning" || m.begunAnyway(ctx, env, p) {
+		env.logf("slot-migration: heal finishes the migration of slot %d (phase %s)", p.slot, phase)
+		if err := m.move(ctx, env, p, 0); err != nil {
+			return fmt.Errorf("slot %d: finishing the migration: %w", p.slot, err)
+		}
+		m.mu.Lock()
+		p.healFinished = true
+		m.mu.Unlock()
+		return nil
+	}
+	env.logf("slot-migration: heal rolls back slot %d (phase %s)", p.slot, phase)
+	c := env.cluster()
+	var rbErr error
+	for _, n := range []compose.Node{p.dst, p.src} {
+		cl, err := c.Admin(n.Addr)
+		if err == nil {
+			err = tpSetSlot(ctx, cl, p.slot, "STABLE", "")
+		}
+		if err != nil {
+			rbErr = errors.Join(rbErr, fmt.Errorf("slot %d: SETSLOT STABLE on %s: %w", p.slot, n.Addr, err))
+		}
+	}
+	if rbErr != nil {
+		return rbErr
+	}
+	m.mu.Lock()
+	p.rolledBack, p.phase = true, "rolled-back"
+	m.mu.Unlock()
+	return nil
+}
+
+// begunAnyway reports whether a slot whose source was not (knowingly)
+// marked MIGRATING is migrating all the same (a lost reply) or has keys on
+// the destination: heal then goes forward rather than rolling back.
+func (m *SlotMigration) begunAnyway(ctx context.Context, env *Env, p *slotMove) bool {
+	c := env.cluster()
+	forward := false
+	if open, err := c.OpenSlots(ctx); err == nil {
+		for _, o := range open {
+			if o.Slot == p.slot && o.NodeID == p.src.ID && o.State == "migrating" {
+				forward = true
+			}
+		}
+	}
+	if dst, err := c.Admin(p.dst.Addr); err == nil {
+		if n, err := dst.ClusterCountKeysInSlot(ctx, p.slot).Result(); err == nil && n > 0 {
+			forward = true
+		}
+	}
+	return forward
+}
+
+// checkHealed: no slot of plans left open, and the cluster healthy.
+func (m *SlotMigration) checkHealed(ctx context.Context, env *Env, plans []*slotMove) []error {
+	c := env.cluster()
+	var errs []error
+	if open, err := c.OpenSlots(ctx); err != nil {
+		errs = append(errs, err)
+	} else {
+		var left []string
+		for _, o := range open {
+			for _, p := range plans {
+				if o.Slot == p.slot {
+					left = append(left, o.String())
+				}
+			}
+		}
+		if len(left) > 0 {
+			errs = append(errs, fmt.Errorf("slots still open: %s", strings.Join(left, " ")))
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.WaitHealthy(wctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
 }
 
 // Evidence implements Fault.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,47 +27,31 @@ const (
 	MechanismLatencyToxic  = "latency-toxic-fallback"
 )
 
-func init() {
-	Register(Spec{
-		Kind: "slow-aof",
-		Help: "slow the target master's AOF: appendonly yes, appendfsync always, DEBUG AOF-FLUSH-SLEEP <sleep> " +
-			"(every write waits about sleep); where DEBUG is refused, a downstream latency toxic of the same size " +
-			"on the node's proxy instead; heal restores the previous settings",
-		Params: []Param{
-			TargetParam,
-			{Name: "sleep", Default: "20ms", Help: "how long Redis sleeps before each AOF flush (DEBUG AOF-FLUSH-SLEEP, in µs on the wire)"},
-			{Name: "rewrite", Default: "false", Help: "also start BGREWRITEAOF (a fork) under the load"},
-			{Name: "samples", Default: "20", Help: "timed SETs to a key in the node's (hot) slot before, during (fewer if sleep is long) and after the fault; 0 disables"},
-		},
-		New: newSlowAOF,
-		Rules: Rules{
-			Destructive: DestructiveBecause("it changes node configuration (CONFIG SET appendonly/appendfsync) and uses DEBUG AOF-FLUSH-SLEEP"),
-			Overlap:     Exclusive,
-		},
-	})
+var slowAOFKind = Spec{
+	Kind: "slow-aof",
+	Help: "slow the target master's AOF: appendonly yes, appendfsync always, DEBUG AOF-FLUSH-SLEEP <sleep> " +
+		"(every write waits about sleep); where DEBUG is refused, a downstream latency toxic of the same size " +
+		"on the node's proxy instead; heal restores the previous settings",
+	Params: []Param{TargetParam, slowAOFSleep.Param, slowAOFRewrite.Param, slowAOFSamples.Param},
+
+	Build: newSlowAOF,
+	Rules: Rules{
+		Destructive: DestructiveBecause("it changes node configuration (CONFIG SET appendonly/appendfsync) and uses DEBUG AOF-FLUSH-SLEEP"),
+		Overlap:     Exclusive,
+	},
 }
 
-func newSlowAOF(params map[string]string) (Fault, error) {
-	p := tpCopyParams(params)
-	tgt, err := ParseTarget(p)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckParams(p, "sleep", "rewrite", "samples"); err != nil {
-		return nil, err
-	}
-	f := &SlowAOF{target: tgt}
-	if f.sleep, err = tpDuration(p, "sleep", 20*time.Millisecond); err != nil {
-		return nil, err
-	}
+var (
+	slowAOFSleep   = durationParam("sleep", 20*time.Millisecond, "how long Redis sleeps before each AOF flush (DEBUG AOF-FLUSH-SLEEP, in µs on the wire)")
+	slowAOFRewrite = boolParam("rewrite", false, "also start BGREWRITEAOF (a fork) under the load")
+	slowAOFSamples = intParam("samples", 20, 0, math.MaxInt64, "", "timed SETs to a key in the node's (hot) slot before, during (fewer if sleep is long) and after the fault; 0 disables")
+)
+
+func newSlowAOF(v Values) (Fault, error) {
+	f := &SlowAOF{target: v.Target(), sleep: slowAOFSleep.Of(v), rewrite: slowAOFRewrite.Of(v), samples: int(slowAOFSamples.Of(v))}
 	if f.sleep < time.Microsecond || f.sleep > 10*time.Second {
-		return nil, fmt.Errorf("sleep=%q: want a duration in [1µs, 10s]", p["sleep"])
-	}
-	if f.rewrite, err = tpBool(p, "rewrite", false); err != nil {
-		return nil, err
-	}
-	if f.samples, err = tpInt(p, "samples", 20, 0); err != nil {
-		return nil, err
+		raw, _ := v.Given(slowAOFSleep.Param)
+		return nil, fmt.Errorf("sleep=%q: want a duration in [1µs, 10s]", raw)
 	}
 	return f, nil
 }
@@ -160,35 +145,78 @@ func (f *SlowAOF) Inject(ctx context.Context, env *Env) error {
 	return errors.Join(errs...)
 }
 
+// injectNode slows one node: it picks the mechanism, samples the write
+// latency before, turns AOF on with appendfsync always, arms the delay
+// (and the rewrite) and samples again inside the fault.
 func (f *SlowAOF) injectNode(ctx context.Context, env *Env, an *aofNode) error {
-	c := env.cluster()
-	addr := an.node.Addr
-	adm, err := c.Admin(addr)
+	adm, err := env.cluster().Admin(an.node.Addr)
 	if err != nil {
 		return err
 	}
-	// Which mechanism? DEBUG AOF-FLUSH-SLEEP 0 is harmless and tells.
+	mech, err := f.mechanism(ctx, env, an, adm)
+	if err != nil {
+		return err
+	}
+	sampler := f.sampleBefore(ctx, env, an, adm, mech)
+	if err := f.configure(ctx, an, adm); err != nil {
+		return err
+	}
+	if err := f.arm(ctx, env, an, adm, mech); err != nil {
+		return err
+	}
+	env.logf("slow-aof: %s on %s (sleep %v, appendfsync always)", mech, an.node.Addr, f.sleep)
+	if f.rewrite {
+		if err := adm.BgRewriteAOF(ctx).Err(); err != nil {
+			f.nodeNote(an, "BGREWRITEAOF: %v", err)
+		} else {
+			f.mu.Lock()
+			an.rewrote = true
+			f.mu.Unlock()
+		}
+	}
+	f.mu.Lock()
+	key := an.probeKey
+	f.mu.Unlock()
+	if key != "" && f.sleep < time.Second {
+		n := min(f.samples, max(3, int(2*time.Second/f.sleep)))
+		s := aofTimedWrites(ctx, sampler, key, n)
+		f.mu.Lock()
+		an.inside = s
+		f.mu.Unlock()
+	}
+	return nil
+}
+
+// mechanism says how the node is slowed: DEBUG AOF-FLUSH-SLEEP 0 is
+// harmless and tells whether DEBUG is allowed; where it is refused, a
+// latency toxic on the node's proxy (which must exist).
+func (f *SlowAOF) mechanism(ctx context.Context, env *Env, an *aofNode, adm *redis.Client) (string, error) {
 	mech := MechanismAOFFlushSleep
 	if err := adm.Do(ctx, "DEBUG", "AOF-FLUSH-SLEEP", 0).Err(); err != nil {
 		if !aofIsRedisErr(err) {
-			return fmt.Errorf("DEBUG AOF-FLUSH-SLEEP 0: %w", err)
+			return "", fmt.Errorf("DEBUG AOF-FLUSH-SLEEP 0: %w", err)
 		}
 		if env.proxies() == nil {
-			return fmt.Errorf("DEBUG AOF-FLUSH-SLEEP is refused (%v) and there are no proxies for the latency-toxic fallback: "+
+			return "", fmt.Errorf("DEBUG AOF-FLUSH-SLEEP is refused (%v) and there are no proxies for the latency-toxic fallback: "+
 				"start the nodes with enable-debug-command local/yes or run with proxies", err)
 		}
 		mech = MechanismLatencyToxic
 		f.mu.Lock()
 		an.debugErr = err.Error()
 		f.mu.Unlock()
-		env.logf("slow-aof: DEBUG refused on %s (%v): falling back to a downstream latency toxic", addr, err)
+		env.logf("slow-aof: DEBUG refused on %s (%v): falling back to a downstream latency toxic", an.node.Addr, err)
 	}
 	f.mu.Lock()
 	an.mechanism = mech
 	f.mu.Unlock()
+	return mech, nil
+}
 
-	// The sample path: direct for the server-side delay; through the load's
-	// client (the proxies) when the delay is a toxic on the proxy.
+// sampleBefore times writes to a probe key in the node's (hot) slot before
+// the fault and returns the client it sampled through: direct for the
+// server-side delay, the load's client (the proxies) when the delay is a
+// toxic on the proxy; nil when there is none.
+func (f *SlowAOF) sampleBefore(ctx context.Context, env *Env, an *aofNode, adm *redis.Client, mech string) redis.Cmdable {
 	var sampler redis.Cmdable = adm
 	viaLoad := false
 	if mech == MechanismLatencyToxic {
@@ -198,24 +226,31 @@ func (f *SlowAOF) injectNode(ctx context.Context, env *Env, an *aofNode) error {
 			sampler = nil
 		}
 	}
-	if an.node.Role == "master" && len(an.node.Slots) > 0 && f.samples > 0 && sampler != nil {
-		slot := an.node.Slots[0][0]
-		if len(env.HotSlots) > 0 && an.node.HasSlot(env.HotSlots[0]) {
-			slot = env.HotSlots[0]
+	if an.node.Role != "master" || len(an.node.Slots) == 0 || f.samples <= 0 || sampler == nil {
+		if f.samples > 0 {
+			f.nodeNote(an, "no latency samples: not a master owning slots, or no client through the proxies")
 		}
-		if key, err := compose.KeyInSlot("seckill-harness:slow-aof-probe:", slot); err == nil {
-			f.mu.Lock()
-			an.probeKey, an.viaLoad = key, viaLoad
-			f.mu.Unlock()
-			s := aofTimedWrites(ctx, sampler, key, f.samples)
-			f.mu.Lock()
-			an.before = s
-			f.mu.Unlock()
-		}
-	} else if f.samples > 0 {
-		f.nodeNote(an, "no latency samples: not a master owning slots, or no client through the proxies")
+		return sampler
 	}
+	slot := an.node.Slots[0][0]
+	if len(env.HotSlots) > 0 && an.node.HasSlot(env.HotSlots[0]) {
+		slot = env.HotSlots[0]
+	}
+	if key, err := compose.KeyInSlot("seckill-harness:slow-aof-probe:", slot); err == nil {
+		f.mu.Lock()
+		an.probeKey, an.viaLoad = key, viaLoad
+		f.mu.Unlock()
+		s := aofTimedWrites(ctx, sampler, key, f.samples)
+		f.mu.Lock()
+		an.before = s
+		f.mu.Unlock()
+	}
+	return sampler
+}
 
+// configure saves the settings heal restores, then turns on the latency
+// monitor, AOF (waiting for the rewrite that starts) and appendfsync always.
+func (f *SlowAOF) configure(ctx context.Context, an *aofNode, adm *redis.Client) error {
 	saved, err := aofConfigGet(ctx, adm, aofConfigKeys...)
 	if err != nil {
 		return err
@@ -245,6 +280,11 @@ func (f *SlowAOF) injectNode(ctx context.Context, env *Env, an *aofNode) error {
 	if err := adm.ConfigSet(ctx, "appendfsync", "always").Err(); err != nil {
 		return fmt.Errorf("CONFIG SET appendfsync always: %w", err)
 	}
+	return nil
+}
+
+// arm sets the delay: DEBUG AOF-FLUSH-SLEEP, or the latency toxic.
+func (f *SlowAOF) arm(ctx context.Context, env *Env, an *aofNode, adm *redis.Client, mech string) error {
 	switch mech {
 	case MechanismAOFFlushSleep:
 		f.mu.Lock()
@@ -259,33 +299,13 @@ func (f *SlowAOF) injectNode(ctx context.Context, env *Env, an *aofNode) error {
 		f.mu.Lock()
 		an.toxic = name
 		f.mu.Unlock()
-		err := env.proxies().AddToxic(addr, compose.Toxic{
+		err := env.proxies().AddToxic(an.node.Addr, compose.Toxic{
 			Name: name, Type: "latency", Stream: "downstream",
 			Attributes: map[string]any{"latency": int64(latMs)},
 		})
 		if err != nil {
 			return fmt.Errorf("latency-toxic fallback: %w", err)
 		}
-	}
-	env.logf("slow-aof: %s on %s (sleep %v, appendfsync always)", mech, addr, f.sleep)
-	if f.rewrite {
-		if err := adm.BgRewriteAOF(ctx).Err(); err != nil {
-			f.nodeNote(an, "BGREWRITEAOF: %v", err)
-		} else {
-			f.mu.Lock()
-			an.rewrote = true
-			f.mu.Unlock()
-		}
-	}
-	f.mu.Lock()
-	key := an.probeKey
-	f.mu.Unlock()
-	if key != "" && f.sleep < time.Second {
-		n := min(f.samples, max(3, int(2*time.Second/f.sleep)))
-		s := aofTimedWrites(ctx, sampler, key, n)
-		f.mu.Lock()
-		an.inside = s
-		f.mu.Unlock()
 	}
 	return nil
 }

@@ -21,24 +21,22 @@ import (
 
 const kindSoldOutNoticeLost = "soldout-notice-lost"
 
-func init() {
-	Register(Spec{
-		Kind: kindSoldOutNoticeLost,
-		Help: "the local sold-out flag's Pub/Sub notices are dropped by every subscriber until heal (each service instance only learns a sell-out from its own SOLD_OUT); needs --local-soldout",
-		New:  newSoldOutNoticeLost,
-		Rules: Rules{
-			// The harness's own subscribers, not the cluster.
-			Destructive:   NotDestructive(),
-			Overlap:       Exclusive,
-			OverlapTarget: func(map[string]string) Acted { return Acted{Target: "soldout-notices"} },
-			Available: func(s Setting, _ map[string]string) error {
-				if !s.LocalSoldOut {
-					return errors.New("fault soldout-notice-lost drops the local sold-out flag's notices, but this run's path has no flag: add --local-soldout TTL (a scenario's local_soldout: 1s)")
-				}
-				return nil
-			},
+var soldOutNoticeLostKind = Spec{
+	Kind:  kindSoldOutNoticeLost,
+	Help:  "the local sold-out flag's Pub/Sub notices are dropped by every subscriber until heal (each service instance only learns a sell-out from its own SOLD_OUT); needs --local-soldout",
+	Build: newSoldOutNoticeLost,
+	Rules: Rules{
+		// The harness's own subscribers, not the cluster.
+		Destructive:   NotDestructive(),
+		Overlap:       Exclusive,
+		OverlapTarget: func(map[string]string) Acted { return Acted{Target: "soldout-notices"} },
+		Available: func(s Setting, _ map[string]string) error {
+			if !s.LocalSoldOut {
+				return errors.New("fault soldout-notice-lost drops the local sold-out flag's notices, but this run's path has no flag: add --local-soldout TTL (a scenario's local_soldout: 1s)")
+			}
+			return nil
 		},
-	})
+	},
 }
 
 // SoldOutNotices is what the local sold-out flag offers this kind
@@ -62,12 +60,7 @@ type soldOutNoticeLost struct {
 
 var _ Fault = (*soldOutNoticeLost)(nil)
 
-func newSoldOutNoticeLost(params map[string]string) (Fault, error) {
-	if err := CheckParams(params); err != nil {
-		return nil, err
-	}
-	return &soldOutNoticeLost{}, nil
-}
+func newSoldOutNoticeLost(Values) (Fault, error) { return &soldOutNoticeLost{}, nil }
 
 func (f *soldOutNoticeLost) Kind() string   { return kindSoldOutNoticeLost }
 func (f *soldOutNoticeLost) Target() string { return "sold-out notices (Pub/Sub subscribers)" }

@@ -26,14 +26,24 @@ const (
 	TargetSlotMaster = "slot"
 )
 
-// TargetParam documents the "target" parameter; kinds that use ParseTarget
-// list it among their Params.
-var TargetParam = Param{
-	Name:    "target",
-	Default: TargetHotMaster,
-	Help: "what the fault acts on: hot-master (master of the hot slot), hot-replica (a replica of it), " +
-		"all-masters, node=<node id or host:port> (or the id / host:port alone), slot=<n> (master of slot n)",
+// TargetParam is the "target" parameter: a Target, hot-master when absent
+// or empty. A kind lists it among its Params and reads it with Values.Target.
+var TargetParam = targetParam(TargetHotMaster)
+
+// targetParam is the target parameter with the default role def.
+func targetParam(def string) Param {
+	return Param{
+		Name:    "target",
+		Default: def,
+		Help: "what the fault acts on: hot-master (master of the hot slot), hot-replica (a replica of it), " +
+			"all-masters, node=<node id or host:port> (or the id / host:port alone), slot=<n> (master of slot n)",
+		def:   Target{Role: def},
+		parse: func(v string) (any, error) { return parseTargetValue(v) },
+	}
 }
+
+// Target is the target parameter's value (its kind must declare it).
+func (v Values) Target() Target { return v.vals[TargetParam.Name].(Target) }
 
 // Target names what a fault acts on. It is resolved against the live
 // topology at Inject time (roles move with failovers and migrations).
@@ -53,36 +63,16 @@ func (t Target) String() string {
 	return t.Role
 }
 
-// ParseTarget reads and deletes params["target"]; absent or empty means
-// hot-master. Accepted values: hot-master, hot-replica, all-masters,
+// ParseTarget reads a target parameter's value; empty means hot-master.
+// Accepted values: hot-master, hot-replica, all-masters,
 // node=<id|host:port>, slot=<0..16383>, or a bare node id (40 hex chars) or
-// host:port.
-func ParseTarget(params map[string]string) (Target, error) {
-	v, ok := params["target"]
-	delete(params, "target")
-	v = strings.TrimSpace(v)
-	if !ok || v == "" {
-		return Target{Role: TargetHotMaster}, nil
-	}
-	t, err := parseTargetValue(v)
+// host:port. The error names the parameter.
+func ParseTarget(v string) (Target, error) {
+	t, err := TargetParam.value(v, true)
 	if err != nil {
 		return Target{}, fmt.Errorf("target=%q: %w", v, err)
 	}
-	return t, nil
-}
-
-// ParseTargetOnly is ParseTarget for kinds whose only parameter is the
-// target: any other parameter is an error. params is not modified.
-func ParseTargetOnly(params map[string]string) (Target, error) {
-	params = copyParams(params)
-	t, err := ParseTarget(params)
-	if err != nil {
-		return Target{}, err
-	}
-	if err := CheckParams(params); err != nil {
-		return Target{}, err
-	}
-	return t, nil
+	return t.(Target), nil
 }
 
 func parseTargetValue(v string) (Target, error) {
@@ -136,55 +126,21 @@ func isHostPort(s string) bool {
 // when the cluster is missing, when a hot-* role has no env.HotSlots, or
 // when nothing matches (e.g. the hot master has no live replica).
 func (t Target) Resolve(ctx context.Context, env *Env) ([]compose.Node, error) {
-	if env.cluster() == nil {
-		return nil, fmt.Errorf("target %s: no cluster to resolve it on", t)
-	}
-	nodes, err := env.cluster().Nodes(ctx)
+	nodes, err := env.nodes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t, err)
 	}
-	masterOf := func(slot int) (compose.Node, error) {
-		for _, n := range nodes {
-			if n.Role == "master" && n.HasSlot(slot) {
-				return n, nil
-			}
+	one := func(n compose.Node, err error) ([]compose.Node, error) {
+		if err != nil {
+			return nil, err
 		}
-		return compose.Node{}, fmt.Errorf("target %s: no master owns slot %d", t, slot)
-	}
-	hotMaster := func() (compose.Node, error) {
-		if len(env.HotSlots) == 0 {
-			return compose.Node{}, fmt.Errorf("target %s: env.HotSlots is empty (no activity slot to aim at)", t)
-		}
-		return masterOf(env.HotSlots[0])
+		return []compose.Node{n}, nil
 	}
 	switch t.Role {
 	case TargetHotMaster, "":
-		m, err := hotMaster()
-		if err != nil {
-			return nil, err
-		}
-		return []compose.Node{m}, nil
+		return one(t.hotMaster(env, nodes))
 	case TargetHotReplica:
-		m, err := hotMaster()
-		if err != nil {
-			return nil, err
-		}
-		var fallback *compose.Node
-		for i, n := range nodes {
-			if n.Role != "replica" || n.MasterID != m.ID {
-				continue
-			}
-			if healthy(n) {
-				return []compose.Node{n}, nil
-			}
-			if fallback == nil {
-				fallback = &nodes[i]
-			}
-		}
-		if fallback != nil {
-			return []compose.Node{*fallback}, nil
-		}
-		return nil, fmt.Errorf("target %s: master %s (%s) has no replica", t, m.Addr, shortID(m.ID))
+		return one(t.hotReplica(env, nodes))
 	case TargetAllMasters:
 		var out []compose.Node
 		for _, n := range nodes {
@@ -201,27 +157,70 @@ func (t Target) Resolve(ctx context.Context, env *Env) ([]compose.Node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("target %s: bad slot %q", t, t.Node)
 		}
-		m, err := masterOf(slot)
-		if err != nil {
-			return nil, err
-		}
-		return []compose.Node{m}, nil
+		return one(t.masterOf(nodes, slot))
 	case TargetNode:
-		for _, n := range nodes {
-			if strings.EqualFold(n.ID, t.Node) || n.Addr == t.Node {
-				return []compose.Node{n}, nil
-			}
-		}
-		// A node that is down is absent from the live view; the harness's
-		// bookkeeping still knows it by address.
-		if isHostPort(t.Node) {
-			if n, ok := env.cluster().NodeByAddr(t.Node); ok {
-				return []compose.Node{n}, nil
-			}
-		}
-		return nil, fmt.Errorf("target %s: no such node in the cluster", t)
+		return one(t.node(env, nodes))
 	}
 	return nil, fmt.Errorf("target: unknown role %q", t.Role)
+}
+
+// masterOf is the master in nodes that owns slot.
+func (t Target) masterOf(nodes []compose.Node, slot int) (compose.Node, error) {
+	for _, n := range nodes {
+		if n.Role == "master" && n.HasSlot(slot) {
+			return n, nil
+		}
+	}
+	return compose.Node{}, fmt.Errorf("target %s: no master owns slot %d", t, slot)
+}
+
+// hotMaster is the master that owns env.HotSlots[0].
+func (t Target) hotMaster(env *Env, nodes []compose.Node) (compose.Node, error) {
+	if len(env.HotSlots) == 0 {
+		return compose.Node{}, fmt.Errorf("target %s: env.HotSlots is empty (no activity slot to aim at)", t)
+	}
+	return t.masterOf(nodes, env.HotSlots[0])
+}
+
+// hotReplica is a healthy replica of the hot master, else any replica of it.
+func (t Target) hotReplica(env *Env, nodes []compose.Node) (compose.Node, error) {
+	m, err := t.hotMaster(env, nodes)
+	if err != nil {
+		return compose.Node{}, err
+	}
+	var fallback *compose.Node
+	for i, n := range nodes {
+		if n.Role != "replica" || n.MasterID != m.ID {
+			continue
+		}
+		if healthy(n) {
+			return n, nil
+		}
+		if fallback == nil {
+			fallback = &nodes[i]
+		}
+	}
+	if fallback != nil {
+		return *fallback, nil
+	}
+	return compose.Node{}, fmt.Errorf("target %s: master %s (%s) has no replica", t, m.Addr, shortID(m.ID))
+}
+
+// node is the node named by id or address; a node that is down is absent
+// from the live view, but the harness's bookkeeping still knows it by
+// address.
+func (t Target) node(env *Env, nodes []compose.Node) (compose.Node, error) {
+	for _, n := range nodes {
+		if strings.EqualFold(n.ID, t.Node) || n.Addr == t.Node {
+			return n, nil
+		}
+	}
+	if isHostPort(t.Node) {
+		if n, ok := env.cluster().NodeByAddr(t.Node); ok {
+			return n, nil
+		}
+	}
+	return compose.Node{}, fmt.Errorf("target %s: no such node in the cluster", t)
 }
 
 // ResolveOne is Resolve for faults that act on exactly one node: it fails

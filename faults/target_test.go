@@ -21,13 +21,9 @@ func TestParseTarget(t *testing.T) {
 		"slot=16383":          {Role: TargetSlotMaster, Node: "16383"},
 	}
 	for in, want := range cases {
-		params := map[string]string{"target": in, "other": "x"}
-		got, err := ParseTarget(params)
+		got, err := ParseTarget(in)
 		if err != nil || got != want {
 			t.Errorf("ParseTarget(%q) = %+v, %v; want %+v", in, got, err, want)
-		}
-		if _, left := params["target"]; left || params["other"] != "x" {
-			t.Errorf("ParseTarget(%q) left params %v", in, params)
 		}
 		wantStr := in
 		switch {
@@ -40,11 +36,11 @@ func TestParseTarget(t *testing.T) {
 			t.Errorf("String() = %q for %q, want %q", got.String(), in, wantStr)
 		}
 	}
-	if got, err := ParseTarget(map[string]string{}); err != nil || got.Role != TargetHotMaster {
+	if got, err := ParseTarget(""); err != nil || got.Role != TargetHotMaster {
 		t.Errorf("absent target: %+v %v", got, err)
 	}
 	for _, bad := range []string{"master", "node=", "node=abc", "slot=-1", "slot=16384", "slot=x", "127.0.0.1", id[:39]} {
-		if _, err := ParseTarget(map[string]string{"target": bad}); err == nil || !strings.Contains(err.Error(), "target=") {
+		if _, err := ParseTarget(bad); err == nil || !strings.Contains(err.Error(), "target=") {
 			t.Errorf("ParseTarget(%q) = %v: want an error naming target", bad, err)
 		}
 	}

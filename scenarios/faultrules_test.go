@@ -14,14 +14,14 @@ import (
 // (it keeps no list of kinds of its own).
 func init() {
 	faults.Register(faults.Spec{Kind: "zz-test-node", Help: "test kind", Params: []faults.Param{faults.TargetParam},
-		New: newRulesTestFault,
+		Build: newRulesTestFault,
 		Rules: faults.Rules{
 			Destructive: faults.NotDestructive(),
 			Overlap:     faults.Exclusive,
 			Topology:    faults.Topology{Masters: 4, MastersWhy: "four masters to test on", Replicas: 2, ReplicasWhy: "two replicas per master"},
 		}})
 	faults.Register(faults.Spec{Kind: "zz-test-stall", Help: "test kind",
-		New: newRulesTestFault,
+		Build: newRulesTestFault,
 		Rules: faults.Rules{
 			Destructive:    faults.NotDestructive(),
 			NeedsPipeline:  "stalls the test stage of the pipeline",
@@ -33,13 +33,7 @@ func init() {
 
 type rulesTestFault struct{}
 
-func newRulesTestFault(params map[string]string) (faults.Fault, error) {
-	delete(params, "target")
-	if err := faults.CheckParams(params); err != nil {
-		return nil, err
-	}
-	return rulesTestFault{}, nil
-}
+func newRulesTestFault(faults.Values) (faults.Fault, error)      { return rulesTestFault{}, nil }
 func (rulesTestFault) Kind() string                              { return "zz-test" }
 func (rulesTestFault) Target() string                            { return "nothing" }
 func (rulesTestFault) Inject(context.Context, *faults.Env) error { return nil }

@@ -27,7 +27,7 @@ func (neverInjects) Evidence() map[string]any                { return map[string
 func init() {
 	faults.Register(faults.Spec{Kind: "test-never-injects", Help: "test only: Inject always fails",
 		Rules: faults.Rules{Destructive: faults.NotDestructive(), Overlap: faults.Stacks},
-		New:   func(map[string]string) (faults.Fault, error) { return neverInjects{}, nil }})
+		Build: func(faults.Values) (faults.Fault, error) { return neverInjects{}, nil }})
 }
 
 // A run whose planned fault did not take effect tested nothing: it fails
