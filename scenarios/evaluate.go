@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"seckill-harness/reports"
-	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 )
 
 // Evaluate judges the scenario's assertions against a finished report and
@@ -138,7 +138,7 @@ func (s *Scenario) evalInvariants(rep *reports.Report) reports.Assertion {
 			// pipeline on whose report lacks them was not judged.
 			for _, id := range PipelineInvariantIDs {
 				if _, ok := byID[id]; !ok {
-					fails = append(fails, id+" is not in the report (the scenario runs the pipeline: its checks "+runner.IDRange(true)+" did not run)")
+					fails = append(fails, id+" is not in the report (the scenario runs the pipeline: its checks "+checks.IDRange(true)+" did not run)")
 				}
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/lua"
-	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 )
 
 // counterPath is the reserve path as a team writes it without one atomic
@@ -35,16 +35,19 @@ import (
 // both write it, so UNKNOWN outcomes can still be resolved by the checker.
 // Release is the reference fence + compensate.
 type counterPath struct {
-	name       string
-	checkFirst bool // get-then-decr: read and compare before decrementing
-	st         *lua.Store
-	retention  sync.Map // hash tag -> retention_until_ms (activity config, cached client-side)
+	sut.ReferenceState // the contract's keys: set up, read back as the reference's
+	name               string
+	checkFirst         bool // get-then-decr: read and compare before decrementing
+	st                 *lua.Store
+	retention          sync.Map // hash tag -> retention_until_ms (activity config, cached client-side)
 }
 
-var _ runner.Path = (*counterPath)(nil)
+var _ sut.System = (*counterPath)(nil)
 
-func newCounterPath(name string, checkFirst bool) func(st *lua.Store) runner.Path {
-	return func(st *lua.Store) runner.Path { return &counterPath{name: name, checkFirst: checkFirst, st: st} }
+func newCounterPath(name string, checkFirst bool) func(st *lua.Store) sut.System {
+	return func(st *lua.Store) sut.System {
+		return &counterPath{ReferenceState: sut.ReferenceState{Store: st}, name: name, checkFirst: checkFirst, st: st}
+	}
 }
 
 func (p *counterPath) Name() string { return p.name }
@@ -53,7 +56,7 @@ func (p *counterPath) Name() string { return p.name }
 func (*counterPath) Resend(call lua.ReserveCall, _ int) lua.ReserveCall { return call }
 
 func (p *counterPath) Release(ctx context.Context, sc lua.Scope, userID, rid string) (lua.CompensateResult, error) {
-	return fenceAndCompensate(ctx, p.st, sc, userID, rid)
+	return sut.FenceAndCompensate(ctx, p.st, sc, userID, rid)
 }
 
 // partialError is the error of a call that failed after a command that

@@ -13,6 +13,8 @@ import (
 
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
+	"seckill-harness/runner/sut"
 )
 
 // compareRow is one variant of a compare run (a bucket count, a pool
@@ -135,7 +137,7 @@ func PoolSizeAxis(sizes []int) CompareAxis {
 func LocalSoldOutAxis(ttl time.Duration) CompareAxis {
 	return CompareAxis{Dimension: "local_soldout", Title: "same seed and load without and with the local sold-out flag", table: writeLocalSoldOutTable,
 		Variants: []CompareVariant{
-			{Label: "no flag", Dir: "local-soldout-off", Apply: func(q *Plan) { q.LocalSoldOut = runner.LocalSoldOutConfig{} }},
+			{Label: "no flag", Dir: "local-soldout-off", Apply: func(q *Plan) { q.LocalSoldOut = sut.LocalSoldOutConfig{} }},
 			{Label: "flag " + ttl.String(), Dir: "local-soldout-" + ttl.String(), Apply: func(q *Plan) { q.LocalSoldOut.TTL = ttl }},
 		}}
 }
@@ -184,7 +186,7 @@ func CompareOver(ctx context.Context, log io.Writer, p *Plan, axis CompareAxis, 
 		}
 		r.LocalSoldOut = oc.Report.LocalSoldOut
 		if r.LocalSoldOut == nil && axis.Dimension == "local_soldout" {
-			r.LocalSoldOut = runner.AnalyzeLocalSoldOut(oc.Result.History.All(), int(oc.Activity.Buckets), 0)
+			r.LocalSoldOut = checks.AnalyzeLocalSoldOut(oc.Result.History.All(), int(oc.Activity.Buckets), 0)
 		}
 		rows = append(rows, r)
 		variants = append(variants, reports.CompareVariant{Name: v.Label, Buckets: int(q.Buckets),

@@ -15,6 +15,7 @@ import (
 
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
 )
 
@@ -126,7 +127,7 @@ func TestCompareAxes(t *testing.T) {
 	if lso.Dimension != "local_soldout" || len(lso.Variants) != 2 {
 		t.Fatalf("local sold-out axis: %+v", lso)
 	}
-	p := &Plan{LocalSoldOut: runner.LocalSoldOutConfig{TTL: 5 * time.Second}}
+	p := &Plan{LocalSoldOut: sut.LocalSoldOutConfig{TTL: 5 * time.Second}}
 	lso.Variants[0].Apply(p)
 	if p.LocalSoldOut.TTL != 0 {
 		t.Errorf("the first variant keeps the flag: %+v", p.LocalSoldOut)

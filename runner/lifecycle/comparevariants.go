@@ -31,7 +31,7 @@ type VariantSpec struct {
 //     acknowledged the stream within the last second
 //     (min-replicas-to-write 1, min-replicas-max-lag 1).
 //   - wait: WAIT 1 after each fresh ACCEPTED, on the connection that ran
-//     the script (runner.DefaultWaitTimeout); the answer is not refused,
+//     the script (sut.DefaultWaitTimeout); the answer is not refused,
 //     but it says whether the replica confirmed it.
 var Mitigations = []VariantSpec{
 	{Name: "none"},

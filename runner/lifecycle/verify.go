@@ -17,6 +17,8 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
+	"seckill-harness/runner/sut"
 )
 
 // MaxHistoryBytes is the largest history.jsonl Verify reads from a
@@ -105,8 +107,8 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 		skew = 0
 	}
 	store := lua.NewStore(st.Client, scripts, SecretFor(first.Seed))
-	chk, err := runner.Verify(cctx, runner.Target{Store: store, Activity: act},
-		runner.CheckInput{History: merged, FaultsInjected: faulted, ClockSkew: skew,
+	chk, err := checks.Judge(cctx, sut.Sale{Activity: act, IDs: store}, sut.NewReference(store),
+		checks.CheckInput{History: merged, FaultsInjected: faulted, ClockSkew: skew,
 			ExpiryAllowances: mergedExpiryAllowances(runs)})
 	if err != nil {
 		return nil, fmt.Errorf("reading the final state back: %w", err)
@@ -127,8 +129,8 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 	for _, r := range loaded {
 		if w := r.Report.Wait; w != nil {
 			// The generators ran with WAIT: the union's confirmations and losses.
-			policy := runner.WaitPolicy{Replicas: w.Replicas, Timeout: time.Duration(w.TimeoutMs * float64(time.Millisecond))}
-			rep.Wait = runner.WaitSummaryOf(merged, chk.LostAcks, policy)
+			policy := sut.WaitPolicy{Replicas: w.Replicas, Timeout: time.Duration(w.TimeoutMs * float64(time.Millisecond))}
+			rep.Wait = checks.WaitSummaryOf(merged, chk.LostAcks, policy)
 			break
 		}
 	}
@@ -143,7 +145,7 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 	fmt.Fprintf(stdout, "verified %d ops of %d generators against activity %s\nreport: %s\n",
 		len(merged.Ops), len(runs), act.ID, filepath.Join(o.Out, reports.ReportFile))
 	if o.Teardown {
-		n, err := lua.Teardown(cctx, st.Client, act)
+		n, err := sut.NewReference(store).Teardown(cctx, act)
 		if err == nil {
 			err = st.Client.Del(cctx, RegistryKey(act)).Err()
 		}
@@ -263,7 +265,7 @@ func checkRegistry(ctx context.Context, st *Stand, act *lua.Activity, runs []gen
 // only a run has, e.g. the pipeline's, stay as merged by MergeRuns), a check a
 // generator failed during its run fails the merge too, and stock, unknowns
 // and lost acks are the union's.
-func applyVerification(rep *reports.Report, chk *runner.CheckReport, runs []*reports.Run) {
+func applyVerification(rep *reports.Report, chk *checks.CheckReport, runs []*reports.Run) {
 	labels := make([]string, len(runs))
 	for i, r := range runs {
 		labels[i] = filepath.Base(filepath.Clean(r.Dir))
