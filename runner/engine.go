@@ -122,32 +122,12 @@ func RunPhases(ctx context.Context, phases []Phase, sale sut.Sale, sys sut.Syste
 	for _, f := range opts {
 		f(&o)
 	}
-	if len(phases) == 0 {
-		return nil, fmt.Errorf("no load phase")
+	pacers, err := preparePhases(phases, sale.Activity)
+	if err != nil {
+		return nil, err
 	}
-	pacers := make([]vegeta.Pacer, len(phases))
 	first := phases[0].Config
-	if first.LateThreshold <= 0 {
-		first.LateThreshold = time.Millisecond
-	}
-	for i := range phases {
-		cfg := &phases[i].Config
-		cfg.Users, cfg.Seed, cfg.LateThreshold, cfg.Generator = first.Users, first.Seed, first.LateThreshold, first.Generator
-		if err := cfg.Validate(); err != nil {
-			return nil, fmt.Errorf("phase %q: %w", phases[i].Name, err)
-		}
-		if cfg.Mode == ModeOpen {
-			p, err := NewPacer(cfg.Shape)
-			if err != nil {
-				return nil, fmt.Errorf("phase %q: %w", phases[i].Name, err)
-			}
-			pacers[i] = p
-		}
-	}
 	a := sale.Activity
-	if a.Buckets > lua.MaxBuckets {
-		return nil, fmt.Errorf("activity %s has %d buckets: at most %d (the history stores a bucket index in 16 bits)", a.ID, a.Buckets, lua.MaxBuckets)
-	}
 	e := &engine{sale: sale, sys: sys, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) }, first.Generator)}
 	e.ctx = ctx
 	for _, ph := range phases {
@@ -179,20 +159,69 @@ func RunPhases(ctx context.Context, phases []Phase, sale sut.Sale, sys sut.Syste
 	e.began = time.Now()
 	e.observe = o.opObserver
 	e.onAccepted = o.onAccepted
-
-	sampleCtx, stopSampler := context.WithCancel(context.Background())
-	samplerDone := make(chan []StockSample, 1)
-	if first.SampleEvery > 0 {
-		go func() {
-			samplerDone <- sampleStock(sampleCtx, sale.Activity, sys, e.began, first.SampleEvery, o.stockObserver)
-		}()
-	} else {
-		samplerDone <- nil
-	}
-
+	stopSampler := e.startSampler(first.SampleEvery, o.stockObserver)
 	if o.onStart != nil {
 		o.onStart(e.began)
 	}
+	res := &Result{Config: first, Began: e.began}
+	e.runPhases(ctx, phases, pacers, firstLoop, res, &o)
+	res.Samples = stopSampler()
+	if err := e.finish(res); err != nil {
+		return nil, err
+	}
+	return res, ctx.Err()
+}
+
+// preparePhases validates the phases (Users, Seed, LateThreshold and
+// Generator come from the first) and makes the open-loop ones' pacers.
+func preparePhases(phases []Phase, a *lua.Activity) ([]vegeta.Pacer, error) {
+	if len(phases) == 0 {
+		return nil, fmt.Errorf("no load phase")
+	}
+	pacers := make([]vegeta.Pacer, len(phases))
+	first := &phases[0].Config
+	if first.LateThreshold <= 0 {
+		first.LateThreshold = time.Millisecond
+	}
+	for i := range phases {
+		cfg := &phases[i].Config
+		cfg.Users, cfg.Seed, cfg.LateThreshold, cfg.Generator = first.Users, first.Seed, first.LateThreshold, first.Generator
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("phase %q: %w", phases[i].Name, err)
+		}
+		if cfg.Mode == ModeOpen {
+			p, err := NewPacer(cfg.Shape)
+			if err != nil {
+				return nil, fmt.Errorf("phase %q: %w", phases[i].Name, err)
+			}
+			pacers[i] = p
+		}
+	}
+	if a.Buckets > lua.MaxBuckets {
+		return nil, fmt.Errorf("activity %s has %d buckets: at most %d (the history stores a bucket index in 16 bits)", a.ID, a.Buckets, lua.MaxBuckets)
+	}
+	return pacers, nil
+}
+
+// startSampler starts the I1 sampler (every > 0) from the run's offset 0;
+// stop ends it and returns its readings.
+func (e *engine) startSampler(every time.Duration, observe func(StockSample)) (stop func() []StockSample) {
+	sampleCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan []StockSample, 1)
+	if every > 0 {
+		go func() { done <- sampleStock(sampleCtx, e.sale.Activity, e.sys, e.began, every, observe) }()
+	} else {
+		done <- nil
+	}
+	return func() []StockSample {
+		cancel()
+		return <-done
+	}
+}
+
+// runPhases runs the phases in order (the first one's loop already
+// started), with progress reports when asked for, until ctx ends.
+func (e *engine) runPhases(ctx context.Context, phases []Phase, pacers []vegeta.Pacer, firstLoop func(), res *Result, o *options) {
 	var total time.Duration
 	for _, ph := range phases {
 		total += ph.Config.Duration
@@ -204,7 +233,6 @@ func RunPhases(ctx context.Context, phases []Phase, sale sut.Sale, sys sut.Syste
 		e.live = newLiveStats()
 		stopProgress = e.reportProgress(o.progress, o.progressEvery, total, &phaseName)
 	}
-	res := &Result{Config: first, Began: e.began}
 	for i, ph := range phases {
 		if ctx.Err() != nil {
 			break
@@ -231,13 +259,15 @@ func RunPhases(ctx context.Context, phases []Phase, sale sut.Sale, sys sut.Syste
 	}
 	res.Elapsed = time.Since(e.began)
 	stopProgress()
-	stopSampler()
-	res.Samples = <-samplerDone
+}
 
+// finish fills res with the history, the drops, the error texts and what
+// the engine observed; an error is the spool's.
+func (e *engine) finish(res *Result) error {
 	if e.store.spool != nil {
 		sp, err := e.store.finishSpool()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		res.History = &History{spool: sp}
 	} else {
@@ -255,14 +285,14 @@ func RunPhases(ctx context.Context, phases []Phase, sale sut.Sale, sys sut.Syste
 		}
 	}
 	for _, o := range res.History.All() {
-		if late := o.Start - o.Intended; late > first.LateThreshold {
+		if late := o.Start - o.Intended; late > res.Config.LateThreshold {
 			res.Observed.LateStarts++
 			if late > res.Observed.MaxLateBy {
 				res.Observed.MaxLateBy = late
 			}
 		}
 	}
-	return res, ctx.Err()
+	return nil
 }
 
 type engine struct {

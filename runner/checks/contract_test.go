@@ -20,7 +20,9 @@ func (s loadOnly) Name() string { return "load-only" }
 func (s loadOnly) Reserve(ctx context.Context, call lua.ReserveCall) (lua.ReserveResult, error) {
 	return s.ref.Reserve(ctx, call)
 }
-func (s loadOnly) Resend(call lua.ReserveCall, send int) lua.ReserveCall { return s.ref.Resend(call, send) }
+func (s loadOnly) Resend(call lua.ReserveCall, send int) lua.ReserveCall {
+	return s.ref.Resend(call, send)
+}
 func (s loadOnly) Release(ctx context.Context, sc lua.Scope, userID, rid string) (lua.CompensateResult, error) {
 	return s.ref.Release(ctx, sc, userID, rid)
 }

@@ -290,21 +290,60 @@ func notCachedForUser(code lua.ReserveCode) bool {
 // and another user reusing it gets REQUEST_ID_CONFLICT with no reservation
 // id; re-sent operations agree with their own request's result.
 func judgeI5(f *Facts) Verdict {
-	// The answered operations grouped by request id (request results are
-	// cached per bucket), each group in history order. A first pass keeps
-	// one packed key per answered operation (8 bytes: bucket, request, and
-	// whether it answered REQUEST_ID_CONFLICT), sorted to find the groups
-	// judged — a request id answered twice, or a REQUEST_ID_CONFLICT; a
-	// second pass copies those groups' operations only.
-	const conflictBit = 1
-	pack := func(o *runner.Op) uint64 { return (uint64(o.Bucket)<<32 | uint64(o.Req)) << 1 }
-	answers := func(o *runner.Op) bool {
-		return o.Kind.IsReserve() && o.Outcome >= 0 && !notCachedForUser(lua.ReserveCode(o.Outcome))
+	kept := i5Groups(f)
+	var bad []string
+	groups, foreignGroups, unreadable := 0, 0, 0
+	for start := 0; start < len(kept); {
+		end := start + 1
+		for end < len(kept) && i5Pack(&kept[end]) == i5Pack(&kept[start]) {
+			end++
+		}
+		groups++
+		foreign, unread, gbad := judgeI5Group(f, kept[start:end])
+		foreignGroups += foreign
+		unreadable += unread
+		bad = append(bad, gbad...)
+		start = end
 	}
+	resent, resentBad, resentUnreadable := judgeResent(f)
+	unreadable += resentUnreadable
+	bad = append(bad, resentBad...)
+	detail := fmt.Sprintf("%d request ids answered more than once (%d reused by another user), %d re-sent operations: all agree", groups, foreignGroups, resent)
+	if len(bad) > 0 {
+		detail = fmt.Sprintf("%d idempotency violations", len(bad))
+	}
+	ev := map[string]any{"repeated_request_ids": groups, "reused_by_another_user": foreignGroups, "resent_ops": resent,
+		"resent_mismatches": len(resentBad), "violations": listed(bad), "violation_count": len(bad)}
+	if unreadable > 0 {
+		ev["unreadable_request_results"] = unreadable
+		detail += fmt.Sprintf(" (%d cached request results could not be read: not compared)", unreadable)
+	}
+	return Verdict{len(bad) > 0, detail, ev}
+}
+
+// i5Pack is an operation's request key (bucket, request) packed into a
+// uint64, shifted left one bit for i5Groups' conflict bit.
+func i5Pack(o *runner.Op) uint64 { return (uint64(o.Bucket)<<32 | uint64(o.Req)) << 1 }
+
+// i5Answers: the operation answered for its request (a reserve whose
+// answer the request result caches).
+func i5Answers(o *runner.Op) bool {
+	return o.Kind.IsReserve() && o.Outcome >= 0 && !notCachedForUser(lua.ReserveCode(o.Outcome))
+}
+
+// i5Groups returns the answered operations of the request ids I5 judges,
+// grouped by request id (request results are cached per bucket), each
+// group in history order. A first pass keeps one packed key per answered
+// operation (8 bytes: bucket, request, and whether it answered
+// REQUEST_ID_CONFLICT), sorted to find the groups judged — a request id
+// answered twice, or a REQUEST_ID_CONFLICT; a second pass copies those
+// groups' operations only.
+func i5Groups(f *Facts) []runner.Op {
+	const conflictBit = 1
 	keys := make([]uint64, 0, f.opCount())
 	for _, o := range f.all() {
-		if answers(o) {
-			k := pack(o)
+		if i5Answers(o) {
+			k := i5Pack(o)
 			if o.Outcome == runner.Outcome(lua.RequestIDConflict) {
 				k |= conflictBit
 			}
@@ -326,95 +365,78 @@ func judgeI5(f *Facts) Verdict {
 		}
 		start = end
 	}
-	keys = nil
 	var kept []runner.Op // the judged groups' operations, in history order
 	if len(judgedKeys) > 0 {
 		for _, o := range f.all() {
-			if answers(o) {
-				if _, ok := slices.BinarySearch(judgedKeys, pack(o)); ok {
+			if i5Answers(o) {
+				if _, ok := slices.BinarySearch(judgedKeys, i5Pack(o)); ok {
 					kept = append(kept, *o)
 				}
 			}
 		}
 	}
-	slices.SortStableFunc(kept, func(x, y runner.Op) int { return cmp.Compare(pack(&x), pack(&y)) })
-	var bad []string
-	groups, foreignGroups, unreadable := 0, 0, 0
-	for start := 0; start < len(kept); {
-		end := start + 1
-		for end < len(kept) && pack(&kept[end]) == pack(&kept[start]) {
-			end++
-		}
-		group := kept[start:end]
-		start = end
-		key := RequestKey{group[0].Bucket, group[0].Req}
-		req := key.Req
-		groups++
-		type answer struct {
-			code lua.ReserveCode
-			rid  string
-		}
-		answers := map[uint32]answer{} // per user: the first non-conflict answer
-		conflicted := map[uint32]bool{}
-		for i := range group {
-			o := &group[i]
-			code := lua.ReserveCode(o.Outcome)
-			if code == lua.RequestIDConflict {
-				conflicted[o.User] = true
-				if o.RID != "" {
-					bad = append(bad, fmt.Sprintf("%s: REQUEST_ID_CONFLICT to %s leaked reservation %s", runner.RequestID(req), o.UserID(), o.RID))
-				}
-				continue
+	slices.SortStableFunc(kept, func(x, y runner.Op) int { return cmp.Compare(i5Pack(&x), i5Pack(&y)) })
+	return kept
+}
+
+// i5Answer is one user's answer to a request id.
+type i5Answer struct {
+	code lua.ReserveCode
+	rid  string
+}
+
+// judgeI5Group judges the answers to one request id: every user's answers
+// agree, one user at most got a real answer, a REQUEST_ID_CONFLICT leaks
+// no reservation; where users competed for the id, the cached owner is the
+// one answered for real (foreign 1; unread 1 when its result could not be read).
+func judgeI5Group(f *Facts, group []runner.Op) (foreign, unread int, bad []string) {
+	key := RequestKey{group[0].Bucket, group[0].Req}
+	id := runner.RequestID(key.Req)
+	answers := map[uint32]i5Answer{} // per user: the first non-conflict answer
+	conflicted := map[uint32]bool{}
+	for i := range group {
+		o := &group[i]
+		code := lua.ReserveCode(o.Outcome)
+		if code == lua.RequestIDConflict {
+			conflicted[o.User] = true
+			if o.RID != "" {
+				bad = append(bad, fmt.Sprintf("%s: REQUEST_ID_CONFLICT to %s leaked reservation %s", id, o.UserID(), o.RID))
 			}
-			got := answer{code, o.RID}
-			if prev, ok := answers[o.User]; ok && prev != got {
-				bad = append(bad, fmt.Sprintf("%s: %s answered %s/%s and later %s/%s", runner.RequestID(req), o.UserID(), prev.code, prev.rid, got.code, got.rid))
-			} else if !ok {
-				answers[o.User] = got
-			}
+			continue
 		}
-		if len(answers) > 1 {
-			var users []string
-			for u := range answers {
-				users = append(users, runner.UserID(u))
-			}
-			bad = append(bad, fmt.Sprintf("%s: %d users got a real answer: %v", runner.RequestID(req), len(answers), listed(users)))
+		got := i5Answer{code, o.RID}
+		if prev, ok := answers[o.User]; ok && prev != got {
+			bad = append(bad, fmt.Sprintf("%s: %s answered %s/%s and later %s/%s", id, o.UserID(), prev.code, prev.rid, got.code, got.rid))
+		} else if !ok {
+			answers[o.User] = got
 		}
+	}
+	if len(answers) > 1 {
+		var users []string
 		for u := range answers {
-			if conflicted[u] {
-				bad = append(bad, fmt.Sprintf("%s: %s got both a real answer and REQUEST_ID_CONFLICT", runner.RequestID(req), runner.UserID(u)))
-			}
+			users = append(users, runner.UserID(u))
 		}
-		// Where users competed for the id, Redis' cached owner must be the one answered for real.
-		if len(conflicted) > 0 && len(answers) == 1 {
-			foreignGroups++
-			var owner uint32
-			for u := range answers {
-				owner = u
-			}
-			res := f.Requests[key]
-			switch {
-			case res.Err != "":
-				unreadable++
-			case res.Found && res.Result.UserID != runner.UserID(owner):
-				bad = append(bad, fmt.Sprintf("%s: Redis says %s owns it, answers say %s", runner.RequestID(req), res.Result.UserID, runner.UserID(owner)))
-			}
+		bad = append(bad, fmt.Sprintf("%s: %d users got a real answer: %v", id, len(answers), listed(users)))
+	}
+	for u := range answers {
+		if conflicted[u] {
+			bad = append(bad, fmt.Sprintf("%s: %s got both a real answer and REQUEST_ID_CONFLICT", id, runner.UserID(u)))
 		}
 	}
-	resent, resentBad, resentUnreadable := judgeResent(f)
-	unreadable += resentUnreadable
-	bad = append(bad, resentBad...)
-	detail := fmt.Sprintf("%d request ids answered more than once (%d reused by another user), %d re-sent operations: all agree", groups, foreignGroups, resent)
-	if len(bad) > 0 {
-		detail = fmt.Sprintf("%d idempotency violations", len(bad))
+	if len(conflicted) == 0 || len(answers) != 1 {
+		return 0, 0, bad
 	}
-	ev := map[string]any{"repeated_request_ids": groups, "reused_by_another_user": foreignGroups, "resent_ops": resent,
-		"resent_mismatches": len(resentBad), "violations": listed(bad), "violation_count": len(bad)}
-	if unreadable > 0 {
-		ev["unreadable_request_results"] = unreadable
-		detail += fmt.Sprintf(" (%d cached request results could not be read: not compared)", unreadable)
+	var owner uint32
+	for u := range answers {
+		owner = u
 	}
-	return Verdict{len(bad) > 0, detail, ev}
+	switch res := f.Requests[key]; {
+	case res.Err != "":
+		return 1, 1, bad
+	case res.Found && res.Result.UserID != runner.UserID(owner):
+		bad = append(bad, fmt.Sprintf("%s: Redis says %s owns it, answers say %s", id, res.Result.UserID, runner.UserID(owner)))
+	}
+	return 1, 0, bad
 }
 
 // judgeResent is I5 across request ids: an operation's answer must be the

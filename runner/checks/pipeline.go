@@ -482,36 +482,9 @@ func judgeP5(f *Facts) Verdict {
 			bad = append(bad, fmt.Sprintf("%s: RELEASED in Redis with no fenced release on record", rid))
 		}
 	}
-	// The first consumption of each message must find its reservation not
-	// yet released: otherwise it was released while the message was in the MQ.
-	type first struct {
-		delivery uint64
-		hit      string
-	}
-	firsts := map[string]*first{}
-	for i := range evs {
-		e := &evs[i]
-		if e.Stage != pipeline.StageOrder || e.Op != pipeline.OpTransition || e.Failed() {
-			continue
-		}
-		fr := firsts[e.RID]
-		if fr == nil || e.Delivery < fr.delivery {
-			fr = &first{delivery: e.Delivery}
-			firsts[e.RID] = fr
-		}
-		if e.Delivery == fr.delivery && lua.TransitionCode(e.Code) == lua.TransitionIllegal &&
-			(e.Status == lua.StatusReleasePending || e.Status == lua.StatusReleased) && fr.hit == "" {
-			fr.hit = string(e.Status)
-		}
-	}
-	late := 0
-	for rid, fr := range firsts {
-		if fr.hit == "" || len(histRel[rid]) > 0 {
-			continue // a release operation of the load (a user's cancel) may fence anything
-		}
-		late++
-		bad = append(bad, fmt.Sprintf("%s: its message was first consumed when the reservation was already %s (released while the message was in the MQ)", rid, fr.hit))
-	}
+	lateBad := releasedUnderMessage(evs, histRel)
+	late := len(lateBad)
+	bad = append(bad, lateBad...)
 	byStage := map[string]int{}
 	for i := range evs {
 		e := &evs[i]
@@ -550,4 +523,41 @@ func sumInts(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// releasedUnderMessage lists the reservations whose message was first
+// consumed when they were already RELEASE_PENDING or RELEASED: released
+// while the message was in the MQ (unless the load itself released them:
+// a user's cancel may fence anything).
+func releasedUnderMessage(evs []pipeline.Event, histRel map[string][]runner.Outcome) []string {
+	// The first consumption of each message must find its reservation not
+	// yet released: otherwise it was released while the message was in the MQ.
+	type first struct {
+		delivery uint64
+		hit      string
+	}
+	firsts := map[string]*first{}
+	for i := range evs {
+		e := &evs[i]
+		if e.Stage != pipeline.StageOrder || e.Op != pipeline.OpTransition || e.Failed() {
+			continue
+		}
+		fr := firsts[e.RID]
+		if fr == nil || e.Delivery < fr.delivery {
+			fr = &first{delivery: e.Delivery}
+			firsts[e.RID] = fr
+		}
+		if e.Delivery == fr.delivery && lua.TransitionCode(e.Code) == lua.TransitionIllegal &&
+			(e.Status == lua.StatusReleasePending || e.Status == lua.StatusReleased) && fr.hit == "" {
+			fr.hit = string(e.Status)
+		}
+	}
+	var bad []string
+	for rid, fr := range firsts {
+		if fr.hit == "" || len(histRel[rid]) > 0 {
+			continue // a release operation of the load (a user's cancel) may fence anything
+		}
+		bad = append(bad, fmt.Sprintf("%s: its message was first consumed when the reservation was already %s (released while the message was in the MQ)", rid, fr.hit))
+	}
+	return bad
 }
