@@ -609,7 +609,7 @@ func TestREADMEInvariantTableMatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const begin, end = "<!-- invariants:begin (generated from runner/invariants.go) -->\n", "<!-- invariants:end -->"
+	const begin, end = "<!-- invariants:begin (generated from runner/checks/table.go) -->\n", "<!-- invariants:end -->"
 	_, rest, ok := strings.Cut(string(raw), begin)
 	got, _, ok2 := strings.Cut(rest, end)
 	if !ok || !ok2 {
