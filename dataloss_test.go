@@ -10,9 +10,10 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
+	"seckill-harness/runner/sut"
 )
 
 // The built-in failover-data-loss demonstration against the real cluster:
@@ -161,10 +162,13 @@ func TestWaitConfirmedAcksSurviveTheFailover(t *testing.T) {
 
 // confirmWithoutWait is a broken WAIT option: it reports every fresh
 // ACCEPTED as confirmed by a replica without sending WAIT.
-type confirmWithoutWait struct{ runner.Path }
+type confirmWithoutWait struct{ sut.System }
+
+// Unwrap passes the reference's abilities on (set-up, state reads).
+func (p confirmWithoutWait) Unwrap() sut.System { return p.System }
 
 func (p confirmWithoutWait) Reserve(ctx context.Context, call lua.ReserveCall) (lua.ReserveResult, error) {
-	res, err := p.Path.Reserve(ctx, call)
+	res, err := p.System.Reserve(ctx, call)
 	if err == nil && res.Code == lua.Accepted && !res.Replay {
 		res.Wait = lua.WaitOutcome{Sent: true, Acked: 1, Confirmed: true}
 	}
@@ -187,7 +191,7 @@ func TestConfirmationsWithoutWaitAreCaught(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.PathName = "confirm-without-wait"
-	p.Path = func(st *lua.Store) runner.Path { return confirmWithoutWait{runner.ReferencePath{Store: st}} }
+	p.Path = func(st *lua.Store) sut.System { return confirmWithoutWait{sut.NewReference(st)} }
 	var log strings.Builder
 	oc, err := lifecycle.Execute(context.Background(), p, lifecycle.Output{Log: &log})
 	if err != nil {
@@ -201,7 +205,7 @@ func TestConfirmationsWithoutWaitAreCaught(t *testing.T) {
 	if rep.Passed || !slices.Contains(rep.FailedChecks(), "I10") {
 		t.Fatalf("passed %v, failed checks %v: want the run red because of I10", rep.Passed, rep.FailedChecks())
 	}
-	if n, _, _ := runner.FailureCount("I10", i10.Evidence); n < 1 || rep.Wait == nil || rep.Wait.LostConfirmed != n || n != rep.LostAcks {
+	if n, _, _ := checks.FailureCount("I10", i10.Evidence); n < 1 || rep.Wait == nil || rep.Wait.LostConfirmed != n || n != rep.LostAcks {
 		t.Fatalf("I10 counts %d, report.wait %+v, lost_acks %d: want every lost ack counted as a lost confirmed one", n, rep.Wait, rep.LostAcks)
 	}
 }

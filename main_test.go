@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"seckill-harness/lua"
-	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 )
 
 // cli runs the command in-process and returns its exit code and output.
@@ -109,7 +109,7 @@ func TestRunWritesReportAndPasses(t *testing.T) {
 	// Every core check of the table (no pipeline here), in every run; the
 	// key checks judged, not skipped: the run wrote keys and read the nodes.
 	core := 0
-	for _, inv := range runner.Invariants() {
+	for _, inv := range checks.Invariants() {
 		if !inv.Pipeline && !inv.LocalSoldOut {
 			core++
 		}

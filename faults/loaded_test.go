@@ -12,6 +12,8 @@ import (
 	"seckill-harness/compose"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
+	"seckill-harness/runner/sut"
 )
 
 // One loaded run per kind: the load engine drives the reference path through
@@ -119,13 +121,13 @@ func TestLoadedRunReplicationKinds(t *testing.T) {
 func loadedRun(t *testing.T, p *Planned, env *Env, a *lua.Activity, check *lua.Store, required ...string) *runner.Result {
 	t.Helper()
 	tl := &Timeline{Env: env, Items: []*Planned{p}}
-	tgt := runner.Target{Store: lua.NewStore(env.Client, lua.Embedded(), testSecret), Activity: a}
+	load := lua.NewStore(env.Client, lua.Embedded(), testSecret)
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 400, 3500*time.Millisecond, 2000, 16
 	cfg.CallTimeout, cfg.SampleEvery = time.Second, 500*time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := runner.Run(ctx, cfg, tgt, runner.WithOnStart(func(b time.Time) { tl.Start(ctx, b) }))
+	res, err := runner.Run(ctx, cfg, sut.Sale{Activity: a, IDs: load}, sut.NewReference(load), runner.WithOnStart(func(b time.Time) { tl.Start(ctx, b) }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +142,7 @@ func loadedRun(t *testing.T, p *Planned, env *Env, a *lua.Activity, check *lua.S
 	if w := p.Window(); !w.Injected || w.InjectErr != nil {
 		t.Fatalf("not injected: %+v", w)
 	}
-	rep, err := runner.Verify(ctxT(t, time.Minute), runner.Target{Store: check, Activity: a}, runner.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: true})
+	rep, err := checks.Judge(ctxT(t, time.Minute), sut.Sale{Activity: a, IDs: check}, sut.NewReference(check), checks.CheckInput{History: res.History, Samples: res.Samples, FaultsInjected: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +152,7 @@ func loadedRun(t *testing.T, p *Planned, env *Env, a *lua.Activity, check *lua.S
 	}
 	t.Logf("%s: %d ops %v; unknown %+v; evidence %v", p.Spec, len(res.History.Ops), outcomes, rep.Unknown, p.Fault.Evidence())
 	for _, c := range rep.Checks {
-		if slices.Contains(required, c.ID) && c.Status == runner.StatusFail {
+		if slices.Contains(required, c.ID) && c.Status == checks.StatusFail {
 			t.Errorf("%s failed under %s: %s %v", c.ID, p.Spec, c.Detail, c.Evidence)
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
+	"seckill-harness/runner/sut"
 )
 
 func TestSlotMigrationParams(t *testing.T) {
@@ -332,9 +334,8 @@ func TestSlotMigrationExpiryDriftBoundsEveryKeyAndK1StillCatchesALongOne(t *test
 	t.Logf("the 2000 migrated keys moved by at most %d ms", worst)
 
 	allowances := []reports.ExpiryAllowance{{Bucket: 0, Slot: drifts[0].Slot, AllowanceMs: allowMs, Reason: drifts[0].Reason}}
-	tgt := runner.Target{Store: store, Activity: a}
-	for _, in := range []runner.CheckInput{{History: &runner.History{}}, {History: &runner.History{}, ExpiryAllowances: allowances}} {
-		rep, err := runner.Verify(ctx, tgt, in)
+	for _, in := range []checks.CheckInput{{History: &runner.History{}}, {History: &runner.History{}, ExpiryAllowances: allowances}} {
+		rep, err := checks.Judge(ctx, sut.Sale{Activity: a, IDs: store}, sut.NewReference(store), in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -343,7 +344,7 @@ func TestSlotMigrationExpiryDriftBoundsEveryKeyAndK1StillCatchesALongOne(t *test
 				continue
 			}
 			t.Logf("K1 (allowances %v): %s %s", in.ExpiryAllowances != nil, ch.Status, ch.Detail)
-			if ch.Status != runner.StatusFail {
+			if ch.Status != checks.StatusFail {
 				t.Fatalf("K1 %s %s: want a failure (%s is 2 s too long)", ch.Status, ch.Detail, sc.SoldoutKey())
 			}
 			if in.ExpiryAllowances != nil && (ch.Evidence["keys_beyond_retention"] != int64(1) || !strings.Contains(ch.Detail, sc.SoldoutKey())) {

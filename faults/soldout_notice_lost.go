@@ -40,7 +40,7 @@ var soldOutNoticeLostKind = Spec{
 }
 
 // SoldOutNotices is what the local sold-out flag offers this kind
-// (runner.LocalSoldOut implements it): drop or apply the notices its
+// (sut.LocalSoldOut implements it): drop or apply the notices its
 // subscribers receive, and say what was published, received and dropped.
 type SoldOutNotices interface {
 	DropNotices(on bool)

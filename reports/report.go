@@ -437,7 +437,7 @@ type Unknown struct {
 }
 
 // Invariant is the verdict of one invariant check (one entry of the
-// checker's table, runner.Invariants, e.g. I3 no_oversell).
+// checker's table, checks.Invariants, e.g. I3 no_oversell).
 type Invariant struct {
 	ID       string         `json:"id"`
 	Name     string         `json:"name"`

@@ -115,7 +115,7 @@ func BenchmarkReserveVsRedisBenchmark(b *testing.B) {
 			var before runtime.MemStats
 			runtime.ReadMemStats(&before)
 			cpu0 := cpuTime()
-			res, err := Run(ctx, cfg, tgt)
+			res, err := Run(ctx, cfg, tgt.Sale(), tgt.System())
 			cpu := cpuTime() - cpu0
 			if err != nil {
 				b.Fatal(err)
@@ -174,7 +174,7 @@ func BenchmarkMillionOps(b *testing.B) {
 	cfg.Mode, cfg.Concurrency, cfg.MaxOps, cfg.Duration = ModeClosed, benchConns, n, 10*time.Minute
 	cfg.Users = n
 	t0 := time.Now()
-	res, err := Run(ctx, cfg, Target{Store: testStore, Activity: a})
+	res, err := Run(ctx, cfg, Target{Store: testStore, Activity: a}.Sale(), Target{Store: testStore, Activity: a}.System())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func BenchmarkOverload10M(b *testing.B) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	res, err := Run(ctx, cfg, Target{Store: testStore, Activity: a})
+	res, err := Run(ctx, cfg, Target{Store: testStore, Activity: a}.Sale(), Target{Store: testStore, Activity: a}.System())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func BenchmarkOpenLoopHeadroom(b *testing.B) {
 		cfg := DefaultConfig()
 		cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.SampleEvery, cfg.Mix = rate, trial, 1_000_000, 0, Mix{}
 		cpu0 := cpuTime()
-		res, err := Run(ctx, cfg, Target{Store: testStore, Activity: a})
+		res, err := Run(ctx, cfg, Target{Store: testStore, Activity: a}.Sale(), Target{Store: testStore, Activity: a}.System())
 		cpu := cpuTime() - cpu0
 		if err != nil {
 			b.Fatal(err)

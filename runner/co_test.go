@@ -45,12 +45,12 @@ func TestCoordinatedOmissionIsMeasured(t *testing.T) {
 		}
 		paused <- at
 	}()
-	res, err := Run(ctx, cfg, tgt)
+	res, err := Run(ctx, cfg, tgt.Sale(), tgt.System())
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := <-paused
-	_, rec := BuildReport(res, nil, ReportMeta{})
+	_, rec := buildReportChecked(res, nil, ReportMeta{})
 	lat99 := float64(rec.Latency().ValueAtQuantile(99)) / 1000
 	svc99 := float64(rec.Service().ValueAtQuantile(99)) / 1000
 	latMax := float64(rec.Latency().Max()) / 1000

@@ -176,7 +176,7 @@ func benchEngineOp(b *testing.B, watched bool) {
 	if watched {
 		tgt.Store.SetWatchdog(lua.NewWatchdog(testCluster, 0))
 	}
-	e := &engine{tgt: tgt, cfg: cfg, began: time.Now(), ctx: ctx,
+	e := &engine{sale: tgt.Sale(), sys: tgt.System(), cfg: cfg, began: time.Now(), ctx: ctx,
 		wl: NewWorkload(1, cfg.Users, cfg.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) })}
 	wctx := lua.WithWireStats(ctx, &lua.WireStats{})
 	b.ReportAllocs()
@@ -210,7 +210,7 @@ func BenchmarkClosedLoopClientCost(b *testing.B) {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	cpu0 := cpuTime()
-	res, err := Run(ctx, cfg, Target{Store: st, Activity: a})
+	res, err := Run(ctx, cfg, Target{Store: st, Activity: a}.Sale(), Target{Store: st, Activity: a}.System())
 	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&m1)
 	if err != nil {

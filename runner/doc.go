@@ -1,10 +1,10 @@
 // Package runner is the load engine: it paces operations open-loop with a
-// vegeta Pacer (or runs closed-loop workers), executes the flash-sale workload
-// against the reserve path, records every operation in a compact history, and
-// checks the invariants against the state read back from Redis. Each
-// invariant is declared once, in the table of invariants.go (id, name,
-// one-line contract, a pure judge); CollectFacts reads what they need from
-// Redis once and JudgeFacts judges them without Redis.
+// vegeta Pacer (or runs closed-loop workers), executes the flash-sale
+// workload against the system under test (a sut.System, selling a
+// sut.Sale), records every operation in a compact history, and samples
+// the stock the system exposes during the run. It judges nothing: the
+// checks are in runner/checks, which read the history and the system's
+// state after the run.
 //
 // Latency is coordinated-omission free: every operation has an intended
 // start time fixed by the schedule, and latency is measured from it (as wrk2

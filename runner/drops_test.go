@@ -24,7 +24,7 @@ func overloadConfig(rate float64, d time.Duration) Config {
 // operations that were sent, and Result.Drops holds the count by time.
 func TestDroppedOperationsAreCountedNotKept(t *testing.T) {
 	tgt := newTarget(t, 100, 1)
-	res, err := Run(context.Background(), overloadConfig(200_000, 1500*time.Millisecond), tgt)
+	res, err := Run(context.Background(), overloadConfig(200_000, 1500*time.Millisecond), tgt.Sale(), tgt.System())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestDroppedOperationsAreCountedNotKept(t *testing.T) {
 		t.Fatalf("%d drop slots for %v of load: more than one per %v", len(res.Drops.Slots), res.Elapsed, DropResolution)
 	}
 	// The report counts them per second and in total.
-	rep, _ := BuildReport(res, &CheckReport{}, ReportMeta{Scenario: "drops"})
+	rep, _ := buildReportChecked(res, &CheckReport{}, ReportMeta{Scenario: "drops"})
 	if rep.Totals.Dropped != obs.Dropped {
 		t.Fatalf("report totals.dropped %d, observed %d", rep.Totals.Dropped, obs.Dropped)
 	}
@@ -89,7 +89,7 @@ func TestDroppedOperationsCostNoMemoryEach(t *testing.T) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		res, err := Run(context.Background(), overloadConfig(rate, time.Second), tgt)
+		res, err := Run(context.Background(), overloadConfig(rate, time.Second), tgt.Sale(), tgt.System())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,23 +15,8 @@ import (
 	"seckill-harness/internal/ctxsleep"
 	"seckill-harness/internal/hrsleep"
 	"seckill-harness/lua"
+	"seckill-harness/runner/sut"
 )
-
-// Target is what the engine drives: the reserve path of one activity.
-// Store reads the state back (checker, sampler) and derives ids; Path sends
-// the operations (nil: the reference path on Store).
-type Target struct {
-	Store    *lua.Store
-	Activity *lua.Activity
-	Path     Path
-}
-
-func (t Target) path() Path {
-	if t.Path != nil {
-		return t.Path
-	}
-	return ReferencePath{Store: t.Store}
-}
 
 // Result is what a run produced: the history and the run's clock.
 type Result struct {
@@ -120,50 +105,30 @@ func WithStockObserver(fn func(StockSample)) Option { return func(o *options) { 
 // operation is scheduled (e.g. to start a fault timeline on the same clock).
 func WithOnStart(fn func(began time.Time)) Option { return func(o *options) { o.onStart = fn } }
 
-// Run drives tgt with cfg until the duration ends (or MaxOps is reached, or
+// Run drives sys with cfg, selling sale until the duration ends (or MaxOps is reached, or
 // ctx is cancelled: then it stops scheduling, lets the operations in flight
 // finish, and returns what it has with ctx's error). Every sent operation
 // is in the history; dropped ones are counted in Result.Drops.
-func Run(ctx context.Context, cfg Config, tgt Target, opts ...Option) (*Result, error) {
-	return RunPhases(ctx, []Phase{{Name: "load", Config: cfg}}, tgt, opts...)
+func Run(ctx context.Context, cfg Config, sale sut.Sale, sys sut.System, opts ...Option) (*Result, error) {
+	return RunPhases(ctx, []Phase{{Name: "load", Config: cfg}}, sale, sys, opts...)
 }
 
 // RunPhases runs the phases back to back on one clock: latency offsets, op
 // ids, the workload (its users and request ids) and the I1 sampler continue
 // across them. Users, Seed, Generator, SampleEvery and LateThreshold come
 // from the first phase. Errors are as for Run; a cancelled ctx skips the remaining phases.
-func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) (*Result, error) {
+func RunPhases(ctx context.Context, phases []Phase, sale sut.Sale, sys sut.System, opts ...Option) (*Result, error) {
 	var o options
 	for _, f := range opts {
 		f(&o)
 	}
-	if len(phases) == 0 {
-		return nil, fmt.Errorf("no load phase")
+	pacers, err := preparePhases(phases, sale.Activity)
+	if err != nil {
+		return nil, err
 	}
-	pacers := make([]vegeta.Pacer, len(phases))
 	first := phases[0].Config
-	if first.LateThreshold <= 0 {
-		first.LateThreshold = time.Millisecond
-	}
-	for i := range phases {
-		cfg := &phases[i].Config
-		cfg.Users, cfg.Seed, cfg.LateThreshold, cfg.Generator = first.Users, first.Seed, first.LateThreshold, first.Generator
-		if err := cfg.Validate(); err != nil {
-			return nil, fmt.Errorf("phase %q: %w", phases[i].Name, err)
-		}
-		if cfg.Mode == ModeOpen {
-			p, err := NewPacer(cfg.Shape)
-			if err != nil {
-				return nil, fmt.Errorf("phase %q: %w", phases[i].Name, err)
-			}
-			pacers[i] = p
-		}
-	}
-	a := tgt.Activity
-	if a.Buckets > lua.MaxBuckets {
-		return nil, fmt.Errorf("activity %s has %d buckets: at most %d (the history stores a bucket index in 16 bits)", a.ID, a.Buckets, lua.MaxBuckets)
-	}
-	e := &engine{tgt: tgt, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) }, first.Generator)}
+	a := sale.Activity
+	e := &engine{sale: sale, sys: sys, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) }, first.Generator)}
 	e.ctx = ctx
 	for _, ph := range phases {
 		if ph.Config.Mode != ModeClosed {
@@ -194,18 +159,69 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	e.began = time.Now()
 	e.observe = o.opObserver
 	e.onAccepted = o.onAccepted
-
-	sampleCtx, stopSampler := context.WithCancel(context.Background())
-	samplerDone := make(chan []StockSample, 1)
-	if first.SampleEvery > 0 {
-		go func() { samplerDone <- sampleStock(sampleCtx, tgt, e.began, first.SampleEvery, o.stockObserver) }()
-	} else {
-		samplerDone <- nil
-	}
-
+	stopSampler := e.startSampler(first.SampleEvery, o.stockObserver)
 	if o.onStart != nil {
 		o.onStart(e.began)
 	}
+	res := &Result{Config: first, Began: e.began}
+	e.runPhases(ctx, phases, pacers, firstLoop, res, &o)
+	res.Samples = stopSampler()
+	if err := e.finish(res); err != nil {
+		return nil, err
+	}
+	return res, ctx.Err()
+}
+
+// preparePhases validates the phases (Users, Seed, LateThreshold and
+// Generator come from the first) and makes the open-loop ones' pacers.
+func preparePhases(phases []Phase, a *lua.Activity) ([]vegeta.Pacer, error) {
+	if len(phases) == 0 {
+		return nil, fmt.Errorf("no load phase")
+	}
+	pacers := make([]vegeta.Pacer, len(phases))
+	first := &phases[0].Config
+	if first.LateThreshold <= 0 {
+		first.LateThreshold = time.Millisecond
+	}
+	for i := range phases {
+		cfg := &phases[i].Config
+		cfg.Users, cfg.Seed, cfg.LateThreshold, cfg.Generator = first.Users, first.Seed, first.LateThreshold, first.Generator
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("phase %q: %w", phases[i].Name, err)
+		}
+		if cfg.Mode == ModeOpen {
+			p, err := NewPacer(cfg.Shape)
+			if err != nil {
+				return nil, fmt.Errorf("phase %q: %w", phases[i].Name, err)
+			}
+			pacers[i] = p
+		}
+	}
+	if a.Buckets > lua.MaxBuckets {
+		return nil, fmt.Errorf("activity %s has %d buckets: at most %d (the history stores a bucket index in 16 bits)", a.ID, a.Buckets, lua.MaxBuckets)
+	}
+	return pacers, nil
+}
+
+// startSampler starts the I1 sampler (every > 0) from the run's offset 0;
+// stop ends it and returns its readings.
+func (e *engine) startSampler(every time.Duration, observe func(StockSample)) (stop func() []StockSample) {
+	sampleCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan []StockSample, 1)
+	if every > 0 {
+		go func() { done <- sampleStock(sampleCtx, e.sale.Activity, e.sys, e.began, every, observe) }()
+	} else {
+		done <- nil
+	}
+	return func() []StockSample {
+		cancel()
+		return <-done
+	}
+}
+
+// runPhases runs the phases in order (the first one's loop already
+// started), with progress reports when asked for, until ctx ends.
+func (e *engine) runPhases(ctx context.Context, phases []Phase, pacers []vegeta.Pacer, firstLoop func(), res *Result, o *options) {
 	var total time.Duration
 	for _, ph := range phases {
 		total += ph.Config.Duration
@@ -217,7 +233,6 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 		e.live = newLiveStats()
 		stopProgress = e.reportProgress(o.progress, o.progressEvery, total, &phaseName)
 	}
-	res := &Result{Config: first, Began: e.began}
 	for i, ph := range phases {
 		if ctx.Err() != nil {
 			break
@@ -244,13 +259,15 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 	}
 	res.Elapsed = time.Since(e.began)
 	stopProgress()
-	stopSampler()
-	res.Samples = <-samplerDone
+}
 
+// finish fills res with the history, the drops, the error texts and what
+// the engine observed; an error is the spool's.
+func (e *engine) finish(res *Result) error {
 	if e.store.spool != nil {
 		sp, err := e.store.finishSpool()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		res.History = &History{spool: sp}
 	} else {
@@ -268,19 +285,20 @@ func RunPhases(ctx context.Context, phases []Phase, tgt Target, opts ...Option) 
 		}
 	}
 	for _, o := range res.History.All() {
-		if late := o.Start - o.Intended; late > first.LateThreshold {
+		if late := o.Start - o.Intended; late > res.Config.LateThreshold {
 			res.Observed.LateStarts++
 			if late > res.Observed.MaxLateBy {
 				res.Observed.MaxLateBy = late
 			}
 		}
 	}
-	return res, ctx.Err()
+	return nil
 }
 
 type engine struct {
 	cfg        Config // the current phase's
-	tgt        Target
+	sale       sut.Sale
+	sys        sut.System
 	wl         *Workload
 	began      time.Time
 	phaseStart time.Duration // offset of the current phase
@@ -508,7 +526,7 @@ func (e *engine) execute(ctx context.Context, id uint32, intended time.Duration)
 
 // executeOp runs an operation whose kind, user and request are set.
 func (e *engine) executeOp(ctx context.Context, op Op) Op {
-	op.Bucket = uint16(e.tgt.Activity.BucketOf(UserID(op.User)))
+	op.Bucket = uint16(e.sale.Activity.BucketOf(UserID(op.User)))
 	op.Start = e.since()
 	k := op.Kind
 	if k.IsReserve() {
@@ -526,8 +544,7 @@ func (e *engine) executeOp(ctx context.Context, op Op) Op {
 // reserve sends reserve.lua and, after an UNKNOWN or a transient refusal,
 // re-sends the very same call (same request_id, reservation_id, message_id).
 func (e *engine) reserve(ctx context.Context, op *Op) {
-	st := e.tgt.Store
-	call, err := st.NewReserveCall(e.tgt.Activity, UserID(op.User), RequestID(op.Req), e.cfg.TTL)
+	call, err := e.sale.IDs.NewReserveCall(e.sale.Activity, UserID(op.User), RequestID(op.Req), e.cfg.TTL)
 	if err != nil {
 		op.Outcome, op.ErrClass = OutcomeError, ErrOther
 		e.errs.note(ErrOther, err)
@@ -541,7 +558,7 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 			op.Redirs = sat8(int(ws.Moved.Load() - mv + ws.Ask.Load() - ask))
 		}()
 	}
-	path := e.tgt.path()
+	path := e.sys
 	for send := 0; ; send++ {
 		if send > 0 {
 			call = path.Resend(call, send-1)
@@ -551,7 +568,7 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 		cancel()
 		attempts += res.Attempts
 		op.Sends = sat8(send + 1)
-		if errors.Is(err, ErrAnsweredLocally) {
+		if errors.Is(err, sut.ErrAnsweredLocally) {
 			op.Outcome, op.ErrClass = OutcomeLocalSoldOut, ErrNone
 			break
 		}
@@ -592,15 +609,14 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 // release fences an earlier reservation (RESERVED/SEND_UNKNOWN/ENQUEUED/REJECTED
 // -> RELEASE_PENDING) and compensates it; the outcome is compensate.lua's code.
 func (e *engine) release(ctx context.Context, op *Op) {
-	a := e.tgt.Activity
-	st := e.tgt.Store
+	a := e.sale.Activity
 	uid := UserID(op.User)
-	rid := st.ReservationIDFor(a, uid, RequestID(op.Req))
+	rid := e.sale.IDs.ReservationIDFor(a, uid, RequestID(op.Req))
 	sc := a.Scope(uint32(op.Bucket))
 	op.RID = rid
 	for send := 0; ; send++ {
 		cctx, cancel := context.WithTimeout(ctx, e.cfg.CallTimeout)
-		res, err := e.tgt.path().Release(cctx, sc, uid, rid)
+		res, err := e.sys.Release(cctx, sc, uid, rid)
 		cancel()
 		op.Sends = sat8(send + 1)
 		op.Attempts = sat8(int(op.Attempts) + 2)
@@ -624,4 +640,20 @@ func (e *engine) release(ctx context.Context, op *Op) {
 
 func (c Config) String() string {
 	return fmt.Sprintf("%s %s rate=%g for %s, %d workers, %d users", c.Mode, c.Shape.Kind, c.Shape.Rate, c.Duration, c.Concurrency, c.Users)
+}
+
+// Stepper runs operations one at a time, by hand, exactly as a run's
+// workers do, on the clock it started: tests build a history step by step
+// with it (and corrupt the state behind it).
+type Stepper struct{ e *engine }
+
+// NewStepper is a stepper of cfg (its timeouts and retries) on sys, selling sale.
+func NewStepper(cfg Config, sale sut.Sale, sys sut.System) *Stepper {
+	return &Stepper{&engine{cfg: cfg, sale: sale, sys: sys, began: time.Now(), ctx: context.Background()}}
+}
+
+// Do runs op (its kind, user and request set), intended now.
+func (s *Stepper) Do(ctx context.Context, op Op) Op {
+	op.Intended = s.e.since()
+	return s.e.executeOp(ctx, op)
 }

@@ -33,7 +33,7 @@ func smallConfig() Config {
 func TestOpenLoopRunPassesEveryInvariant(t *testing.T) {
 	tgt := newTarget(t, 500, 2)
 	cfg := smallConfig()
-	res, err := Run(context.Background(), cfg, tgt)
+	res, err := Run(context.Background(), cfg, tgt.Sale(), tgt.System())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestClosedLoopRuns(t *testing.T) {
 	cfg.Concurrency = 8
 	cfg.Duration = time.Second
 	cfg.MaxOps = 3000
-	res, err := Run(context.Background(), cfg, tgt)
+	res, err := Run(context.Background(), cfg, tgt.Sale(), tgt.System())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestPhasesContinueOneClockAndOneWorkload(t *testing.T) {
 	p1.Duration, p1.Mix = time.Second, Mix{}
 	p2 := smallConfig()
 	p2.Mode, p2.Duration, p2.MaxOps, p2.Concurrency, p2.Mix = ModeClosed, time.Second, 500, 8, Mix{Replay: 1}
-	res, err := RunPhases(context.Background(), []Phase{{"sell", p1}, {"replays", p2}}, tgt)
+	res, err := RunPhases(context.Background(), []Phase{{"sell", p1}, {"replays", p2}}, tgt.Sale(), tgt.System())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestProgressSnapshots(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Duration = 1500 * time.Millisecond
 	var snaps []Progress
-	res, err := Run(context.Background(), cfg, tgt, WithProgress(300*time.Millisecond, func(p Progress) { snaps = append(snaps, p) }))
+	res, err := Run(context.Background(), cfg, tgt.Sale(), tgt.System(), WithProgress(300*time.Millisecond, func(p Progress) { snaps = append(snaps, p) }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestClosedPhasesSendEveryIDTheyClaim(t *testing.T) {
 	storm.MaxOps, storm.Concurrency, storm.Mix = 400, 16, Mix{Replay: 1}
 	timed := storm
 	timed.MaxOps, timed.Duration = 0, 300*time.Millisecond
-	res, err := RunPhases(context.Background(), []Phase{{"first", first}, {"storm", storm}, {"timed", timed}}, tgt)
+	res, err := RunPhases(context.Background(), []Phase{{"first", first}, {"storm", storm}, {"timed", timed}}, tgt.Sale(), tgt.System())
 	if err != nil {
 		t.Fatal(err)
 	}

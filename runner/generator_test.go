@@ -82,7 +82,7 @@ func TestHistoryJSONLRoundTrip(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 400, 500*time.Millisecond, 100, 8
 	cfg.Mix = Mix{Replay: 0.1, SameUser: 0.1, ForeignRequest: 0.1, Release: 0.1}
-	res, err := Run(context.Background(), cfg, tgt)
+	res, err := Run(context.Background(), cfg, tgt.Sale(), tgt.System())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestSplitGeneratorSkipsGlobalChecks(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 400, 500*time.Millisecond, 200, 8
 	cfg.Generator = Generator{Index: 1, Count: 2}
-	res, err := Run(context.Background(), cfg, tgt)
+	res, err := Run(context.Background(), cfg, tgt.Sale(), tgt.System())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"seckill-harness/lua"
+	"seckill-harness/runner/sut"
 )
 
 // Outcome is the answer an operation ended with: for reserve operations a
@@ -98,7 +99,7 @@ func (o *Op) OutcomeName() string {
 	case OutcomeDropped:
 		return "DROPPED"
 	case OutcomeLocalSoldOut:
-		return LocalSoldOutName
+		return sut.LocalSoldOutName
 	}
 	if o.Kind == KindRelease {
 		return lua.CompensateCode(o.Outcome).String()
@@ -454,7 +455,7 @@ func outcomeOf(k Kind, name string) (Outcome, error) {
 		return OutcomeError, nil
 	case "DROPPED":
 		return OutcomeDropped, nil
-	case LocalSoldOutName:
+	case sut.LocalSoldOutName:
 		return OutcomeLocalSoldOut, nil
 	}
 	if s, ok := strings.CutPrefix(name, "CODE_"); ok {
@@ -476,4 +477,10 @@ func outcomeOf(k Kind, name string) (Outcome, error) {
 		}
 	}
 	return 0, fmt.Errorf("outcome %q is not a %s answer", name, k)
+}
+
+// Extended returns a copy of h with extra operations after its own (a
+// spooled history's file is shared, not copied).
+func (h *History) Extended(extra []Op) *History {
+	return &History{Ops: append(append([]Op(nil), h.Ops...), extra...), spool: h.spool}
 }

@@ -40,7 +40,7 @@ func TestRunRefusesMoreBucketsThanTheHistoryStores(t *testing.T) {
 	a := lua.NewActivity("toomany", "sku1", 70_000, 70_000, time.Hour)
 	cfg := DefaultConfig()
 	cfg.Duration = 100 * time.Millisecond
-	_, err := Run(context.Background(), cfg, Target{Store: testStore, Activity: a})
+	_, err := Run(context.Background(), cfg, Target{Store: testStore, Activity: a}.Sale(), Target{Store: testStore, Activity: a}.System())
 	if err == nil || !strings.Contains(err.Error(), "70000 buckets: at most 65536") {
 		t.Fatalf("70,000 buckets: %v", err)
 	}

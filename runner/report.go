@@ -2,6 +2,7 @@ package runner
 
 import (
 	"seckill-harness/reports"
+	"seckill-harness/runner/sut"
 )
 
 // ReportMeta is what a report needs besides the run and its checks.
@@ -16,14 +17,15 @@ type ReportMeta struct {
 	HGRMFile    string
 	// Wait is the run's WAIT option: with it (or when operations sent
 	// WAIT) the report gets its "wait" section.
-	Wait WaitPolicy
+	Wait sut.WaitPolicy
 }
 
-// BuildReport turns a run, its checks and meta into report.json's shape
-// (docs/ARCHITECTURE.md, "report.json"). It also returns the recorder whose histograms the report's
-// percentiles come from (for latency.hgrm). passed is every invariant not
-// failed and every assertion not failed.
-func BuildReport(res *Result, chk *CheckReport, meta ReportMeta) (*reports.Report, *reports.Recorder) {
+// BuildReport turns a run and meta into report.json's shape
+// (docs/ARCHITECTURE.md, "report.json"), without its checks: the report
+// is not passed until checks.CheckReport.Fill adds them. It also returns
+// the recorder whose histograms the report's percentiles come from (for
+// latency.hgrm).
+func BuildReport(res *Result, meta ReportMeta) (*reports.Report, *reports.Recorder) {
 	cfg := res.Config
 	a := res.Config
 	rec := reports.NewRecorder(res.Began, meta.Phases)
@@ -71,28 +73,8 @@ func BuildReport(res *Result, chk *CheckReport, meta ReportMeta) (*reports.Repor
 	rep.Totals.WireAttempts = wire
 	rep.Totals.PacerClock = res.Observed.PacerClock
 
-	if chk != nil {
-		var st reports.Stock
-		for b, s := range chk.Buckets {
-			st.Buckets = append(st.Buckets, reports.BucketStock{Bucket: b, Initial: s.Initial, Available: s.Available, Reserved: s.Reserved, ReleasedTotal: s.ReleasedTotal})
-			st.Initial += s.Initial
-			st.Available += s.Available
-			st.Reserved += s.Reserved
-			st.ReleasedTotal += s.ReleasedTotal
-		}
-		rep.Stock = st
-		rep.Load.Stock = st.Initial
-		rep.Load.Buckets = len(chk.Buckets)
-		rep.Unknown = reports.Unknown{Total: int64(chk.Unknown.Total), Executed: int64(chk.Unknown.Executed),
-			NotExecuted: int64(chk.Unknown.NotExecuted), Unresolved: int64(chk.Unknown.Unresolved)}
-		rep.LostAcks = int64(len(chk.LostAcks))
-		rep.KeySpace = chk.KeySpace
-		rep.Wait = WaitSummaryOf(res.History, chk.LostAcks, meta.Wait)
-		for _, c := range chk.Checks {
-			rep.Invariants = append(rep.Invariants, reports.Invariant{ID: c.ID, Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail, Evidence: c.Evidence})
-		}
-	}
-	rep.Passed = len(rep.FailedChecks()) == 0 && chk != nil
+	// Not passed until the checks are added (checks.CheckReport.Fill).
+	rep.Passed = false
 	return rep, rec
 }
 

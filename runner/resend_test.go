@@ -89,7 +89,7 @@ func TestI4CountsAReleaseWhoseReplyWasLost(t *testing.T) {
 	}{{"released, then reserved again", false, false}, {"reserved again while the first was live", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			tgt, cutter := cutTarget(t, 5, lua.Embedded().Compensate)
-			s := &scripted{t: t, tgt: tgt, e: &engine{cfg: smallConfig(), tgt: tgt, began: time.Now()}}
+			s := &scripted{t: t, tgt: tgt, e: &engine{cfg: smallConfig(), sale: tgt.Sale(), sys: tgt.System(), began: time.Now()}}
 			first := s.do(KindFresh, 7, 1)
 			again := func() {
 				if tc.reserveFirst { // the bug: the one-per-user marker vanishes
@@ -132,7 +132,7 @@ func TestI9CountsAReleaseWhoseReplyWasLost(t *testing.T) {
 	}{{"sold out, then a unit released", false, false}, {"refused after the release", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			tgt, cutter := cutTarget(t, 1, lua.Embedded().Compensate)
-			s := &scripted{t: t, tgt: tgt, e: &engine{cfg: smallConfig(), tgt: tgt, began: time.Now()}}
+			s := &scripted{t: t, tgt: tgt, e: &engine{cfg: smallConfig(), sale: tgt.Sale(), sys: tgt.System(), began: time.Now()}}
 			s.do(KindFresh, 1, 1)
 			if op := s.do(KindFresh, 2, 2); op.Outcome != Outcome(lua.SoldOut) {
 				t.Fatalf("setup: the second user got %s, want SOLD_OUT", op.OutcomeName())

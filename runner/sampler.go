@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"seckill-harness/lua"
+	"seckill-harness/runner/sut"
 )
 
 // StockSample is one reading of one bucket's stock hash during the run.
@@ -18,23 +19,29 @@ type StockSample struct {
 // Violates reports a successful reading that breaks I1.
 func (s StockSample) Violates() bool { return s.Err == "" && !s.Stock.Conserved() }
 
-// sampleStock reads every bucket's stock about once per `every` until ctx
-// ends. Each reading is one HMGET with a short timeout, so a paused node
-// delays the sampler, never the load. observe, when set, sees each reading.
-func sampleStock(ctx context.Context, tgt Target, began time.Time, every time.Duration, observe func(StockSample)) []StockSample {
+// sampleStock reads every bucket's stock through sys's StateReader about
+// once per `every` until ctx ends; nothing when sys does not expose its
+// stock. Each reading has a short timeout (one HMGET for the reference),
+// so a paused node delays the sampler, never the load. observe, when set,
+// sees each reading.
+func sampleStock(ctx context.Context, a *lua.Activity, sys sut.System, began time.Time, every time.Duration, observe func(StockSample)) []StockSample {
 	var out []StockSample
+	rd, ok := sut.Ability[sut.StateReader](sys)
+	if !ok || !sut.Exposed(sys)[sut.Stock] {
+		<-ctx.Done()
+		return nil
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	rdb := tgt.Store.Client()
 	for {
 		select {
 		case <-ctx.Done():
 			return out
 		case <-t.C:
 		}
-		for b := uint32(0); b < tgt.Activity.Buckets; b++ {
+		for b := uint32(0); b < a.Buckets; b++ {
 			rctx, cancel := context.WithTimeout(ctx, every)
-			st, err := lua.ReadStock(rctx, rdb, tgt.Activity.Scope(b))
+			st, err := rd.ReadStock(rctx, a, b)
 			cancel()
 			s := StockSample{At: time.Since(began), Bucket: b, Stock: st}
 			if err != nil {

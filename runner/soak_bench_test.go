@@ -75,7 +75,7 @@ func BenchmarkSoakProjection(b *testing.B) {
 		}
 	}()
 	tgt := Target{Store: testStore, Activity: a}
-	res, err := Run(ctx, cfg, tgt, WithHistorySpool(""))
+	res, err := Run(ctx, cfg, tgt.Sale(), tgt.System(), WithHistorySpool(""))
 	if err != nil {
 		close(stop)
 		b.Fatal(err)
@@ -115,7 +115,7 @@ func BenchmarkSoakProjection(b *testing.B) {
 		close(stop)
 		b.Fatal(err)
 	}
-	_, rec := BuildReport(res, chk, ReportMeta{})
+	_, rec := buildReportChecked(res, chk, ReportMeta{})
 	runtime.KeepAlive(rec)
 	rssEnd := vmRSSMB()
 	close(stop)

@@ -58,7 +58,7 @@ func TestWarmStartIsReadyBeforeTheFirstOperation(t *testing.T) {
 	var atStart error
 	var workersAtStart int
 	var commandsAtStart int64
-	res, err := Run(ctx, cfg, tgt, WithOnStart(func(time.Time) {
+	res, err := Run(ctx, cfg, tgt.Sale(), tgt.System(), WithOnStart(func(time.Time) {
 		workersAtStart = workerGoroutines()
 		atStart = lua.CheckWarm(ctx, rdb, scripts, workers)
 		commandsAtStart = commandCalls(t)

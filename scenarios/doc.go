@@ -140,7 +140,7 @@
 // report not to fail (skip is fine: nothing to judge). An explicit list
 // requires those and waives the others (reported, not required): see
 // Scenario.Waived. The ids are those of the checker's table
-// (runner.Invariants, listed in the README): with the pipeline on, "all"
+// (checks.Invariants, listed in the README): with the pipeline on, "all"
 // also requires the pipeline checks to be in the report, and listing a
 // pipeline check without a pipeline: section is an error.
 //

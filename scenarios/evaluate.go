@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"seckill-harness/reports"
-	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 )
 
 // Evaluate judges the scenario's assertions against a finished report and
@@ -164,7 +164,7 @@ func (s *Scenario) tallyAllThatRan(t *invariantTally, rep *reports.Report, byID 
 		// pipeline on whose report lacks them was not judged.
 		for _, id := range PipelineInvariantIDs {
 			if _, ok := byID[id]; !ok {
-				t.fails = append(t.fails, id+" is not in the report (the scenario runs the pipeline: its checks "+runner.IDRange(true)+" did not run)")
+				t.fails = append(t.fails, id+" is not in the report (the scenario runs the pipeline: its checks "+checks.IDRange(true)+" did not run)")
 			}
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"seckill-harness/faults"
-	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/pipeline"
 )
 
@@ -20,13 +20,13 @@ import (
 const DefaultDrain = 10 * time.Second
 
 // PipelineInvariantIDs are the ids of the checker's pipeline checks
-// (runner.Invariant.Pipeline): in the report only when the run has a
+// (checks.Invariant.Pipeline): in the report only when the run has a
 // pipeline.
 var PipelineInvariantIDs = pipelineInvariantIDs()
 
 func pipelineInvariantIDs() []string {
 	var ids []string
-	for _, inv := range runner.Invariants() {
+	for _, inv := range checks.Invariants() {
 		if inv.Pipeline {
 			ids = append(ids, inv.ID)
 		}

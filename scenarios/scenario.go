@@ -15,6 +15,7 @@ import (
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/runner/sut"
 )
 
 // DefaultPath is the reserve path a scenario drives unless it names another.
@@ -57,7 +58,7 @@ type Scenario struct {
 	Activity  Activity
 	Path      string // reserve path: "reference" or a name the caller passes to ValidateFor
 	// LocalSoldOut is the TTL of the reserve path's local sold-out flag
-	// (runner.LocalSoldOut: a flag per bucket set by SOLD_OUT, broadcast
+	// (sut.LocalSoldOut: a flag per bucket set by SOLD_OUT, broadcast
 	// over Redis Pub/Sub, answering SOLD_OUT locally until it expires);
 	// 0: no flag (every request asks Redis).
 	LocalSoldOut time.Duration
@@ -69,9 +70,9 @@ type Scenario struct {
 	TolerateEvents []string
 	// Wait is the reserve option `wait: {replicas: N, timeout: D}`: WAIT
 	// after each fresh ACCEPTED on the connection that ran the script
-	// (runner.WaitPolicy). Timeout defaults to runner.DefaultWaitTimeout
+	// (sut.WaitPolicy). Timeout defaults to sut.DefaultWaitTimeout
 	// when replicas is set; the zero value is off.
-	Wait   runner.WaitPolicy
+	Wait   sut.WaitPolicy
 	Phases []Phase
 	Faults []FaultSpec
 	// Pipeline is the asynchronous rest of the reserve path run beside the
@@ -183,7 +184,7 @@ type FaultSpec struct {
 // Assertions are what a scenario requires of a finished run, besides the
 // report's invariants. See Evaluate for how each one is judged.
 type Assertions struct {
-	// Invariants lists the invariant ids (runner.InvariantIDs; the
+	// Invariants lists the invariant ids (checks.InvariantIDs; the
 	// pipeline checks only when the pipeline is on) required to pass. nil:
 	// every invariant that ran (status not skip) must pass, and a scenario
 	// with a pipeline also needs the pipeline checks in the report. An explicit list waives the others: they
@@ -194,7 +195,7 @@ type Assertions struct {
 	// MaxLostAcks bounds report.lost_acks (nil: not asserted).
 	MaxLostAcks *int64
 	// ExpectFail maps an invariant id (upper case; one that counts its
-	// failures, runner.ExpectableIDs: I3 counts units acknowledged beyond
+	// failures, checks.ExpectableIDs: I3 counts units acknowledged beyond
 	// the stock, I6 acknowledged reservations lost) to the fewest failures
 	// expected: a demonstration scenario. The run is green when the check
 	// failed with at least that count (reported "expected"), red when it
@@ -405,7 +406,7 @@ func (d *dec) scenario(root *node) {
 	s.Wait.Replicas = int(d.int(w, "replicas", "wait.replicas", 0))
 	s.Wait.Timeout = d.dur(w, "timeout", "wait.timeout", 0)
 	if s.Wait.Replicas > 0 && s.Wait.Timeout == 0 {
-		s.Wait.Timeout = runner.DefaultWaitTimeout
+		s.Wait.Timeout = sut.DefaultWaitTimeout
 	}
 	s.Suite = d.strs(root, "suite", "suite")
 

@@ -14,20 +14,22 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
+	"seckill-harness/runner/sut"
 )
 
 // InvariantIDs are the invariants a scenario may require: every id of the
-// checker's table (runner.Invariants), in report order; the pipeline
+// checker's table (checks.Invariants), in report order; the pipeline
 // checks among them (PipelineInvariantIDs) only when the scenario has a
 // pipeline.
-var InvariantIDs = runner.InvariantIDs()
+var InvariantIDs = checks.InvariantIDs()
 
 // LocalSoldOutInvariantIDs are the ids of the checks of the local sold-out
-// flag (runner.Invariant.LocalSoldOut): in the report only when the
+// flag (checks.Invariant.LocalSoldOut): in the report only when the
 // scenario has local_soldout.
 var LocalSoldOutInvariantIDs = func() []string {
 	var ids []string
-	for _, inv := range runner.Invariants() {
+	for _, inv := range checks.Invariants() {
 		if inv.LocalSoldOut {
 			ids = append(ids, inv.ID)
 		}
@@ -56,7 +58,7 @@ func Outcomes() []string {
 	}
 	add("UNKNOWN")
 	add("ERROR")
-	add(runner.LocalSoldOutName)
+	add(sut.LocalSoldOutName)
 	return out
 }
 
@@ -661,7 +663,7 @@ func (v *validator) assertedInvariants() {
 		case s.LocalSoldOut <= 0 && slices.Contains(LocalSoldOutInvariantIDs, strings.ToUpper(id)):
 			v.bad(path, "%q judges the local sold-out flag, in the report only when the path has one, but this scenario has no local_soldout: add local_soldout: 1s or remove %s", id, id)
 		case s.Pipeline == nil && slices.Contains(PipelineInvariantIDs, strings.ToUpper(id)):
-			v.bad(path, "%q is a pipeline check (%s), in the report only when the pipeline runs, but this scenario has no pipeline: section: add one or remove %s", id, runner.IDRange(true), id)
+			v.bad(path, "%q is a pipeline check (%s), in the report only when the pipeline runs, but this scenario has no pipeline: section: add one or remove %s", id, checks.IDRange(true), id)
 		}
 	}
 }
@@ -828,7 +830,7 @@ func indent(s string) string {
 // a minimum of at least 1, and no id also required to pass.
 func (v *validator) expectFail() {
 	a := v.s.Assertions
-	expectable := runner.ExpectableIDs()
+	expectable := checks.ExpectableIDs()
 	ids := make([]string, 0, len(a.ExpectFail))
 	for id := range a.ExpectFail {
 		ids = append(ids, id)

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/lua"
-	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 )
 
 // counterPath is the reserve path as a team writes it without one atomic
@@ -35,16 +35,19 @@ import (
 // both write it, so UNKNOWN outcomes can still be resolved by the checker.
 // Release is the reference fence + compensate.
 type counterPath struct {
-	name       string
-	checkFirst bool // get-then-decr: read and compare before decrementing
-	st         *lua.Store
-	retention  sync.Map // hash tag -> retention_until_ms (activity config, cached client-side)
+	sut.ReferenceState // the contract's keys: set up, read back as the reference's
+	name               string
+	checkFirst         bool // get-then-decr: read and compare before decrementing
+	st                 *lua.Store
+	retention          sync.Map // hash tag -> retention_until_ms (activity config, cached client-side)
 }
 
-var _ runner.Path = (*counterPath)(nil)
+var _ sut.System = (*counterPath)(nil)
 
-func newCounterPath(name string, checkFirst bool) func(st *lua.Store) runner.Path {
-	return func(st *lua.Store) runner.Path { return &counterPath{name: name, checkFirst: checkFirst, st: st} }
+func newCounterPath(name string, checkFirst bool) func(st *lua.Store) sut.System {
+	return func(st *lua.Store) sut.System {
+		return &counterPath{ReferenceState: sut.ReferenceState{Store: st}, name: name, checkFirst: checkFirst, st: st}
+	}
 }
 
 func (p *counterPath) Name() string { return p.name }
@@ -53,7 +56,7 @@ func (p *counterPath) Name() string { return p.name }
 func (*counterPath) Resend(call lua.ReserveCall, _ int) lua.ReserveCall { return call }
 
 func (p *counterPath) Release(ctx context.Context, sc lua.Scope, userID, rid string) (lua.CompensateResult, error) {
-	return fenceAndCompensate(ctx, p.st, sc, userID, rid)
+	return sut.FenceAndCompensate(ctx, p.st, sc, userID, rid)
 }
 
 // partialError is the error of a call that failed after a command that
@@ -105,76 +108,92 @@ func (p *counterPath) reserve(t *trip, call lua.ReserveCall) (lua.ReserveResult,
 	if !ok {
 		return reply(lua.ConfigMissing, "", -1, "CONFIG_MISSING"), nil
 	}
-	now := call.NowMs
-	if now <= 0 {
-		now = time.Now().UnixMilli()
-	}
-	stock := sc.StockKey()
-	var remaining int64
-	if p.checkFirst {
-		t.reading("HGET available")
-		avail, err := rdb.HGet(ctx, stock, "available").Int64()
-		if err != nil {
-			return lua.ReserveResult{}, err
-		}
-		if avail <= 0 {
-			return p.soldOut(t, call, retention)
-		}
-		t.mutating("HINCRBY available -1")
-		if remaining, err = rdb.HIncrBy(ctx, stock, "available", -1).Result(); err != nil {
-			return lua.ReserveResult{}, err
-		}
-	} else {
-		t.mutating("HINCRBY available -1")
-		if remaining, err = rdb.HIncrBy(ctx, stock, "available", -1).Result(); err != nil {
-			return lua.ReserveResult{}, err
-		}
-		if remaining < 0 {
-			t.mutating("HINCRBY available +1 (give back)")
-			if err := rdb.HIncrBy(ctx, stock, "available", 1).Err(); err != nil {
-				return lua.ReserveResult{}, err
-			}
-			return p.soldOut(t, call, retention)
-		}
-	}
-	t.mutating("HINCRBY reserved +1")
-	if err := rdb.HIncrBy(ctx, stock, "reserved", 1).Err(); err != nil {
+	remaining, sold, err := p.takeUnit(t, sc.StockKey())
+	if err != nil {
 		return lua.ReserveResult{}, err
 	}
-
+	if sold {
+		return p.soldOut(t, call, retention)
+	}
+	t.mutating("HINCRBY reserved +1")
+	if err := rdb.HIncrBy(ctx, sc.StockKey(), "reserved", 1).Err(); err != nil {
+		return lua.ReserveResult{}, err
+	}
 	t.mutating("SET user marker NX")
 	_, err = rdb.Do(ctx, "SET", sc.UserKey(call.UserID), call.ReservationID, "NX", "PXAT", retention).Result()
 	if errors.Is(err, redis.Nil) {
-		// Taken: give the unit back (spec §4: INCR stock, ErrDuplicateUser).
-		t.mutating("HINCRBY available +1 (duplicate user)")
-		if err := rdb.HIncrBy(ctx, stock, "available", 1).Err(); err != nil {
-			return lua.ReserveResult{}, err
-		}
-		t.mutating("HINCRBY reserved -1 (duplicate user)")
-		if err := rdb.HIncrBy(ctx, stock, "reserved", -1).Err(); err != nil {
-			return lua.ReserveResult{}, err
-		}
-		t.reading("GET user marker")
-		held, err := rdb.Get(ctx, sc.UserKey(call.UserID)).Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return lua.ReserveResult{}, err
-		}
-		t.mutating("HSET request result")
-		if err := remember(ctx, rdb, call, retention, lua.UserAlreadyReserved, held, remaining+1, "USER_ALREADY_RESERVED"); err != nil {
-			return lua.ReserveResult{}, err
-		}
-		return reply(lua.UserAlreadyReserved, held, remaining+1, "USER_ALREADY_RESERVED"), nil
+		return giveBack(t, call, retention, remaining)
 	}
 	if err != nil {
 		return lua.ReserveResult{}, err
 	}
+	if err := writeRecovery(t, call, retention, remaining); err != nil {
+		return lua.ReserveResult{}, err
+	}
+	return reply(lua.Accepted, call.ReservationID, remaining, "QUEUED"), nil
+}
 
-	// The recovery data, written after the unit was taken (pipelined: one
-	// round trip, but not atomic with anything before it).
+// takeUnit takes one unit off the stock hash's available: read and
+// compare first (get-then-decr), or decrement and give back on a negative
+// (decr-then-incr). sold: none was left.
+func (p *counterPath) takeUnit(t *trip, stock string) (remaining int64, sold bool, err error) {
+	ctx, rdb := t.ctx, t.rdb
+	if p.checkFirst {
+		t.reading("HGET available")
+		avail, err := rdb.HGet(ctx, stock, "available").Int64()
+		if err != nil || avail <= 0 {
+			return 0, err == nil, err
+		}
+		t.mutating("HINCRBY available -1")
+		remaining, err = rdb.HIncrBy(ctx, stock, "available", -1).Result()
+		return remaining, false, err
+	}
+	t.mutating("HINCRBY available -1")
+	if remaining, err = rdb.HIncrBy(ctx, stock, "available", -1).Result(); err != nil || remaining >= 0 {
+		return remaining, false, err
+	}
+	t.mutating("HINCRBY available +1 (give back)")
+	return remaining, true, rdb.HIncrBy(ctx, stock, "available", 1).Err()
+}
+
+// giveBack returns the unit of a user who already holds one (spec §4:
+// INCR stock, ErrDuplicateUser) and answers USER_ALREADY_RESERVED with the
+// reservation the marker names.
+func giveBack(t *trip, call lua.ReserveCall, retention, remaining int64) (lua.ReserveResult, error) {
+	ctx, rdb, sc := t.ctx, t.rdb, call.Scope
+	t.mutating("HINCRBY available +1 (duplicate user)")
+	if err := rdb.HIncrBy(ctx, sc.StockKey(), "available", 1).Err(); err != nil {
+		return lua.ReserveResult{}, err
+	}
+	t.mutating("HINCRBY reserved -1 (duplicate user)")
+	if err := rdb.HIncrBy(ctx, sc.StockKey(), "reserved", -1).Err(); err != nil {
+		return lua.ReserveResult{}, err
+	}
+	t.reading("GET user marker")
+	held, err := rdb.Get(ctx, sc.UserKey(call.UserID)).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return lua.ReserveResult{}, err
+	}
+	t.mutating("HSET request result")
+	if err := remember(ctx, rdb, call, retention, lua.UserAlreadyReserved, held, remaining+1, "USER_ALREADY_RESERVED"); err != nil {
+		return lua.ReserveResult{}, err
+	}
+	return reply(lua.UserAlreadyReserved, held, remaining+1, "USER_ALREADY_RESERVED"), nil
+}
+
+// writeRecovery writes the recovery data after the unit was taken: the
+// record, both zsets, the request result, soldout at zero (pipelined: one
+// round trip, but not atomic with anything before it).
+func writeRecovery(t *trip, call lua.ReserveCall, retention, remaining int64) error {
+	ctx, rdb, sc := t.ctx, t.rdb, call.Scope
+	now := call.NowMs
+	if now <= 0 {
+		now = time.Now().UnixMilli()
+	}
 	t.mutating("write reservation record, zsets, request result")
 	expires := now + call.TTLMs
 	exp := time.UnixMilli(retention)
-	_, err = rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+	_, err := rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		pl.HSet(ctx, sc.ResvKey(call.ReservationID),
 			"reservation_id", call.ReservationID, "request_id", call.RequestID, "message_id", call.MessageID,
 			"activity_id", sc.ActivityID, "sku_id", sc.SKUID, "user_id", call.UserID,
@@ -193,10 +212,7 @@ func (p *counterPath) reserve(t *trip, call lua.ReserveCall) (lua.ReserveResult,
 		}
 		return nil
 	})
-	if err != nil {
-		return lua.ReserveResult{}, err
-	}
-	return reply(lua.Accepted, call.ReservationID, remaining, "QUEUED"), nil
+	return err
 }
 
 // soldOut marks the bucket sold out and caches the answer, as reserve.lua does.

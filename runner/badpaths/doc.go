@@ -1,6 +1,6 @@
 // Package badpaths holds known-bad versions of the reserve path: the
 // anti-patterns teams ship (spec §4, §7.4, §13.1, §17; anti-pattern §2.1;
-// anti-pattern lock-then-queue), each a faithful runner.Path speaking the same contract as
+// anti-pattern lock-then-queue), each a faithful sut.System speaking the same contract as
 // the reference (same keys under the same hash tag, same reply tuples and
 // codes), so the same workload and the same checker run against it.
 //

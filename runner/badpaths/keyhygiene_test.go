@@ -8,7 +8,9 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/runner/sut"
 )
 
 // K1 on real keys: the reserve script without its PEXPIREAT on the
@@ -25,7 +27,7 @@ func TestK1CatchesAReserveWithoutTTL(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		newPath func(*lua.Store) runner.Path
+		newPath func(*lua.Store) sut.System
 		fail    bool
 	}{{LuaNoTTL, newBad, true}, {ReferenceName, nil, false}} {
 		res, err := runOne(ctx, testEnv(t), c.newPath, pipeline.Defects{}, l, 11, 1)
@@ -69,12 +71,12 @@ func TestK1PassesTheReferenceWithSizes(t *testing.T) {
 		ops = append(ops, runner.Op{ID: u, Kind: runner.KindFresh, User: u, Req: u, Outcome: runner.Outcome(r.Code), RID: r.ReservationID,
 			Sends: 1, Attempts: 1, Start: time.Millisecond, End: 2 * time.Millisecond})
 	}
-	rep, err := runner.Verify(ctx, tgt, runner.CheckInput{History: &runner.History{Ops: ops}})
+	rep, err := verify(ctx, tgt, checks.CheckInput{History: &runner.History{Ops: ops}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range rep.Checks {
-		if c.ID == "K1" && c.Status != runner.StatusPass {
+		if c.ID == "K1" && c.Status != checks.StatusPass {
 			t.Fatalf("K1 %s: %s", c.Status, c.Detail)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/pipeline"
 )
 
@@ -138,7 +139,7 @@ func describe(l Load) string {
 	}
 	if p := l.Pipeline; p != nil {
 		s += fmt.Sprintf("; pipeline on: mq ack %g / error %g / timeout %g (%g of timeouts delivered anyway, after %s), consumer lag %s, order reject %g, drain ≤ %s, %s checked",
-			p.MQ.Ack, p.MQ.Error, p.MQ.Timeout, p.MQ.TimeoutDelivered, p.MQ.TimeoutAfter, p.Order.Delay, p.Order.Reject, l.Drain, runner.IDRange(true))
+			p.MQ.Ack, p.MQ.Error, p.MQ.Timeout, p.MQ.TimeoutDelivered, p.MQ.TimeoutAfter, p.Order.Delay, p.Order.Reject, l.Drain, checks.IDRange(true))
 	}
 	return s
 }

@@ -6,20 +6,21 @@ import (
 	"strings"
 
 	"seckill-harness/lua"
-	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 )
 
 // scriptPath runs a Lua variant with the reference client behaviour
 // (same-id re-sends, fence then compensate). Only the script differs.
 type scriptPath struct {
-	name string
-	st   *lua.Store // the variant's scripts on the reference store's client
+	sut.ReferenceState // the contract's keys: set up, read back as the reference's
+	name               string
+	st                 *lua.Store // the variant's scripts on the reference store's client
 }
 
-var _ runner.Path = scriptPath{}
+var _ sut.System = scriptPath{}
 
-func newScriptPath(name string, v *variant) func(st *lua.Store) runner.Path {
-	return func(st *lua.Store) runner.Path {
+func newScriptPath(name string, v *variant) func(st *lua.Store) sut.System {
+	return func(st *lua.Store) sut.System {
 		scripts, err := v.get()
 		if err != nil {
 			// Validate (called by RunMatrix) reports this as an error first;
@@ -28,7 +29,7 @@ func newScriptPath(name string, v *variant) func(st *lua.Store) runner.Path {
 		}
 		// The secret only derives ids, which the engine does with the
 		// reference store: the variant store just runs scripts.
-		return scriptPath{name: name, st: lua.NewStore(st.Client(), scripts, nil)}
+		return scriptPath{ReferenceState: sut.ReferenceState{Store: st}, name: name, st: lua.NewStore(st.Client(), scripts, nil)}
 	}
 }
 
@@ -41,17 +42,7 @@ func (p scriptPath) Reserve(ctx context.Context, call lua.ReserveCall) (lua.Rese
 func (scriptPath) Resend(call lua.ReserveCall, _ int) lua.ReserveCall { return call }
 
 func (p scriptPath) Release(ctx context.Context, sc lua.Scope, userID, rid string) (lua.CompensateResult, error) {
-	return fenceAndCompensate(ctx, p.st, sc, userID, rid)
-}
-
-// fenceAndCompensate is the reference release: transition.lua to
-// RELEASE_PENDING (its answer is not a reason to stop: the compensation
-// decides), then compensate.lua.
-func fenceAndCompensate(ctx context.Context, st *lua.Store, sc lua.Scope, userID, rid string) (lua.CompensateResult, error) {
-	if _, err := st.Transition(ctx, sc, rid, lua.TransitionArgs{Target: lua.StatusReleasePending}); err != nil {
-		return lua.CompensateResult{}, err
-	}
-	return st.Compensate(ctx, sc, userID, rid, "harness-release", 0)
+	return sut.FenceAndCompensate(ctx, p.st, sc, userID, rid)
 }
 
 // newRequestIDPath is the reference script driven by a client that, after
@@ -59,10 +50,11 @@ func fenceAndCompensate(ctx context.Context, st *lua.Store, sc lua.Scope, userID
 // (and so a newly derived reservation_id and message_id): the behaviour
 // spec §7.4 and §13.1 forbid ("禁止立即生成新 request_id").
 type newRequestIDPath struct {
-	st *lua.Store
+	sut.ReferenceState // the contract's keys: set up, read back as the reference's
+	st                 *lua.Store
 }
 
-var _ runner.Path = newRequestIDPath{}
+var _ sut.System = newRequestIDPath{}
 
 func (newRequestIDPath) Name() string { return NewRequestIDOnTimeout }
 
@@ -87,5 +79,5 @@ func (p newRequestIDPath) Resend(call lua.ReserveCall, send int) lua.ReserveCall
 }
 
 func (p newRequestIDPath) Release(ctx context.Context, sc lua.Scope, userID, rid string) (lua.CompensateResult, error) {
-	return fenceAndCompensate(ctx, p.st, sc, userID, rid)
+	return sut.FenceAndCompensate(ctx, p.st, sc, userID, rid)
 }

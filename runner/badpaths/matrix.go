@@ -14,8 +14,10 @@ import (
 	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/runner/sut"
 )
 
 // ReferenceName is the reference path's name in the matrix.
@@ -279,7 +281,7 @@ func logRun(w io.Writer, path, load string, runs int, res RunResult, good bool, 
 // judged with the core ones (which then count the pipeline's releases). A
 // fault that did not happen or did not heal is an error: the self-test
 // itself could not run.
-func runOne(ctx context.Context, env Env, newPath func(*lua.Store) runner.Path, defects pipeline.Defects, l Load, seed int64, run int) (RunResult, error) {
+func runOne(ctx context.Context, env Env, newPath func(*lua.Store) sut.System, defects pipeline.Defects, l Load, seed int64, run int) (RunResult, error) {
 	t0 := time.Now()
 	cfg := l.Config
 	cfg.Seed = seed
@@ -324,7 +326,7 @@ func runOne(ctx context.Context, env Env, newPath func(*lua.Store) runner.Path, 
 		}
 	}
 	for _, c := range chk.Checks {
-		if c.Status == runner.StatusFail {
+		if c.Status == checks.StatusFail {
 			if out.Details == nil {
 				out.Details, out.Evidence = map[string]string{}, map[string]any{}
 			}

@@ -10,6 +10,8 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
+	"seckill-harness/runner/sut"
 )
 
 // The whole matrix at small scale: every runnable bad path is caught by one
@@ -96,14 +98,25 @@ func TestMatrixCatchesEveryBadPath(t *testing.T) {
 
 var actN atomic.Int64
 
-func newTarget(t *testing.T, stock int64) runner.Target {
+// target is a test's activity with the store that derives its ids.
+type target struct {
+	Store    *lua.Store
+	Activity *lua.Activity
+}
+
+// verify judges tgt's state after in's history, read back as the reference's.
+func verify(ctx context.Context, tgt target, in checks.CheckInput) (*checks.CheckReport, error) {
+	return checks.Judge(ctx, sut.Sale{Activity: tgt.Activity, IDs: tgt.Store}, sut.NewReference(tgt.Store), in)
+}
+
+func newTarget(t *testing.T, stock int64) target {
 	t.Helper()
 	a := lua.NewActivity(fmt.Sprintf("bp%d-%d", time.Now().UnixMilli(), actN.Add(1)), "sku1", stock, 1, time.Hour)
 	if err := lua.Setup(context.Background(), testRDB, a); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = lua.Teardown(context.Background(), testRDB, a) })
-	return runner.Target{Store: lua.NewStore(testRDB, nil, testSecret), Activity: a}
+	return target{Store: lua.NewStore(testRDB, nil, testSecret), Activity: a}
 }
 
 // The checker hole closed in I5, shown without faults: a request whose
@@ -119,14 +132,14 @@ func TestI5SeesAnAnswerFromAnotherRequest(t *testing.T) {
 		name     string
 		firstRan bool // the lost send ran
 		wantFail bool
-		path     func(st *lua.Store) runner.Path
+		path     func(st *lua.Store) sut.System
 	}{
-		{"new id, lost send ran", true, true, func(st *lua.Store) runner.Path { return newRequestIDPath{st: st} }},
-		{"new id, lost send did not run", false, true, func(st *lua.Store) runner.Path { return newRequestIDPath{st: st} }},
-		{"same id, lost send ran", true, false, func(st *lua.Store) runner.Path { return runner.ReferencePath{Store: st} }},
+		{"new id, lost send ran", true, true, func(st *lua.Store) sut.System { return newRequestIDPath{st: st} }},
+		{"new id, lost send did not run", false, true, func(st *lua.Store) sut.System { return newRequestIDPath{st: st} }},
+		{"same id, lost send ran", true, false, func(st *lua.Store) sut.System { return sut.NewReference(st) }},
 		// The same-id re-send re-runs the request: the marker refuses it for
 		// its own reservation, and the cached result is overwritten to match.
-		{"same id, no request idempotency, lost send ran", true, true, func(st *lua.Store) runner.Path {
+		{"same id, no request idempotency, lost send ran", true, true, func(st *lua.Store) sut.System {
 			newPath, _ := Lookup(LuaNoRequestIdempotency)
 			return newPath(st)
 		}},
@@ -151,19 +164,19 @@ func TestI5SeesAnAnswerFromAnotherRequest(t *testing.T) {
 			}
 			op := runner.Op{ID: 0, Kind: runner.KindFresh, User: 5, Req: 5, Outcome: runner.Outcome(res.Code), RID: res.ReservationID,
 				Flags: runner.FlagHadUnknown, Sends: 2, Start: time.Millisecond, End: 2 * time.Millisecond}
-			rep, err := runner.Verify(ctx, tgt, runner.CheckInput{History: &runner.History{Ops: []runner.Op{op}}})
+			rep, err := verify(ctx, tgt, checks.CheckInput{History: &runner.History{Ops: []runner.Op{op}}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var i5 runner.Check
+			var i5 checks.Check
 			for _, ch := range rep.Checks {
 				if ch.ID == "I5" {
 					i5 = ch
-				} else if ch.Status == runner.StatusFail && ch.ID != "I9" {
+				} else if ch.Status == checks.StatusFail && ch.ID != "I9" {
 					t.Errorf("%s failed: %s", ch.ID, ch.Detail)
 				}
 			}
-			if got := i5.Status == runner.StatusFail; got != c.wantFail {
+			if got := i5.Status == checks.StatusFail; got != c.wantFail {
 				t.Fatalf("I5 %s, want fail=%v: %s %v", i5.Status, c.wantFail, i5.Detail, i5.Evidence["violations"])
 			}
 			t.Logf("answer %s %s; I5 %s: %v", res.Code, res.ReservationID, i5.Status, i5.Evidence["violations"])
@@ -178,7 +191,7 @@ func TestMatrixFailsWhenABadPathGoesUncaught(t *testing.T) {
 	defer func() { registry = saved }()
 	registry = append(append([]Info(nil), saved...), Info{
 		Name: "reference-in-disguise", Description: "the reference path", Why: "it is not bad", Expect: []string{"I5"}, Load: LoadReplay,
-		new: func(st *lua.Store) runner.Path { return runner.ReferencePath{Store: st} },
+		new: func(st *lua.Store) sut.System { return sut.NewReference(st) },
 	})
 	m, err := RunMatrix(context.Background(), testEnv(t), Options{Runs: 1, Quick: true, Only: []string{"reference-in-disguise"}})
 	if err != nil {

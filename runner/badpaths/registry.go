@@ -5,8 +5,9 @@ import (
 	"fmt"
 
 	"seckill-harness/lua"
-	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/runner/sut"
 )
 
 // Names of the bad paths.
@@ -40,7 +41,7 @@ type Info struct {
 	// reserve-path constructor (Lookup does not find it).
 	PipelineDefect string `json:"pipeline_defect,omitempty"`
 
-	new      func(st *lua.Store) runner.Path
+	new      func(st *lua.Store) sut.System
 	validate func() error
 }
 
@@ -125,7 +126,9 @@ var registry = []Info{
 		Expect:      []string{"I5"},
 		Why:         "the lost send ran: its request_id holds ACCEPTED r1 in Redis while the client's answer for that request comes from another request (USER_ALREADY_RESERVED r1, or ACCEPTED with a reservation not derived from it)",
 		Load:        LoadDisconnect,
-		new:         func(st *lua.Store) runner.Path { return newRequestIDPath{st: st} },
+		new: func(st *lua.Store) sut.System {
+			return newRequestIDPath{ReferenceState: sut.ReferenceState{Store: st}, st: st}
+		},
 	},
 	{
 		Name:           ReleaseOnSendTimeout,
@@ -163,7 +166,7 @@ func Get(name string) (Info, bool) {
 // Lookup returns the constructor of a runnable bad reserve path; ok is false
 // for an unknown name, a pending path and a pipeline defect (no reserve path
 // of its own: see Info.PipelineDefect and Get).
-func Lookup(name string) (func(st *lua.Store) runner.Path, bool) {
+func Lookup(name string) (func(st *lua.Store) sut.System, bool) {
 	r, ok := Get(name)
 	if !ok || !r.Runnable() || r.new == nil {
 		return nil, false
@@ -182,10 +185,10 @@ func Validate() error {
 			errs = append(errs, r.validate())
 		}
 		for _, id := range r.Expect {
-			inv, ok := runner.LookupInvariant(id)
+			inv, ok := checks.LookupInvariant(id)
 			switch {
 			case !ok:
-				errs = append(errs, fmt.Errorf("badpaths: %s expects %q, not a check of the table: valid %v", r.Name, id, runner.InvariantIDs()))
+				errs = append(errs, fmt.Errorf("badpaths: %s expects %q, not a check of the table: valid %v", r.Name, id, checks.InvariantIDs()))
 			case inv.Pipeline && r.PipelineDefect == "":
 				if l, ok := GetLoad(r.Load, false); !ok || l.Pipeline == nil {
 					errs = append(errs, fmt.Errorf("badpaths: %s expects the pipeline check %s, but its load %q runs no pipeline", r.Name, id, r.Load))

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"seckill-harness/lua"
-	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 )
 
 func TestRegistry(t *testing.T) {
@@ -17,7 +17,7 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("names %v", names)
 	}
 	valid := map[string]bool{}
-	for _, id := range runner.InvariantIDs() {
+	for _, id := range checks.InvariantIDs() {
 		valid[id] = true
 	}
 	for _, n := range names {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/sut"
 )
 
 // Axis is what a compare varies between its runs: a name and its values,
@@ -106,7 +106,7 @@ func LocalSoldOutAxis(ttl time.Duration) Axis {
 	on := "flag " + ttl.String()
 	return Axis{Name: "local_soldout", Title: "same seed and load without and with the local sold-out flag", view: localSoldOutView,
 		Values: []Value{
-			{Label: "no flag", Heading: "no flag", Dir: "local-soldout-off", Apply: func(q *lifecycle.Plan) { q.LocalSoldOut = runner.LocalSoldOutConfig{} }},
+			{Label: "no flag", Heading: "no flag", Dir: "local-soldout-off", Apply: func(q *lifecycle.Plan) { q.LocalSoldOut = sut.LocalSoldOutConfig{} }},
 			{Label: on, Heading: on, Dir: "local-soldout-" + ttl.String(), Apply: func(q *lifecycle.Plan) { q.LocalSoldOut.TTL = ttl }},
 		}}
 }

@@ -15,6 +15,7 @@ import (
 
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
 )
 
@@ -126,7 +127,7 @@ func TestCompareAxes(t *testing.T) {
 	if lso.Name != "local_soldout" || len(lso.Values) != 2 {
 		t.Fatalf("local sold-out axis: %+v", lso)
 	}
-	p := &lifecycle.Plan{LocalSoldOut: runner.LocalSoldOutConfig{TTL: 5 * time.Second}}
+	p := &lifecycle.Plan{LocalSoldOut: sut.LocalSoldOutConfig{TTL: 5 * time.Second}}
 	lso.Values[0].Apply(p)
 	if p.LocalSoldOut.TTL != 0 {
 		t.Errorf("the first variant keeps the flag: %+v", p.LocalSoldOut)

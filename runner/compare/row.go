@@ -5,6 +5,7 @@ import (
 
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/lifecycle"
 )
 
@@ -92,7 +93,7 @@ func runRow(v Value, q *lifecycle.Plan, res *lifecycle.Result, dir string, cpu *
 	}
 	r.LocalSoldOut = rep.LocalSoldOut
 	if r.LocalSoldOut == nil {
-		r.LocalSoldOut = runner.AnalyzeLocalSoldOut(res.Result.History.All(), int(res.Activity.Buckets), 0)
+		r.LocalSoldOut = checks.AnalyzeLocalSoldOut(res.Result.History.All(), int(res.Activity.Buckets), 0)
 	}
 	if w := rep.Wait; w != nil {
 		r.LostConfirmed, r.WaitP99Ms = &w.LostConfirmed, &w.LatencyMs.P99

@@ -10,6 +10,7 @@ import (
 
 	"seckill-harness/faults"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/planner"
 	"seckill-harness/scenarios"
 )
@@ -225,8 +226,8 @@ func (s Schedule) requiredInvariants() []string {
 		return nil
 	}
 	var out []string
-	for _, id := range runner.InvariantIDs() {
-		if inv, _ := runner.LookupInvariant(id); (inv.Pipeline && s.Pipeline == nil) || id == "I6" {
+	for _, id := range checks.InvariantIDs() {
+		if inv, _ := checks.LookupInvariant(id); (inv.Pipeline && s.Pipeline == nil) || id == "I6" {
 			continue
 		}
 		out = append(out, id)

@@ -8,6 +8,7 @@ import (
 	"seckill-harness/faults"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/servers"
 )
 
@@ -129,7 +130,7 @@ func faultCauses(planned []*faults.Planned, names []string) []servers.Cause {
 
 // annotateChecks sets Events on every failing invariant and assertion and
 // appends a sentence naming them to its detail. A check's violations span
-// what its evidence dates (runner.ViolationSpan); without a date, the
+// what its evidence dates (checks.ViolationSpan); without a date, the
 // whole load.
 func annotateChecks(rep *reports.Report, h *runner.History) {
 	for i := range rep.Invariants {
@@ -137,7 +138,7 @@ func annotateChecks(rep *reports.Report, h *runner.History) {
 		if inv.Status != reports.StatusFail {
 			continue
 		}
-		from, to, ok := runner.ViolationSpan(h, inv.Evidence)
+		from, to, ok := checks.ViolationSpan(h, inv.Evidence)
 		if !ok {
 			from, to = 0, rep.DurationS
 		}

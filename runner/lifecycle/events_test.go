@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"seckill-harness/reports"
-	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 )
 
 // A failing check names the unplanned events and planned faults near its
@@ -20,7 +20,7 @@ func TestAnnotateChecksNamesOverlappingEvents(t *testing.T) {
 		},
 		Invariants: []reports.Invariant{
 			{ID: "I6", Status: reports.StatusFail, Detail: "60 acknowledged reservations lost",
-				Evidence: map[string]any{"lost_acks": []runner.LostAck{{AckedAtS: 11.0}, {AckedAtS: 12.1}}}},
+				Evidence: map[string]any{"lost_acks": []checks.LostAck{{AckedAtS: 11.0}, {AckedAtS: 12.1}}}},
 			{ID: "I1", Status: reports.StatusPass, Detail: "ok"},
 		},
 		Assertions: []reports.Assertion{{Name: "p99 below 50 ms", Status: reports.StatusFail}},

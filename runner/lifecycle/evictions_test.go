@@ -8,6 +8,7 @@ import (
 
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 )
 
 // K2 through the whole run: with the hot master's memory full and an
@@ -54,7 +55,7 @@ func TestK2FailsWhenAMasterEvicts(t *testing.T) {
 	if evicting.Status != reports.StatusFail || !strings.Contains(evicting.Detail, "(master) evicted") {
 		t.Fatalf("an evicting master passed K2: %s %s", evicting.Status, evicting.Detail)
 	}
-	if n, _, ok := runner.FailureCount("K2", evicting.Evidence); !ok || n == 0 {
+	if n, _, ok := checks.FailureCount("K2", evicting.Evidence); !ok || n == 0 {
 		t.Fatalf("K2 evidence without a count: %v", evicting.Evidence)
 	}
 	refusing := run("oom:headroom=0,at=1s,for=1500ms")

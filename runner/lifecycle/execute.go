@@ -14,8 +14,10 @@ import (
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/host"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
 	"seckill-harness/servers"
 )
@@ -29,7 +31,9 @@ type execution struct {
 	stand   *Stand
 	owned   bool // the stand was opened here (and is closed here)
 	gi      *GenInfo
-	tgt     runner.Target
+	store   *lua.Store // the reference scripts on the stand, keyed by the run's secret (ids, the pipeline)
+	sale    sut.Sale
+	sys     sut.System // the system under test, with its wrappers (WAIT, local sold-out flag)
 	tl      *faults.Timeline
 	pl      *pipeline.Pipeline
 	orders  *pipeline.Orders // the pipeline's PostgreSQL order store
@@ -37,8 +41,8 @@ type execution struct {
 	// pipeline.order_db.server): "local throwaway postgres://…", "docker
 	// container <id> (<image>)", "existing postgres://…" (never credentials).
 	orderServer string
-	cleanup     []func()             // run in reverse order on the way out
-	flag        *runner.LocalSoldOut // the path's local sold-out flag; nil: none
+	cleanup     []func()          // run in reverse order on the way out
+	flag        *sut.LocalSoldOut // the path's local sold-out flag; nil: none
 
 	lag          []compose.ReplicationSample // replication lag, sampled beside the load
 	watchdog     *lua.Watchdog
@@ -51,11 +55,11 @@ type execution struct {
 	runErr      error
 	interrupted string                // why the load stopped early ("" = it ran to its end)
 	checkErr    error                 // the final state could not be read back
-	evicted     *runner.EvictionFacts // the nodes' evictions over the run (K2)
+	evicted     *checks.EvictionFacts // the nodes' evictions over the run (K2)
 	healthErr   error
 	ev          *pipeline.Evidence
 	poolReport  *reports.Pool
-	chk         *runner.CheckReport
+	chk         *checks.CheckReport
 	outcome     *Result          // the run's result, once assembled
 	warm        *reports.WarmUp  // what warmUp readied before t=0
 	servers     *servers.Sampler // the nodes' view, sampled beside the load
@@ -263,8 +267,42 @@ func (x *execution) guard(ctx context.Context) error {
 func (x *execution) setUp(ctx context.Context) error {
 	p, log, rdb := x.plan, x.out.logger(), x.stand.Client
 	first := p.Phases[0].Config
+	secret := p.Secret
+	if secret == nil {
+		secret = SecretFor(first.Seed)
+	}
+	x.store = lua.NewStore(rdb, x.scripts, secret)
+	// A script that runs too long (a team's loop) is killed, and no node is
+	// left answering BUSY when the harness exits.
+	x.watchdog = lua.NewWatchdog(x.stand.Cluster, p.ScriptLimit)
+	x.store.SetWatchdog(x.watchdog)
+	x.sys = sut.NewReference(x.store)
+	if p.Path != nil {
+		x.sys = p.Path(x.store)
+	}
+	if err := x.setUpActivity(ctx); err != nil {
+		return err
+	}
+	x.sale = sut.Sale{Activity: x.act, IDs: x.store}
+	if p.Wait.Enabled() {
+		x.sys = sut.Waiting{System: x.sys, Policy: p.Wait}
+		log.Info(fmt.Sprintf("reserve: %s, on the connection that ran the script", p.Wait))
+	}
+	if err := x.wrapLocalSoldOut(ctx); err != nil {
+		return err
+	}
+	for _, ph := range p.Phases {
+		x.out.logger().Info(fmt.Sprintf("load %s: %s; stock %d over %d buckets", ph.Name, ph.Config, p.Stock, p.Buckets))
+	}
+	return nil
+}
+
+// setUpActivity joins the shared activity of a split load, or sets the
+// run's own up through the system under test (sut.Provisioner).
+func (x *execution) setUpActivity(ctx context.Context) error {
+	p, log, rdb := x.plan, x.out.logger(), x.stand.Client
 	if p.SharedActivity {
-		act, gi, err := joinActivity(ctx, log, rdb, x.act, p.Generator, p.ActivityWait, first)
+		act, gi, err := joinActivity(ctx, log, rdb, x.act, p.Generator, p.ActivityWait, p.Phases[0].Config)
 		if err != nil {
 			return err
 		}
@@ -273,54 +311,37 @@ func (x *execution) setUp(ctx context.Context) error {
 			log.Info(fmt.Sprintf("activity %s is kept for 'seckill-harness verify' (which removes it with --teardown); its keys expire at %s anyway",
 				act.ID, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339)))
 		}
-	} else {
-		if err := lua.Setup(ctx, rdb, x.act); err != nil {
-			return err
-		}
-		if !x.stand.Cluster.Owned() {
-			x.cleanup = append(x.cleanup, x.teardown)
-		}
+		return nil
 	}
-	secret := p.Secret
-	if secret == nil {
-		secret = SecretFor(first.Seed)
+	pv, ok := sut.Ability[sut.Provisioner](x.sys)
+	if !ok {
+		return fmt.Errorf("the system under test %q cannot set up an activity (it has no sut.Provisioner)", x.sys.Name())
 	}
-	store := lua.NewStore(rdb, x.scripts, secret)
-	// A script that runs too long (a team's loop) is killed, and no node is
-	// left answering BUSY when the harness exits.
-	x.watchdog = lua.NewWatchdog(x.stand.Cluster, p.ScriptLimit)
-	store.SetWatchdog(x.watchdog)
-	x.tgt = runner.Target{Store: store, Activity: x.act}
-	if p.Path != nil {
-		x.tgt.Path = p.Path(store)
+	if err := pv.Setup(ctx, x.act); err != nil {
+		return err
 	}
-	if p.Wait.Enabled() {
-		inner := x.tgt.Path
-		if inner == nil {
-			inner = runner.ReferencePath{Store: store}
-		}
-		x.tgt.Path = runner.WaitingPath{Path: inner, Policy: p.Wait}
-		log.Info(fmt.Sprintf("reserve: %s, on the connection that ran the script", p.Wait))
+	if !x.stand.Cluster.Owned() {
+		x.cleanup = append(x.cleanup, x.teardown)
 	}
-	if p.LocalSoldOut.TTL > 0 {
-		if p.Generator.Split() {
-			return fmt.Errorf("--local-soldout with --generator %s: the flag's figures are one process's; run it without --generator", p.Generator)
-		}
-		inner := x.tgt.Path
-		if inner == nil {
-			inner = runner.ReferencePath{Store: store}
-		}
-		flag, err := runner.NewLocalSoldOut(ctx, rdb, x.act, inner, p.LocalSoldOut)
-		if err != nil {
-			return err
-		}
-		x.flag, x.tgt.Path = flag, flag
-		x.cleanup = append(x.cleanup, flag.Close)
-		log.Info(fmt.Sprintf("local sold-out flag: TTL %s, %v service instances, notices on %s", p.LocalSoldOut.TTL, flag.NoticeState()["instances"], runner.SoldOutChannel(x.act)))
+	return nil
+}
+
+// wrapLocalSoldOut puts the plan's local sold-out flag in front of the system.
+func (x *execution) wrapLocalSoldOut(ctx context.Context) error {
+	p := x.plan
+	if p.LocalSoldOut.TTL <= 0 {
+		return nil
 	}
-	for _, ph := range p.Phases {
-		x.out.logger().Info(fmt.Sprintf("load %s: %s; stock %d over %d buckets", ph.Name, ph.Config, p.Stock, p.Buckets))
+	if p.Generator.Split() {
+		return fmt.Errorf("--local-soldout with --generator %s: the flag's figures are one process's; run it without --generator", p.Generator)
 	}
+	flag, err := sut.NewLocalSoldOut(ctx, x.stand.Client, x.act, x.sys, p.LocalSoldOut)
+	if err != nil {
+		return err
+	}
+	x.flag, x.sys = flag, flag
+	x.cleanup = append(x.cleanup, flag.Close)
+	x.out.logger().Info(fmt.Sprintf("local sold-out flag: TTL %s, %v service instances, notices on %s", p.LocalSoldOut.TTL, flag.NoticeState()["instances"], sut.SoldOutChannel(x.act)))
 	return nil
 }
 
@@ -333,7 +354,11 @@ func (x *execution) teardown() {
 	tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	log, act := x.out.logger(), x.act
-	n, err := lua.Teardown(tctx, x.stand.Client, act)
+	pv, ok := sut.Ability[sut.Provisioner](x.sys)
+	if !ok {
+		return // set up by other means: nothing of it to remove
+	}
+	n, err := pv.Teardown(tctx, act)
 	if err != nil {
 		log.Warn(fmt.Sprintf("teardown of activity %s: %v (its keys expire at %s anyway)", act.ID, err, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339)))
 		return
@@ -362,7 +387,7 @@ func (x *execution) startFaults(ctx context.Context) error {
 			pc.Orders = orders
 		}
 		x.orders = pc.Orders
-		x.pl = pipeline.New(pc, x.tgt.Store, x.act)
+		x.pl = pipeline.New(pc, x.store, x.act)
 		if err := x.pl.Start(ctx); err != nil {
 			return fmt.Errorf("pipeline: %w", err)
 		}
@@ -438,7 +463,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 	if x.plan.OnLoad != nil {
 		ended = x.plan.OnLoad(ctx, x.stand.Cluster)
 	}
-	res, runErr := runner.RunPhases(ctx, x.plan.Phases, x.tgt, opts...)
+	res, runErr := runner.RunPhases(ctx, x.plan.Phases, x.sale, x.sys, opts...)
 	if ended != nil {
 		ended()
 	}
@@ -497,7 +522,7 @@ func (x *execution) drain(ctx context.Context) {
 	}
 	// The load's ACCEPTED answers: reconciliation names a reservation Redis
 	// lost before any order from them alone.
-	x.pl.Acknowledged(runner.AcceptedReservations(x.res.History))
+	x.pl.Acknowledged(checks.AcceptedReservations(x.res.History))
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	if _, err := x.pl.Reconcile(rctx); err != nil {
 		x.out.logger().Warn(fmt.Sprintf("pipeline: reconciliation: %v", err))
@@ -517,28 +542,22 @@ func (x *execution) check(ctx context.Context) {
 		x.checkErr = err
 		// The servers' own counters still judge (an evicted stock hash is
 		// a reason the state cannot be read).
-		x.chk = &runner.CheckReport{Checks: runner.JudgeServerSide(&runner.Facts{Evictions: x.evicted})}
+		x.chk = &checks.CheckReport{Checks: checks.JudgeServerSide(&checks.Facts{Evictions: x.evicted})}
 	}
 }
 
 func (x *execution) judge(ctx context.Context) error {
 	history := x.res.History
 	if x.ev != nil {
-		history = runner.WithPipelineReleases(x.res.History, x.ev, x.res.Began)
+		history = checks.WithPipelineReleases(x.res.History, x.ev, x.res.Began)
 	}
-	// One read of the state: the invariants and, with a pipeline, its checks.
-	chk, err := runner.Verify(ctx, x.tgt, runner.CheckInput{History: history, Samples: x.res.Samples,
-		FaultsInjected: len(x.plan.Faults) > 0, LocalSoldOutTTL: x.plan.LocalSoldOut.TTL, Generator: x.plan.Generator, Pipeline: x.ev, Evictions: x.evicted,
-		ExpiryAllowances: expiryAllowances(x.tl)})
+	// One read of the state: the invariants and, with a pipeline, its
+	// checks down to the order database.
+	chk, err := checks.Judge(ctx, x.sale, x.sys, checks.CheckInput{History: history, Samples: x.res.Samples,
+		FaultsInjected: len(x.plan.Faults) > 0, LocalSoldOutTTL: x.plan.LocalSoldOut.TTL, Generator: x.plan.Generator,
+		Pipeline: x.ev, Orders: x.orders, Evictions: x.evicted, ExpiryAllowances: expiryAllowances(x.tl)})
 	if err != nil {
 		return fmt.Errorf("reading the final state back: %w", err)
-	}
-	if x.ev != nil {
-		facts, err := runner.CollectEndToEnd(ctx, x.tgt, x.res.History, x.ev, x.orders)
-		if err != nil {
-			return fmt.Errorf("end-to-end checks: %w", err)
-		}
-		chk.Checks = append(chk.Checks, runner.EndToEndChecks(facts)...)
 	}
 	x.chk = chk
 	return nil
@@ -547,14 +566,14 @@ func (x *execution) judge(ctx context.Context) error {
 // evictions reads every node's evicted_keys once more, now that the run
 // settled, and returns each node's evictions since the servers sampler's
 // first round, before the load (K2's facts); nil without a sampler.
-func (x *execution) evictions(ctx context.Context) *runner.EvictionFacts {
+func (x *execution) evictions(ctx context.Context) *checks.EvictionFacts {
 	if x.servers == nil {
 		return nil
 	}
 	nodes, unread := x.servers.Evictions(ctx)
-	ef := &runner.EvictionFacts{Unread: unread}
+	ef := &checks.EvictionFacts{Unread: unread}
 	for _, n := range nodes {
-		ef.Nodes = append(ef.Nodes, runner.NodeEvictions{Node: n.Addr, Role: n.Role, Evicted: n.Evicted, Restarted: n.Restarted})
+		ef.Nodes = append(ef.Nodes, checks.NodeEvictions{Node: n.Addr, Role: n.Role, Evicted: n.Evicted, Restarted: n.Restarted})
 	}
 	return ef
 }
@@ -573,7 +592,8 @@ func (x *execution) assemble(ctx context.Context) *Result {
 	if x.out.History != "" {
 		meta.HistoryFile = x.out.History
 	}
-	rep, rec := runner.BuildReport(res, x.chk, meta)
+	rep, rec := runner.BuildReport(res, meta)
+	x.chk.Fill(rep, res.History, meta.Wait)
 	rep.ResolvedScenario = p.Resolved
 	if x.ev != nil {
 		rep.Pipeline = x.ev.Summary()
@@ -602,7 +622,8 @@ func (x *execution) assemble(ctx context.Context) *Result {
 	rep.WarmUp = x.warm
 	rep.Pool = x.poolReport
 	if x.flag != nil {
-		rep.LocalSoldOut = x.flag.Report(res.History.All(), int(x.act.Buckets))
+		rep.LocalSoldOut = checks.AnalyzeLocalSoldOut(res.History.All(), int(x.act.Buckets), x.flag.TTL())
+		x.flag.Fill(rep.LocalSoldOut)
 	}
 	rep.Servers = x.serversSection(ctx)
 	rep.Host = x.host.Section(res.Began, res.Elapsed, lateStarts(res))

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"seckill-harness/reports"
-	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 )
 
 // expectFailures marks each invariant the plan expects to fail
@@ -31,7 +31,7 @@ func expectFailures(rep *reports.Report, expect map[string]int64) []reports.Asse
 			out = append(out, assertion(name, false, 0, ptr(float64(minCount)), id+" is not in the report: it was not judged"))
 			continue
 		}
-		n, of, ok := runner.FailureCount(inv.ID, inv.Evidence)
+		n, of, ok := checks.FailureCount(inv.ID, inv.Evidence)
 		name = fmt.Sprintf("%s %s fails as expected (%s >= %d)", inv.ID, inv.Name, of, minCount)
 		met := ok && inv.Status == reports.StatusFail && n >= minCount
 		inv.Expected = &reports.ExpectedFailure{Min: minCount, Count: n, CountOf: of, Met: met}

@@ -12,6 +12,7 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 )
 
 // ParseFaults parses --fault specs and checks each fits in a load of the
@@ -113,7 +114,7 @@ func healthAssertions(healErr, healthErr error, faulted bool) []reports.Assertio
 // own evidence plus what the history shows about its window) and phases.
 // names gives each fault's report phase name ("during <name>"); nil or empty
 // entries fall back to the kind (numbered when a kind repeats).
-func faultReports(planned []*faults.Planned, names []string, res *runner.Result, chk *runner.CheckReport, a *lua.Activity) ([]reports.Fault, []reports.PhaseSpan) {
+func faultReports(planned []*faults.Planned, names []string, res *runner.Result, chk *checks.CheckReport, a *lua.Activity) ([]reports.Fault, []reports.PhaseSpan) {
 	if len(planned) == 0 {
 		return nil, nil
 	}

@@ -7,9 +7,10 @@ import (
 
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 )
 
-func localSoldOutPlan(t *testing.T, flag runner.LocalSoldOutConfig, faultSpecs ...string) *Plan {
+func localSoldOutPlan(t *testing.T, flag sut.LocalSoldOutConfig, faultSpecs ...string) *Plan {
 	t.Helper()
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users = 600, 6*time.Second, 20000
@@ -41,7 +42,7 @@ func TestLocalSoldOutFlagOnARealCluster(t *testing.T) {
 		t.Skip("real cluster")
 	}
 	ctx := context.Background()
-	good := localSoldOutPlan(t, runner.LocalSoldOutConfig{TTL: 500 * time.Millisecond}, "soldout-notice-lost:at=2s,for=2s")
+	good := localSoldOutPlan(t, sut.LocalSoldOutConfig{TTL: 500 * time.Millisecond}, "soldout-notice-lost:at=2s,for=2s")
 	oc, err := Execute(ctx, good, Output{})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestLocalSoldOutFlagOnARealCluster(t *testing.T) {
 		t.Fatalf("expiring flag: L1 %+v, local_soldout %+v, failed %v", l1, ls, oc.Report.FailedChecks())
 	}
 	if ls.AnsweredLocally == 0 || ls.NoticesPublished == 0 || ls.NoticesReceived == 0 || ls.NoticesDropped == 0 || ls.Recovered == 0 ||
-		oc.Report.Totals.Outcomes[runner.LocalSoldOutName] != ls.AnsweredLocally {
+		oc.Report.Totals.Outcomes[sut.LocalSoldOutName] != ls.AnsweredLocally {
 		t.Fatalf("figures: %+v, outcomes %v", ls, oc.Report.Totals.Outcomes)
 	}
 	if dropped, _ := oc.Report.Faults[0].Evidence["notices_dropped"].(int64); dropped == 0 {
@@ -64,7 +65,7 @@ func TestLocalSoldOutFlagOnARealCluster(t *testing.T) {
 	t.Logf("expiring flag: %d answered locally, %d releases recovered (window max %.0f ms), %d notices dropped",
 		ls.AnsweredLocally, ls.Recovered, ls.FalseSoldOutWindowMs.Max, ls.NoticesDropped)
 
-	broken := localSoldOutPlan(t, runner.LocalSoldOutConfig{TTL: 500 * time.Millisecond, NeverExpires: true})
+	broken := localSoldOutPlan(t, sut.LocalSoldOutConfig{TTL: 500 * time.Millisecond, NeverExpires: true})
 	oc, err = Execute(ctx, broken, Output{})
 	if err != nil {
 		t.Fatal(err)

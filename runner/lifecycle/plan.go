@@ -12,7 +12,9 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/runner/sut"
 )
 
 // Plan is what one run does: where it stands, the activity, the load
@@ -45,18 +47,18 @@ type Plan struct {
 
 	Phases     []runner.Phase
 	Faults     []*faults.Planned
-	FaultNames []string                     // report phase name per fault ("" = its kind)
-	PathName   string                       // "" or "reference": the reference path
-	Path       func(*lua.Store) runner.Path // nil: the reference path
+	FaultNames []string                    // report phase name per fault ("" = its kind)
+	PathName   string                      // "" or "reference": the reference path
+	Path       func(*lua.Store) sut.System // nil: the reference path
 	// Wait, when enabled, makes the path send WAIT after each fresh
 	// ACCEPTED on the connection that ran the script and record whether
 	// the replicas confirmed it (runner.WaitingPath around Path).
-	Wait     runner.WaitPolicy
+	Wait     sut.WaitPolicy
 	Pipeline *pipeline.Config // the async stages after ACCEPTED; nil: none
 	// LocalSoldOut puts the local sold-out flag in front of the path
-	// (runner.LocalSoldOut; Instances 0: runner.DefaultSoldOutInstances);
+	// (sut.LocalSoldOut; Instances 0: sut.DefaultSoldOutInstances);
 	// TTL 0: none.
-	LocalSoldOut runner.LocalSoldOutConfig
+	LocalSoldOut sut.LocalSoldOutConfig
 	// PostgresURL names an existing database for the pipeline's orders
 	// (the run gets its own schema, dropped after); "": a throwaway local
 	// PostgreSQL the run starts and removes. Credentials may come from the
@@ -70,7 +72,7 @@ type Plan struct {
 	Bounds   Bounds                                    // what the run must have done to pass (evidence rules)
 	Evaluate func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none
 	Waived   func(id string) bool                      // invariants reported but not required
-	// ExpectFail maps an invariant id (one of runner.ExpectableIDs) to the
+	// ExpectFail maps an invariant id (one of checks.ExpectableIDs) to the
 	// fewest failures it is expected to count: the run demonstrates a known
 	// loss window. The invariant is then reported with "expected" and its
 	// failure does not fail the run; the assertion "<id> fails as
@@ -179,7 +181,7 @@ func (o Output) log() io.Writer {
 type Result struct {
 	Report   *reports.Report
 	Result   *runner.Result
-	Checks   *runner.CheckReport
+	Checks   *checks.CheckReport
 	Activity *lua.Activity
 	// RunErr is why the load stopped early (Ctrl-C, a deadline); nil when it ran out.
 	RunErr error

@@ -17,6 +17,8 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
+	"seckill-harness/runner/sut"
 )
 
 // MaxHistoryBytes is the largest history.jsonl Verify reads from a
@@ -84,8 +86,8 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 		skew = 0
 	}
 	store := lua.NewStore(st.Client, scripts, SecretFor(first.Seed))
-	chk, err := runner.Verify(cctx, runner.Target{Store: store, Activity: act},
-		runner.CheckInput{History: merged, FaultsInjected: faulted, ClockSkew: skew,
+	chk, err := checks.Judge(cctx, sut.Sale{Activity: act, IDs: store}, sut.NewReference(store),
+		checks.CheckInput{History: merged, FaultsInjected: faulted, ClockSkew: skew,
 			ExpiryAllowances: mergedExpiryAllowances(runs)})
 	if err != nil {
 		return nil, fmt.Errorf("reading the final state back: %w", err)
@@ -106,7 +108,7 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 	fmt.Fprintf(stdout, "verified %d ops of %d generators against activity %s\nreport: %s\n",
 		len(merged.Ops), len(runs), act.ID, filepath.Join(o.Out, reports.ReportFile))
 	if o.Teardown {
-		if err := teardownVerified(cctx, stdout, st, act); err != nil {
+		if err := teardownVerified(cctx, stdout, st, sut.NewReference(store), act); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +145,7 @@ func mergeHistories(runs []genRun) (merged *runner.History, faulted bool) {
 // mergedReport is the generators' reports merged into one (merge notes
 // to stderr) with the verification over the union applied, and WAIT's
 // confirmations and losses over the union when the generators ran with it.
-func mergedReport(stderr io.Writer, runs []genRun, chk *runner.CheckReport, merged *runner.History) (*reports.Report, *reports.Histograms, error) {
+func mergedReport(stderr io.Writer, runs []genRun, chk *checks.CheckReport, merged *runner.History) (*reports.Report, *reports.Histograms, error) {
 	loaded := make([]*reports.Run, len(runs))
 	for i, r := range runs {
 		loaded[i] = r.run
@@ -158,8 +160,8 @@ func mergedReport(stderr io.Writer, runs []genRun, chk *runner.CheckReport, merg
 	applyVerification(rep, chk, loaded)
 	for _, r := range loaded {
 		if w := r.Report.Wait; w != nil {
-			policy := runner.WaitPolicy{Replicas: w.Replicas, Timeout: time.Duration(w.TimeoutMs * float64(time.Millisecond))}
-			rep.Wait = runner.WaitSummaryOf(merged, chk.LostAcks, policy)
+			policy := sut.WaitPolicy{Replicas: w.Replicas, Timeout: time.Duration(w.TimeoutMs * float64(time.Millisecond))}
+			rep.Wait = checks.WaitSummaryOf(merged, chk.LostAcks, policy)
 			break
 		}
 	}
@@ -167,8 +169,8 @@ func mergedReport(stderr io.Writer, runs []genRun, chk *runner.CheckReport, merg
 }
 
 // teardownVerified removes the verified activity's keys and its registry.
-func teardownVerified(ctx context.Context, stdout io.Writer, st *Stand, act *lua.Activity) error {
-	n, err := lua.Teardown(ctx, st.Client, act)
+func teardownVerified(ctx context.Context, stdout io.Writer, st *Stand, sys sut.Provisioner, act *lua.Activity) error {
+	n, err := sys.Teardown(ctx, act)
 	if err == nil {
 		err = st.Client.Del(ctx, RegistryKey(act)).Err()
 	}
@@ -287,7 +289,7 @@ func checkRegistry(ctx context.Context, st *Stand, act *lua.Activity, runs []gen
 // only a run has, e.g. the pipeline's, stay as merged by MergeRuns), a check a
 // generator failed during its run fails the merge too, and stock, unknowns
 // and lost acks are the union's.
-func applyVerification(rep *reports.Report, chk *runner.CheckReport, runs []*reports.Run) {
+func applyVerification(rep *reports.Report, chk *checks.CheckReport, runs []*reports.Run) {
 	labels := make([]string, len(runs))
 	for i, r := range runs {
 		labels[i] = filepath.Base(filepath.Clean(r.Dir))

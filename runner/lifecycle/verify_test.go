@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"seckill-harness/reports"
-	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 )
 
 // genRunExpectingI6 is one generator's saved run of a scenario that
@@ -33,12 +33,12 @@ func mergedOf(runs []*reports.Run) *reports.Report {
 	return rep
 }
 
-func judgedI6(lost int) *runner.CheckReport {
-	c := runner.Check{ID: "I6", Name: "no_lost_acks", Status: runner.StatusPass, Evidence: map[string]any{"lost": lost}}
+func judgedI6(lost int) *checks.CheckReport {
+	c := checks.Check{ID: "I6", Name: "no_lost_acks", Status: checks.StatusPass, Evidence: map[string]any{"lost": lost}}
 	if lost > 0 {
-		c.Status = runner.StatusFail
+		c.Status = checks.StatusFail
 	}
-	chk := &runner.CheckReport{Checks: []runner.Check{c}}
+	chk := &checks.CheckReport{Checks: []checks.Check{c}}
 	for i := 0; i < lost; i++ {
 		chk.LostAcks = append(chk.LostAcks, "rid"+string(rune('a'+i)))
 	}

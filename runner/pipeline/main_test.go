@@ -18,7 +18,9 @@ import (
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/runner/sut"
 )
 
 // One real 3×1 cluster of local redis-server processes and one throwaway
@@ -104,16 +106,15 @@ type spec struct {
 }
 
 type outcome struct {
-	tgt      runner.Target
+	sale     sut.Sale
+	sys      sut.System
 	res      *runner.Result
 	ev       *pipeline.Evidence
 	drainErr error
-	facts    *runner.EndToEndFacts
-	eChecks  []runner.Check
+	facts    *checks.EndToEndFacts
 	orders   *pipeline.Orders
-	checks   map[string]runner.Check
-	pChecks  []runner.Check
-	rep      *runner.CheckReport
+	checks   map[string]checks.Check
+	rep      *checks.CheckReport
 	planned  []*faults.Planned
 }
 
@@ -141,7 +142,6 @@ func run(t *testing.T, sp spec) *outcome {
 			t.Logf("teardown %s: %v", a.ID, err)
 		}
 	})
-	tgt := runner.Target{Store: testStore, Activity: a}
 	pstore := testStore
 	if sp.scripts != nil {
 		pstore = lua.NewStore(testRDB, sp.scripts, secret)
@@ -158,7 +158,6 @@ func run(t *testing.T, sp spec) *outcome {
 	lstore := testStore
 	if sp.reserve != nil {
 		lstore = lua.NewStore(testRDB, sp.reserve, secret)
-		tgt.Store = lstore
 	}
 	p := pipeline.New(sp.pipe, pstore, a)
 	env := &faults.Env{Pipeline: p, Logf: t.Logf}
@@ -183,7 +182,8 @@ func run(t *testing.T, sp spec) *outcome {
 	if p.ServiceSends() {
 		opts = append(opts, runner.WithAccepted(p.ServiceSend))
 	}
-	res, err := runner.Run(lctx, sp.load, tgt, opts...)
+	sale, sys := sut.Sale{Activity: a, IDs: lstore}, sut.NewReference(lstore)
+	res, err := runner.Run(lctx, sp.load, sale, sys, opts...)
 	lcancel()
 	if err != nil {
 		t.Fatalf("load: %v", err)
@@ -191,7 +191,7 @@ func run(t *testing.T, sp spec) *outcome {
 	if err := tl.HealAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	out := &outcome{tgt: tgt, res: res, planned: items, checks: map[string]runner.Check{}}
+	out := &outcome{sale: sale, sys: sys, res: res, planned: items, checks: map[string]checks.Check{}}
 	if sp.drain > 0 {
 		out.drainErr = p.Drain(ctx, sp.drain)
 	}
@@ -201,20 +201,15 @@ func run(t *testing.T, sp spec) *outcome {
 	p.Stop()
 	out.ev = p.Evidence()
 	out.orders = orders
-	out.facts, err = runner.CollectEndToEnd(ctx, tgt, res.History, out.ev, orders)
+	// One read of the state, as a run does: the core, pipeline and
+	// end-to-end checks from one CollectFacts.
+	f, err := checks.CollectFacts(ctx, sale, sys, checks.CheckInput{History: checks.WithPipelineReleases(res.History, out.ev, res.Began),
+		Samples: res.Samples, Pipeline: out.ev, Orders: orders})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out.eChecks = runner.EndToEndChecks(out.facts)
-	out.pChecks, err = runner.VerifyPipeline(ctx, tgt, res.History, out.ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out.rep, err = runner.Verify(ctx, tgt, runner.CheckInput{History: runner.WithPipelineReleases(res.History, out.ev, res.Began), Samples: res.Samples})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range append(append(append([]runner.Check(nil), out.rep.Checks...), out.pChecks...), out.eChecks...) {
+	out.facts, out.rep = f.EndToEnd, checks.JudgeFacts(f)
+	for _, c := range out.rep.Checks {
 		out.checks[c.ID] = c
 	}
 	return out
@@ -222,7 +217,7 @@ func run(t *testing.T, sp spec) *outcome {
 
 func (o *outcome) log(t *testing.T) {
 	t.Helper()
-	for _, c := range append(append(append([]runner.Check(nil), o.rep.Checks...), o.pChecks...), o.eChecks...) {
+	for _, c := range o.rep.Checks {
 		t.Logf("%-3s %-4s %-26s %s", c.ID, c.Status, c.Name, c.Detail)
 	}
 	s := o.ev.Stats
@@ -248,7 +243,7 @@ func (o *outcome) expectFail(t *testing.T, id string) {
 	if !ok {
 		t.Fatalf("no check %s", id)
 	}
-	if c.Status != runner.StatusFail {
+	if c.Status != checks.StatusFail {
 		o.log(t)
 		t.Fatalf("%s did not catch the broken implementation: %s %s", id, c.Status, c.Detail)
 	}
@@ -258,7 +253,7 @@ func (o *outcome) expectFail(t *testing.T, id string) {
 func (o *outcome) expectPass(t *testing.T, ids ...string) {
 	t.Helper()
 	for _, id := range ids {
-		if c := o.checks[id]; c.Status == runner.StatusFail {
+		if c := o.checks[id]; c.Status == checks.StatusFail {
 			o.log(t)
 			t.Fatalf("%s failed: %s (evidence %v)", id, c.Detail, c.Evidence)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/checks"
 	"seckill-harness/runner/pipeline"
 )
 
@@ -29,13 +30,13 @@ func TestFullPathWithCrashAndFlakyMQ(t *testing.T) {
 	if o.drainErr != nil {
 		t.Fatalf("drain: %v (stuck %v)", o.drainErr, o.ev.Stuck)
 	}
-	for _, c := range append(append([]runner.Check(nil), o.rep.Checks...), o.pChecks...) {
-		if c.Status == runner.StatusFail {
+	for _, c := range o.rep.Checks {
+		if c.Status == checks.StatusFail {
 			t.Errorf("%s %s failed: %s\nevidence: %v", c.ID, c.Name, c.Detail, c.Evidence)
 		}
 	}
 	for _, id := range []string{"P1", "P2", "P3", "P4", "P5", "I8", "I9"} {
-		if o.checks[id].Status != runner.StatusPass {
+		if o.checks[id].Status != checks.StatusPass {
 			t.Errorf("%s is %s, want pass", id, o.checks[id].Status)
 		}
 	}
@@ -65,7 +66,7 @@ func TestFullPathWithCrashAndFlakyMQ(t *testing.T) {
 
 	// What Verify says without the pipeline's releases in the history
 	// (why WithPipelineReleases exists): I4/I8/I9 do not see them.
-	plain, err := runner.Verify(context.Background(), o.tgt, runner.CheckInput{History: o.res.History})
+	plain, err := checks.Judge(context.Background(), o.sale, o.sys, checks.CheckInput{History: o.res.History})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,16 +287,16 @@ func TestI9NeedsPipelineReleases(t *testing.T) {
 		t.Fatalf("drain: %v", o.drainErr)
 	}
 	o.expectPass(t, "I4", "I8", "I9", "P1", "P2", "P3", "P4", "P5")
-	if o.checks["I9"].Status != runner.StatusPass || o.ev.Stats.Releases == 0 {
+	if o.checks["I9"].Status != checks.StatusPass || o.ev.Stats.Releases == 0 {
 		t.Fatalf("I9 %s with %d releases: want pass after releases", o.checks["I9"].Status, o.ev.Stats.Releases)
 	}
-	plain, err := runner.Verify(context.Background(), o.tgt, runner.CheckInput{History: o.res.History})
+	plain, err := checks.Judge(context.Background(), o.sale, o.sys, checks.CheckInput{History: o.res.History})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range plain.Checks {
 		if c.ID == "I9" {
-			if c.Status != runner.StatusFail {
+			if c.Status != checks.StatusFail {
 				t.Fatalf("plain history I9 %s: %s — expected the undersell false alarm this test documents", c.Status, c.Detail)
 			}
 			t.Logf("without WithPipelineReleases: I9 %s: %s", c.Status, c.Detail)

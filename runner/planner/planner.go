@@ -16,6 +16,7 @@ import (
 	"seckill-harness/runner"
 	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
 )
 
@@ -124,7 +125,7 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 	p := &lifecycle.Plan{Name: s.Name, Cluster: clusterOf(s.Topology, in.Cluster), Stock: s.Activity.Stock,
 		Buckets: uint32(s.Activity.Buckets), Window: s.Activity.Window, Faults: planned, Evaluate: s.Evaluate,
 		Waived: s.Waived, Resolved: s.Resolved(), ExpectFail: s.Assertions.ExpectFail, Wait: s.Wait, TolerateEvents: s.TolerateEvents,
-		Pipeline: s.Pipeline, Drain: s.Drain, LocalSoldOut: runner.LocalSoldOutConfig{TTL: s.LocalSoldOut},
+		Pipeline: s.Pipeline, Drain: s.Drain, LocalSoldOut: sut.LocalSoldOutConfig{TTL: s.LocalSoldOut},
 		LuaDir: in.LuaDir, Generator: in.Generator, ActivityWait: in.ActivityWait,
 		PostgresURL: in.PostgresURL, PostgresKeep: in.PostgresKeep}
 	if r := s.Assertions.MaxDroppedRatio; r != nil {
@@ -180,7 +181,7 @@ func (in Inputs) applyWait(s *scenarios.Scenario) {
 		s.Wait.Replicas = *in.WaitReplicas
 		s.MarkFlag("wait", fmt.Sprintf("--wait-replicas %d", *in.WaitReplicas))
 		if s.Wait.Timeout == 0 {
-			s.Wait.Timeout = runner.DefaultWaitTimeout
+			s.Wait.Timeout = sut.DefaultWaitTimeout
 		}
 	}
 	if in.WaitTimeout != nil {

@@ -1,4 +1,4 @@
-package runner
+package checks
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/reports"
+	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
 )
 
@@ -21,29 +22,29 @@ import (
 const milli = time.Millisecond
 
 // reserveOp is a reserve operation answered code, in bucket 0.
-func reserveOp(user, req uint32, code lua.ReserveCode, rid string) Op {
-	return Op{Kind: KindFresh, User: user, Req: req, Outcome: Outcome(code), RID: rid, Sends: 1, Attempts: 1,
+func reserveOp(user, req uint32, code lua.ReserveCode, rid string) runner.Op {
+	return runner.Op{Kind: runner.KindFresh, User: user, Req: req, Outcome: runner.Outcome(code), RID: rid, Sends: 1, Attempts: 1,
 		Start: time.Duration(req) * milli, End: time.Duration(req)*milli + milli}
 }
 
 // releaseOp is a release (compensate) operation of rid answered code.
-func releaseOp(user uint32, rid string, code lua.CompensateCode, at time.Duration) Op {
-	return Op{Kind: KindRelease, User: user, RID: rid, Outcome: Outcome(code), Sends: 1, Attempts: 1, Start: at, End: at + milli}
+func releaseOp(user uint32, rid string, code lua.CompensateCode, at time.Duration) runner.Op {
+	return runner.Op{Kind: runner.KindRelease, User: user, RID: rid, Outcome: runner.Outcome(code), Sends: 1, Attempts: 1, Start: at, End: at + milli}
 }
 
 func rec(user uint32, s lua.Status) ReservationRecord {
-	return ReservationRecord{Status: s, User: UserID(user)}
+	return ReservationRecord{Status: s, User: runner.UserID(user)}
 }
 
 // soldOut is a correct run on one bucket of 2: users 1 and 2 reserve, user
 // 3 is refused SOLD_OUT, user 1 replays (same answer).
 func soldOut() *Facts {
 	replay := reserveOp(1, 1, lua.Accepted, "r-a")
-	replay.Kind, replay.Flags, replay.Start, replay.End = KindReplay, FlagReplay, 10*milli, 11*milli
+	replay.Kind, replay.Flags, replay.Start, replay.End = runner.KindReplay, runner.FlagReplay, 10*milli, 11*milli
 	return &Facts{
 		Planned: []int64{2},
 		Stock:   []lua.Stock{{Initial: 2, Available: 0, Reserved: 2}},
-		Ops: []Op{reserveOp(1, 1, lua.Accepted, "r-a"), reserveOp(2, 2, lua.Accepted, "r-b"),
+		Ops: []runner.Op{reserveOp(1, 1, lua.Accepted, "r-a"), reserveOp(2, 2, lua.Accepted, "r-b"),
 			reserveOp(3, 3, lua.SoldOut, ""), replay},
 		Records:         map[string]ReservationRecord{"r-a": rec(1, lua.StatusReserved), "r-b": rec(2, lua.StatusReserved)},
 		Requests:        map[RequestKey]RequestFact{},
@@ -65,9 +66,9 @@ func flagged(releaseAt, saleAt time.Duration) *Facts {
 // confirmed by the replica, r-b's WAIT timed out (sent, not confirmed).
 func waitConfirmedFacts() *Facts {
 	f := soldOut()
-	f.Ops[0].Flags |= FlagWaitSent | FlagWaitConfirmed
+	f.Ops[0].Flags |= runner.FlagWaitSent | runner.FlagWaitConfirmed
 	f.Ops[0].WaitUs = 300
-	f.Ops[1].Flags |= FlagWaitSent
+	f.Ops[1].Flags |= runner.FlagWaitSent
 	f.Ops[1].WaitUs = 500_000
 	return f
 }
@@ -92,7 +93,7 @@ func untouched() *Facts {
 
 func withUnknown(f *Facts, res RequestFact) *Facts {
 	o := reserveOp(5, 5, 0, "")
-	o.Outcome, o.Flags = OutcomeUnknown, FlagHadUnknown
+	o.Outcome, o.Flags = runner.OutcomeUnknown, runner.FlagHadUnknown
 	f.Ops = append(f.Ops, o)
 	f.Requests[RequestKey{0, 5}] = res
 	return f
@@ -102,12 +103,12 @@ func withUnknown(f *Facts, res RequestFact) *Facts {
 func at(n int) time.Time { return time.Unix(1000, 0).Add(time.Duration(n) * milli) }
 
 func transition(stage pipeline.Stage, rid string, user uint32, from, to lua.Status, code lua.TransitionCode, t int) pipeline.Event {
-	return pipeline.Event{Start: at(t), End: at(t + 1), Stage: stage, Op: pipeline.OpTransition, RID: rid, User: UserID(user),
+	return pipeline.Event{Start: at(t), End: at(t + 1), Stage: stage, Op: pipeline.OpTransition, RID: rid, User: runner.UserID(user),
 		Status: from, Target: to, Code: int64(code), Delivery: uint64(t)}
 }
 
 func compensate(stage pipeline.Stage, rid string, user uint32, code lua.CompensateCode, st lua.Status, t int) pipeline.Event {
-	return pipeline.Event{Start: at(t), End: at(t + 1), Stage: stage, Op: pipeline.OpCompensate, RID: rid, User: UserID(user),
+	return pipeline.Event{Start: at(t), End: at(t + 1), Stage: stage, Op: pipeline.OpCompensate, RID: rid, User: runner.UserID(user),
 		Code: int64(code), Status: st}
 }
 
@@ -117,7 +118,7 @@ func piped() *Facts {
 	f := &Facts{
 		Planned:  []int64{2},
 		Stock:    []lua.Stock{{Initial: 2, Available: 1, Reserved: 1, ReleasedTotal: 1}},
-		Ops:      []Op{reserveOp(1, 1, lua.Accepted, "r-a"), reserveOp(2, 2, lua.Accepted, "r-b")},
+		Ops:      []runner.Op{reserveOp(1, 1, lua.Accepted, "r-a"), reserveOp(2, 2, lua.Accepted, "r-b")},
 		Records:  map[string]ReservationRecord{"r-a": rec(1, lua.StatusOrderCreated), "r-b": rec(2, lua.StatusReleased)},
 		Requests: map[RequestKey]RequestFact{}, OwnReservation: map[UserRequest]string{},
 		SendPendingLeft: []int64{0}, ExpiryLeft: []int64{0},
@@ -145,7 +146,7 @@ func piped() *Facts {
 // withPipelineReleases adds the pipeline's releases to f's history, as a
 // run does.
 func withPipelineReleases(f *Facts) *Facts {
-	f.Ops = WithPipelineReleases(&History{Ops: f.Ops}, f.Pipeline, at(0)).Ops
+	f.Ops = WithPipelineReleases(&runner.History{Ops: f.Ops}, f.Pipeline, at(0)).Ops
 	return f
 }
 
@@ -179,12 +180,12 @@ var okFixtures = map[string][]fixture{
 		f := soldOut()
 		f.Ops[1].Sends = 2
 		f.OwnReservation[UserRequest{2, 2}] = "r-b"
-		f.Requests[RequestKey{0, 2}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-b", UserID: UserID(2)}}
+		f.Requests[RequestKey{0, 2}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-b", UserID: runner.UserID(2)}}
 		return f
 	}}, {"a reused request id refused", func() *Facts {
 		f := soldOut()
 		f.Ops = append(f.Ops, reserveOp(9, 1, lua.RequestIDConflict, ""))
-		f.Requests[RequestKey{0, 1}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-a", UserID: UserID(1)}}
+		f.Requests[RequestKey{0, 1}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-a", UserID: runner.UserID(1)}}
 		return f
 	}}},
 	"I6": {{"sold out", soldOut}},
@@ -194,7 +195,7 @@ var okFixtures = map[string][]fixture{
 		return f
 	}}},
 	"I7": {{"executed", func() *Facts {
-		return withUnknown(soldOut(), RequestFact{Found: true, Result: lua.RequestResult{Code: lua.SoldOut, UserID: UserID(5)}})
+		return withUnknown(soldOut(), RequestFact{Found: true, Result: lua.RequestResult{Code: lua.SoldOut, UserID: runner.UserID(5)}})
 	}}, {"not executed", func() *Facts { return withUnknown(soldOut(), RequestFact{}) }}},
 	"I8": {{"released once, repeat ALREADY_RELEASED", withRelease}},
 	"I9": {{"sold out", soldOut}, {"SOLD_OUT only before a release", func() *Facts {
@@ -232,7 +233,7 @@ var badFixtures = map[string][]fixture{
 		return f
 	}}, {"a transient violation sampled during the run", func() *Facts {
 		f := soldOut()
-		f.Samples = []StockSample{{At: 5 * milli, Stock: lua.Stock{Initial: 2, Available: -1, Reserved: 2}}}
+		f.Samples = []runner.StockSample{{At: 5 * milli, Stock: lua.Stock{Initial: 2, Available: -1, Reserved: 2}}}
 		return f
 	}}},
 	"I2": {{"reserved counts a record that does not exist", func() *Facts {
@@ -261,7 +262,7 @@ var badFixtures = map[string][]fixture{
 	}}},
 	"I5": {{"a replay answered differently", func() *Facts {
 		f := soldOut()
-		f.Ops[3].Outcome, f.Ops[3].RID = Outcome(lua.SoldOut), ""
+		f.Ops[3].Outcome, f.Ops[3].RID = runner.Outcome(lua.SoldOut), ""
 		return f
 	}}, {"a conflict leaked the reservation", func() *Facts {
 		f := soldOut()
@@ -280,7 +281,7 @@ var badFixtures = map[string][]fixture{
 	}}, {"Redis caches another owner than the answers", func() *Facts {
 		f := soldOut()
 		f.Ops = append(f.Ops, reserveOp(9, 1, lua.RequestIDConflict, ""))
-		f.Requests[RequestKey{0, 1}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-a", UserID: UserID(9)}}
+		f.Requests[RequestKey{0, 1}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-a", UserID: runner.UserID(9)}}
 		return f
 	}}},
 	"I6": {{"an acknowledged reservation vanished", func() *Facts {
@@ -370,7 +371,7 @@ var vacuousFixtures = map[string][]fixture{
 	"I2": {{"nothing reached the script", untouched}},
 	"I3": {{"only SOLD_OUT answers", func() *Facts {
 		f := untouched()
-		f.Ops = []Op{reserveOp(1, 1, lua.SoldOut, "")}
+		f.Ops = []runner.Op{reserveOp(1, 1, lua.SoldOut, "")}
 		return f
 	}}},
 	"I4": {{"nothing reached the script", untouched}},
@@ -381,12 +382,12 @@ var vacuousFixtures = map[string][]fixture{
 	}}},
 	"I6": {{"every call errored", func() *Facts {
 		f := untouched()
-		f.Ops = []Op{{Kind: KindFresh, User: 1, Req: 1, Outcome: OutcomeError, Sends: 1}}
+		f.Ops = []runner.Op{{Kind: runner.KindFresh, User: 1, Req: 1, Outcome: runner.OutcomeError, Sends: 1}}
 		return f
 	}}},
 	"I10": {{"no WAIT sent", soldOut}, {"WAIT sent, never confirmed, reservation lost", func() *Facts {
 		f := waitConfirmedFacts()
-		f.Ops[0].Flags &^= FlagWaitConfirmed
+		f.Ops[0].Flags &^= runner.FlagWaitConfirmed
 		delete(f.Records, "r-a")
 		return f
 	}}},
@@ -398,7 +399,7 @@ var vacuousFixtures = map[string][]fixture{
 	}}},
 	"I9": {{"demand below stock, no SOLD_OUT", func() *Facts {
 		f := untouched()
-		f.Ops = []Op{reserveOp(1, 1, lua.Accepted, "r-a")}
+		f.Ops = []runner.Op{reserveOp(1, 1, lua.Accepted, "r-a")}
 		f.Records["r-a"] = rec(1, lua.StatusReserved)
 		f.Stock = []lua.Stock{{Initial: 2, Available: 1, Reserved: 1}}
 		return f
@@ -513,7 +514,7 @@ func TestChecksThatDoNotApply(t *testing.T) {
 		t.Errorf("P2 without a drain: %s %q", c.Status, c.Detail)
 	}
 	f = badFixtures["I2"][0].facts()
-	f.Generator = Generator{Index: 1, Count: 2}
+	f.Generator = runner.Generator{Index: 1, Count: 2}
 	for _, inv := range Invariants() {
 		if inv.Pipeline {
 			continue
@@ -575,7 +576,7 @@ func TestJudgeFactsOrderAndPipeline(t *testing.T) {
 func TestAllRequiredSkipped(t *testing.T) {
 	f := untouched()
 	for i := range 50 {
-		f.Ops = append(f.Ops, Op{ID: uint32(i), Kind: KindFresh, User: uint32(i), Req: uint32(i), Outcome: OutcomeError, Sends: 1})
+		f.Ops = append(f.Ops, runner.Op{ID: uint32(i), Kind: runner.KindFresh, User: uint32(i), Req: uint32(i), Outcome: runner.OutcomeError, Sends: 1})
 	}
 	rep := JudgeFacts(f)
 	for _, c := range rep.Checks {
@@ -604,11 +605,11 @@ func TestAllRequiredSkipped(t *testing.T) {
 // The README's invariant table is the table's: edit the table
 // (invariants.go) and paste InvariantsMarkdown() between the markers.
 func TestREADMEInvariantTableMatches(t *testing.T) {
-	raw, err := os.ReadFile("../README.md")
+	raw, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const begin, end = "<!-- invariants:begin (generated from runner/invariants.go) -->\n", "<!-- invariants:end -->"
+	const begin, end = "<!-- invariants:begin (generated from runner/checks/table.go) -->\n", "<!-- invariants:end -->"
 	_, rest, ok := strings.Cut(string(raw), begin)
 	got, _, ok2 := strings.Cut(rest, end)
 	if !ok || !ok2 {
@@ -665,17 +666,17 @@ func BenchmarkJudgeFacts(b *testing.B) {
 		f.Stock = append(f.Stock, lua.Stock{Initial: stock / buckets, Reserved: stock / buckets})
 		f.SendPendingLeft, f.ExpiryLeft = append(f.SendPendingLeft, 0), append(f.ExpiryLeft, 0)
 	}
-	f.Ops = make([]Op, 0, n)
+	f.Ops = make([]runner.Op, 0, n)
 	for i := uint32(0); i < n; i++ {
 		o := reserveOp(i, i, lua.SoldOut, "")
 		o.ID, o.Bucket = i, uint16(i%buckets)
 		switch {
 		case i < stock:
-			o.Outcome, o.RID = Outcome(lua.Accepted), RequestID(i)
-			f.Records[o.RID] = ReservationRecord{Status: lua.StatusReserved, User: UserID(i), Bucket: uint32(o.Bucket)}
+			o.Outcome, o.RID = runner.Outcome(lua.Accepted), runner.RequestID(i)
+			f.Records[o.RID] = ReservationRecord{Status: lua.StatusReserved, User: runner.UserID(i), Bucket: uint32(o.Bucket)}
 		case i%20 == 0: // a replay of an earlier accepted request
-			o.User, o.Req, o.Kind, o.Bucket = i%stock, i%stock, KindReplay, uint16(i%stock%buckets)
-			o.Outcome, o.RID = Outcome(lua.Accepted), RequestID(i%stock)
+			o.User, o.Req, o.Kind, o.Bucket = i%stock, i%stock, runner.KindReplay, uint16(i%stock%buckets)
+			o.Outcome, o.RID = runner.Outcome(lua.Accepted), runner.RequestID(i%stock)
 		}
 		f.Ops = append(f.Ops, o)
 	}

@@ -1,4 +1,4 @@
-package runner
+package checks
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"seckill-harness/lua"
+	"seckill-harness/runner"
 )
 
 // scripted drives the reference path by hand and records a history exactly
@@ -15,20 +16,20 @@ import (
 // state is then corrupted behind the script's back.
 type scripted struct {
 	t   *testing.T
-	tgt Target
-	e   *engine
-	h   History
+	tgt target
+	e   *runner.Stepper
+	h   runner.History
 }
 
 func newScripted(t *testing.T, stock int64, buckets uint32) *scripted {
 	tgt := newTarget(t, stock, buckets)
-	e := &engine{cfg: smallConfig(), tgt: tgt, began: time.Now()}
+	e := runner.NewStepper(smallConfig(), tgt.sale(), tgt.sys())
 	return &scripted{t: t, tgt: tgt, e: e}
 }
 
-func (s *scripted) do(k Kind, user, req uint32) Op {
+func (s *scripted) do(k runner.Kind, user, req uint32) runner.Op {
 	s.t.Helper()
-	op := s.e.executeOp(context.Background(), Op{ID: uint32(len(s.h.Ops)), Kind: k, User: user, Req: req, Intended: s.e.since()})
+	op := s.e.Do(context.Background(), runner.Op{ID: uint32(len(s.h.Ops)), Kind: k, User: user, Req: req})
 	if op.Outcome < 0 {
 		s.t.Fatalf("op %+v failed: %s", op, op.ErrClass)
 	}
@@ -47,19 +48,19 @@ func (s *scripted) verify() *CheckReport {
 
 func (s *scripted) scope(user uint32) lua.Scope {
 	a := s.tgt.Activity
-	return a.Scope(a.BucketOf(UserID(user)))
+	return a.Scope(a.BucketOf(runner.UserID(user)))
 }
 
 // sellOut: users 0..n-1 each reserve once; some replays, a foreign reuse
 // and a release, so every check has something to look at.
 func (s *scripted) sellOut(n uint32) {
 	for u := uint32(0); u < n; u++ {
-		s.do(KindFresh, u, u)
+		s.do(runner.KindFresh, u, u)
 	}
-	s.do(KindReplay, 0, 0)
-	s.do(KindSameUser, 1, 1000)
-	s.do(KindRelease, 2, 2)
-	s.do(KindRelease, 2, 2)
+	s.do(runner.KindReplay, 0, 0)
+	s.do(runner.KindSameUser, 1, 1000)
+	s.do(runner.KindRelease, 2, 2)
+	s.do(runner.KindRelease, 2, 2)
 }
 
 func wantFail(t *testing.T, rep *CheckReport, id string) {
@@ -100,40 +101,40 @@ func TestCheckerCatchesCorruption(t *testing.T) {
 			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "available", 3)
 			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "initial", 3)
 			for u := uint32(100); u < 104; u++ {
-				s.do(KindFresh, u, u)
+				s.do(runner.KindFresh, u, u)
 			}
 		}},
 		{"I4", func(s *scripted) { // a user's marker vanishes; the user reserves again
 			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "available", 1)
 			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "initial", 1)
-			testRDB.Del(ctx, s.scope(0).UserKey(UserID(0)))
-			s.do(KindSameUser, 0, 2000)
+			testRDB.Del(ctx, s.scope(0).UserKey(runner.UserID(0)))
+			s.do(runner.KindSameUser, 0, 2000)
 		}},
 		{"I5", func(s *scripted) { // a replay answered differently
 			sc := s.scope(3)
-			testRDB.HSet(ctx, sc.ReqShardKey(RequestID(3)), RequestID(3), "15||0|SOLD_OUT|"+UserID(3))
-			s.do(KindReplay, 3, 3)
+			testRDB.HSet(ctx, sc.ReqShardKey(runner.RequestID(3)), runner.RequestID(3), "15||0|SOLD_OUT|"+runner.UserID(3))
+			s.do(runner.KindReplay, 3, 3)
 		}},
 		{"I6", func(s *scripted) { // an acknowledged reservation's record is deleted
 			rid := s.h.Ops[4].RID
 			testRDB.Del(ctx, s.scope(4).ResvKey(rid))
 		}},
 		{"I7", func(s *scripted) { // an UNKNOWN whose request result cannot be read
-			testRDB.Del(ctx, s.scope(9).ReqShardKey(RequestID(9)))
-			testRDB.Set(ctx, s.scope(9).ReqShardKey(RequestID(9)), "not a hash", time.Hour)
-			s.h.Ops = append(s.h.Ops, Op{ID: uint32(len(s.h.Ops)), Kind: KindFresh, User: 9, Req: 9,
-				Bucket: uint16(s.tgt.Activity.BucketOf(UserID(9))), Outcome: OutcomeUnknown, Flags: FlagHadUnknown, Sends: 1})
+			testRDB.Del(ctx, s.scope(9).ReqShardKey(runner.RequestID(9)))
+			testRDB.Set(ctx, s.scope(9).ReqShardKey(runner.RequestID(9)), "not a hash", time.Hour)
+			s.h.Ops = append(s.h.Ops, runner.Op{ID: uint32(len(s.h.Ops)), Kind: runner.KindFresh, User: 9, Req: 9,
+				Bucket: uint16(s.tgt.Activity.BucketOf(runner.UserID(9))), Outcome: runner.OutcomeUnknown, Flags: runner.FlagHadUnknown, Sends: 1})
 		}},
 		{"I8", func(s *scripted) { // a released reservation is put back to REJECTED and released again
 			rid := s.h.Ops[2].RID
 			testRDB.HSet(ctx, s.scope(2).ResvKey(rid), "status", "REJECTED")
-			s.do(KindRelease, 2, 2)
+			s.do(runner.KindRelease, 2, 2)
 		}},
 		{"I9", func(s *scripted) { // the bucket says SOLD_OUT while it holds stock
 			sk := s.scope(0).StockKey()
 			testRDB.HIncrBy(ctx, sk, "available", -1)
 			testRDB.HIncrBy(ctx, sk, "initial", -1)
-			s.do(KindFresh, 200, 200)
+			s.do(runner.KindFresh, 200, 200)
 			testRDB.HIncrBy(ctx, sk, "available", 1)
 			testRDB.HIncrBy(ctx, sk, "initial", 1)
 		}},
@@ -155,17 +156,23 @@ func TestCheckerCatchesCorruption(t *testing.T) {
 
 func TestSamplerRecordsTransientViolation(t *testing.T) {
 	tgt := newTarget(t, 10, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan []StockSample)
-	began := time.Now()
-	go func() { done <- sampleStock(ctx, tgt, began, 50*time.Millisecond, nil) }()
+	// A run that barely loads (twenty reserves a second) samples the stock
+	// every 50 ms through the system's StateReader.
+	cfg := runner.DefaultConfig()
+	cfg.Shape, cfg.Duration, cfg.Users, cfg.SampleEvery, cfg.Mix = runner.Shape{Kind: "constant", Rate: 20}, 600*time.Millisecond, 10, 50*time.Millisecond, runner.Mix{}
+	done := make(chan []runner.StockSample)
+	go func() {
+		res, err := runner.Run(context.Background(), cfg, tgt.sale(), tgt.sys())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res.Samples
+	}()
 	sk := tgt.Activity.Scope(0).StockKey()
-	time.Sleep(120 * time.Millisecond)
-	testRDB.HIncrBy(context.Background(), sk, "available", -1) // broken for a moment…
 	time.Sleep(150 * time.Millisecond)
-	testRDB.HIncrBy(context.Background(), sk, "available", 1) // …then repaired
-	time.Sleep(120 * time.Millisecond)
-	cancel()
+	testRDB.HIncrBy(context.Background(), sk, "initial", 1) // broken for a moment…
+	time.Sleep(150 * time.Millisecond)
+	testRDB.HIncrBy(context.Background(), sk, "initial", -1) // …then repaired
 	samples := <-done
 	c := judgeI1(&Facts{Stock: []lua.Stock{{Initial: 10, Available: 10}}, Samples: samples})
 	if !c.Failed {
@@ -182,8 +189,8 @@ func TestI6NamesLostAcksAndCountsResold(t *testing.T) {
 	f := &Facts{Planned: []int64{2}, Stock: make([]lua.Stock, 1), Records: map[string]ReservationRecord{
 		"kept1": {Status: lua.StatusReserved, User: "u1"}, "kept2": {Status: lua.StatusReserved, User: "u2"}}}
 	for i, rid := range []string{"kept1", "gone", "kept2"} {
-		f.Ops = append(f.Ops, Op{ID: uint32(i), User: uint32(i), Req: uint32(i), RID: rid, Kind: KindFresh,
-			Outcome: Outcome(lua.Accepted), End: time.Duration(i+1) * time.Second})
+		f.Ops = append(f.Ops, runner.Op{ID: uint32(i), User: uint32(i), Req: uint32(i), RID: rid, Kind: runner.KindFresh,
+			Outcome: runner.Outcome(lua.Accepted), End: time.Duration(i+1) * time.Second})
 	}
 	v := judgeI6(f)
 	named, _ := v.Evidence["lost_acks"].([]LostAck)
@@ -210,8 +217,8 @@ func TestI6NamesLostAcksAndCountsResold(t *testing.T) {
 // A master refusing a write for want of in-sync replicas is the cluster's
 // mitigation, classified NOREPLICAS, never a path error.
 func TestClassifyNoReplicas(t *testing.T) {
-	out, class := Classify(replyError("NOREPLICAS Not enough good replicas to write."))
-	if out != OutcomeError || class != ErrNoReplicas || class.String() != "NOREPLICAS" {
+	out, class := runner.Classify(replyError("NOREPLICAS Not enough good replicas to write."))
+	if out != runner.OutcomeError || class != runner.ErrNoReplicas || class.String() != "NOREPLICAS" {
 		t.Fatalf("%v %v", out, class)
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package checks
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"seckill-harness/reports"
+	"seckill-harness/runner/sut"
 )
 
 // Fixtures of K1 and K2 (listed in invariants_test.go's fixture tables).
@@ -30,7 +31,7 @@ func keysWithoutTTL() *Facts {
 // keysBeyondRetention: a request shard expires after the retention time.
 func keysBeyondRetention() *Facts {
 	f := keysClean()
-	f.Keys.BeyondRetention = []KeyExpiry{{Key: "seckill:{a:x:s:y:v:1:b:0}:req:007", ExpiresAtMs: 9000}}
+	f.Keys.BeyondRetention = []sut.KeyExpiry{{Key: "seckill:{a:x:s:y:v:1:b:0}:req:007", ExpiresAtMs: 9000}}
 	f.Keys.Space.KeysBeyondRetention, f.Keys.Space.LatestExpiryMs = 1, 9000
 	return f
 }
@@ -123,7 +124,7 @@ func TestK1AllowanceIsPerBucketAndBounded(t *testing.T) {
 	}
 	judge := func() (*KeyFacts, Check) {
 		t.Helper()
-		kf, err := collectKeyFacts(ctx, testRDB, a, (&History{}).All(), nil, allow)
+		kf, err := tgt.sys().(sut.StateReader).ReadKeys(ctx, a, sut.KeyQuery{Allowances: allow})
 		if err != nil {
 			t.Fatal(err)
 		}

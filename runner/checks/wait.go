@@ -1,4 +1,4 @@
-package runner
+package checks
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"seckill-harness/reports"
+	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 )
 
 // waitConfirmed lists the reservation ids some ACCEPTED answer of which
@@ -69,7 +71,7 @@ func noWaitConfirmation(f *Facts, v Verdict) string {
 // answers WAIT confirmed and not, the lost acknowledged reservations
 // (lost, from the checks) in total and among the confirmed ones, and
 // WAIT's round-trip percentiles.
-func WaitSummaryOf(h *History, lost []string, policy WaitPolicy) *reports.WaitSummary {
+func WaitSummaryOf(h *runner.History, lost []string, policy sut.WaitPolicy) *reports.WaitSummary {
 	hist := reports.NewHistogram()
 	confirmed := map[string]bool{}
 	s := &reports.WaitSummary{Replicas: policy.Replicas, TimeoutMs: float64(policy.Timeout.Microseconds()) / 1000}

@@ -1,12 +1,14 @@
-package runner
+package checks
 
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"seckill-harness/lua"
+	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
 )
 
@@ -31,8 +33,9 @@ import (
 //	                             lost, or not terminal is a failure with its ids; so is a sale whose order service
 //	                             decided none of the ACCEPTED not cancelled by their users (skip when no drain ran)
 //
-// Their ids, names and one-line contracts are in the table (invariants.go,
-// EndToEnd: true); the judges below are wrapped by e2eJudge / e2eApplies.
+// Their ids, names and one-line contracts are in the table (table.go,
+// EndToEnd: true); the judges below are ordinary table judges over Facts
+// (Facts.EndToEnd).
 
 // EndToEndFacts are the facts the E-checks judge.
 type EndToEndFacts struct {
@@ -45,48 +48,70 @@ type EndToEndFacts struct {
 	Canceled map[string]bool // rid -> the load released it (a user's cancel)
 	Recon    pipeline.Reconciliation
 	Drained  bool
+	rids     map[string]uint32 // the reservations whose records Redis holds: ACCEPTED ones and every order's
 }
 
-// CollectEndToEnd gathers the facts: h is the load's history (without the
-// pipeline's releases), ev the pipeline's evidence after Reconcile and Stop.
-func CollectEndToEnd(ctx context.Context, tgt Target, h *History, ev *pipeline.Evidence, orders *pipeline.Orders) (*EndToEndFacts, error) {
-	a := tgt.Activity
-	f := &EndToEndFacts{Stock: a.Stock, Accepted: map[string]uint32{}, Sends: map[string]int{}, Received: map[string]int{},
-		Canceled: map[string]bool{}, Recon: ev.Reconciliation, Drained: ev.Drained}
-	f.Accepted = AcceptedReservations(h)
-	for _, o := range h.All() {
-		if o.Kind == KindRelease && o.RID != "" {
-			f.Canceled[o.RID] = true
+// endToEnd gathers the end-to-end facts when the run had a pipeline with
+// an order database (CheckInput.Orders): the load's answers (the
+// pipeline's own releases are not a user's cancel), the pipeline's
+// evidence, one snapshot of the order database; the Redis records of the
+// ACCEPTED reservations and of every order's are read with the others
+// (records).
+func (c *collector) endToEnd(ctx context.Context) error {
+	in, a := c.in, c.sale.Activity
+	if in.Pipeline == nil || in.Orders == nil {
+		return nil
+	}
+	ev := in.Pipeline
+	e := &EndToEndFacts{Stock: a.Stock, Accepted: map[string]uint32{}, Sends: map[string]int{}, Received: map[string]int{},
+		Canceled: map[string]bool{}, Recon: ev.Reconciliation, Drained: ev.Drained, rids: map[string]uint32{}}
+	for _, o := range c.f.all() {
+		switch {
+		case o.Accepted() && o.RID != "":
+			e.Accepted[o.RID] = uint32(o.Bucket)
+		case o.Kind == runner.KindRelease && o.RID != "" && o.Flags&FlagPipelineRelease == 0:
+			e.Canceled[o.RID] = true
 		}
 	}
 	for _, s := range ev.Sends {
-		f.Sends[s.RID]++
+		e.Sends[s.RID]++
 	}
 	for _, d := range ev.Deliveries {
-		f.Received[d.RID]++
+		e.Received[d.RID]++
 	}
-	pg, err := orders.Facts(ctx, a)
+	pg, err := in.Orders.Facts(ctx, a)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("end-to-end checks: %w", err)
 	}
-	f.PG = pg
-	rids := map[string]uint32{}
-	for rid, b := range f.Accepted {
-		rids[rid] = b
+	e.PG = pg
+	for rid, b := range e.Accepted {
+		e.rids[rid] = b
 	}
 	for _, o := range pg.Orders {
-		rids[o.RID] = o.Bucket
+		e.rids[o.RID] = o.Bucket
 	}
-	f.Redis, err = pipeline.ReadReservations(ctx, tgt.Store.Client(), a, rids)
-	if err != nil {
-		return nil, fmt.Errorf("end-to-end checks: %w", err)
+	for rid, b := range e.rids {
+		c.cand[rid] = b
 	}
-	return f, nil
+	c.f.EndToEnd = e
+	return nil
+}
+
+// redisStates is the pipeline's view of the records of rids.
+func redisStates(recs map[string]ReservationRecord, rids map[string]uint32) map[string]pipeline.ResvState {
+	out := make(map[string]pipeline.ResvState, len(rids))
+	for rid := range rids {
+		if r, ok := recs[rid]; ok {
+			out[rid] = pipeline.ResvState{Found: true, Status: r.Status, User: r.User, OrderID: r.OrderID,
+				ReleaseReason: r.ReleaseReason, ErrorCode: r.ErrorCode}
+		}
+	}
+	return out
 }
 
 // AcceptedReservations lists the distinct reservation ids h's answers
 // acknowledged ACCEPTED, with their buckets.
-func AcceptedReservations(h *History) map[string]uint32 {
+func AcceptedReservations(h *runner.History) map[string]uint32 {
 	out := map[string]uint32{}
 	for _, o := range h.All() {
 		if o.Accepted() && o.RID != "" {
@@ -96,51 +121,24 @@ func AcceptedReservations(h *History) map[string]uint32 {
 	return out
 }
 
-// EndToEndChecks judges the table's end-to-end checks on the facts
-// (pure), in table order.
-func EndToEndChecks(f *EndToEndFacts) []Check {
-	facts := &Facts{EndToEnd: f}
-	var out []Check
-	for i := range invariants {
-		if inv := &invariants[i]; inv.EndToEnd {
-			out = append(out, inv.judge(facts))
-		}
+// appliesE4: E4 judges the reconciliation's final pass, when it ran.
+func appliesE4(f *Facts, _ Verdict) string {
+	if f.EndToEnd.Recon.Final == nil {
+		return "reconciliation did not run its final pass (Pipeline.Reconcile after the drain)"
 	}
-	return out
+	return ""
 }
 
-// e2eJudge adapts an end-to-end judge to the table's Judge.
-func e2eJudge(check func(*EndToEndFacts) Check) func(*Facts) Verdict {
-	return func(f *Facts) Verdict {
-		c := check(f.EndToEnd)
-		return Verdict{c.Status == StatusFail, c.Detail, c.Evidence}
+// appliesE5: E5 judges the ends after a drain.
+func appliesE5(f *Facts, v Verdict) string {
+	if !f.EndToEnd.Drained {
+		return v.Detail
 	}
+	return ""
 }
 
-// e2eApplies adapts an end-to-end judge that skips by itself (its facts
-// say it does not apply, e.g. no drain ran) to the table's Applies.
-func e2eApplies(check func(*EndToEndFacts) Check) func(*Facts, Verdict) string {
-	return func(f *Facts, _ Verdict) string {
-		if c := check(f.EndToEnd); c.Status == StatusSkip {
-			return c.Detail
-		}
-		return ""
-	}
-}
-
-// e2eUnnamed is the name the judges below give their checks: the table
-// (invariants.go) names them when it judges them (Invariant.judge).
-const e2eUnnamed = ""
-
-func verdict(id, name string, failed bool, detail string, ev map[string]any) Check {
-	c := Check{ID: id, Name: name, Status: StatusPass, Detail: detail, Evidence: ev}
-	if failed {
-		c.Status = StatusFail
-	}
-	return c
-}
-
-func checkE1(f *EndToEndFacts) Check {
+func judgeE1(facts *Facts) Verdict {
+	f := facts.EndToEnd
 	valid := f.PG.ValidOrders()
 	var bad []string
 	if valid > f.PG.Total {
@@ -158,10 +156,11 @@ func checkE1(f *EndToEndFacts) Check {
 	if len(bad) > 0 {
 		detail = "PostgreSQL oversold: " + bad[0]
 	}
-	return verdict("E1", e2eUnnamed, len(bad) > 0, detail, ev)
+	return Verdict{len(bad) > 0, detail, ev}
 }
 
-func checkE2(f *EndToEndFacts) Check {
+func judgeE2(facts *Facts) Verdict {
+	f := facts.EndToEnd
 	per := map[string][]string{}
 	for _, o := range f.PG.Orders {
 		if o.Status == "CREATED" {
@@ -179,10 +178,11 @@ func checkE2(f *EndToEndFacts) Check {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d users hold two or more valid orders, e.g. %s", len(bad), listed(bad)[0])
 	}
-	return verdict("E2", e2eUnnamed, len(bad) > 0, detail, ev)
+	return Verdict{len(bad) > 0, detail, ev}
 }
 
-func checkE3(f *EndToEndFacts) Check {
+func judgeE3(facts *Facts) Verdict {
+	f := facts.EndToEnd
 	byRID, byMsg := map[string]int{}, map[string]int{}
 	for _, o := range f.PG.Orders {
 		byRID[o.RID]++
@@ -204,14 +204,14 @@ func checkE3(f *EndToEndFacts) Check {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d duplicates, e.g. %s", len(bad), listed(bad)[0])
 	}
-	return verdict("E3", e2eUnnamed, len(bad) > 0, detail, ev)
+	return Verdict{len(bad) > 0, detail, ev}
 }
 
-func checkE4(f *EndToEndFacts) Check {
+func judgeE4(facts *Facts) Verdict {
+	f := facts.EndToEnd
 	fin := f.Recon.Final
 	if fin == nil {
-		return Check{ID: "E4", Name: e2eUnnamed, Status: StatusSkip,
-			Detail: "reconciliation did not run its final pass (Pipeline.Reconcile after the drain)", Evidence: map[string]any{"error": f.Recon.Err}}
+		return Verdict{Evidence: map[string]any{"error": f.Recon.Err}} // appliesE4 skips it
 	}
 	explained := map[string]int{}
 	var bad []string
@@ -235,29 +235,16 @@ func checkE4(f *EndToEndFacts) Check {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d unexplained divergences, e.g. %s", len(bad), listed(bad)[0])
 	}
-	return verdict("E4", e2eUnnamed, len(bad) > 0, detail, ev)
+	return Verdict{len(bad) > 0, detail, ev}
 }
 
-func checkE5(f *EndToEndFacts) Check {
-	ordered := map[string]bool{}
-	for _, o := range f.PG.Orders {
-		if o.Status == "CREATED" {
-			ordered[o.RID] = true
-		}
-	}
-	decided := map[string]pipeline.InboxRow{}
-	for _, r := range f.PG.Inbox {
-		decided[r.RID] = r
-	}
+func judgeE5(facts *Facts) Verdict {
+	f := facts.EndToEnd
+	ordered, decided := orderedAndDecided(f)
 	ends := map[string]int{}
 	lostByRedis := 0 // of the failures: reservations Redis lost (I6's loss)
 	var bad []string
-	rids := make([]string, 0, len(f.Accepted))
-	for rid := range f.Accepted {
-		rids = append(rids, rid)
-	}
-	sort.Strings(rids)
-	for _, rid := range rids {
+	for _, rid := range slices.Sorted(maps.Keys(f.Accepted)) {
 		st := f.Redis[rid]
 		in, hasInbox := decided[rid]
 		fail := func(why string) {
@@ -304,8 +291,8 @@ func checkE5(f *EndToEndFacts) Check {
 	ev := map[string]any{"accepted": len(f.Accepted), "ends": ends, "failed": len(bad), "failed_ids": listed(append([]string(nil), bad...)),
 		"order_service_decisions": decisions, "lost_by_redis": lostByRedis, "failed_other": len(bad) - lostByRedis}
 	if !f.Drained {
-		return Check{ID: "E5", Name: e2eUnnamed, Status: StatusSkip,
-			Detail: fmt.Sprintf("no drain phase ran; %d of %d ACCEPTED not ended yet", len(bad), len(f.Accepted)), Evidence: ev}
+		// appliesE5 skips it with this detail.
+		return Verdict{Detail: fmt.Sprintf("no drain phase ran; %d of %d ACCEPTED not ended yet", len(bad), len(f.Accepted)), Evidence: ev}
 	}
 	detail := fmt.Sprintf("all %d ACCEPTED ended: %v", len(f.Accepted), ends)
 	switch {
@@ -317,5 +304,21 @@ func checkE5(f *EndToEndFacts) Check {
 		// of them (no order, no rejection) is never green.
 		detail = fmt.Sprintf("the sale accepted %d reservations and the order service decided none of them: %v", len(f.Accepted), ends)
 	}
-	return verdict("E5", e2eUnnamed, len(bad) > 0 || noDecision, detail, ev)
+	return Verdict{len(bad) > 0 || noDecision, detail, ev}
+}
+
+// orderedAndDecided are the reservations with a CREATED order, and the
+// order service's recorded decision per reservation.
+func orderedAndDecided(f *EndToEndFacts) (map[string]bool, map[string]pipeline.InboxRow) {
+	ordered := map[string]bool{}
+	for _, o := range f.PG.Orders {
+		if o.Status == "CREATED" {
+			ordered[o.RID] = true
+		}
+	}
+	decided := map[string]pipeline.InboxRow{}
+	for _, r := range f.PG.Inbox {
+		decided[r.RID] = r
+	}
+	return ordered, decided
 }

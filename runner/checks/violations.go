@@ -1,6 +1,7 @@
-package runner
+package checks
 
 import (
+	"seckill-harness/runner"
 	"strings"
 )
 
@@ -11,7 +12,7 @@ import (
 // answered) and every number under "op", "ops" or "op_ids" that is an
 // operation id of h. ok is false when the evidence holds no time (the
 // check speaks of the whole run). It reads nothing but its arguments.
-func ViolationSpan(h *History, evidence map[string]any) (from, to float64, ok bool) {
+func ViolationSpan(h *runner.History, evidence map[string]any) (from, to float64, ok bool) {
 	c := &spanCollector{rids: map[string]bool{}, ops: map[uint32]bool{}}
 	c.walk("", evidence, 0)
 	if h != nil && (len(c.rids) > 0 || len(c.ops) > 0) {

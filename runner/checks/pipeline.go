@@ -1,7 +1,6 @@
-package runner
+package checks
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"seckill-harness/lua"
+	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
 )
 
@@ -22,7 +22,7 @@ import (
 //
 // I3 needs no change for resale: it counts distinct ACCEPTED ids less those
 // RELEASED in Redis, which is what P1 restates per bucket. I4, I8 and I9
-// must see the pipeline's releases: give Verify WithPipelineReleases(h, …).
+// must see the pipeline's releases: give Judge WithPipelineReleases(h, …).
 
 // PipelineEvidence is what the background pipeline recorded (pipeline.Evidence).
 type PipelineEvidence = pipeline.Evidence
@@ -37,12 +37,12 @@ const FlagPipelineRelease uint8 = 1 << 5
 // Verify so that I4 (a user may reserve again once released), I8 (released
 // at most once) and I9 (released units are sold again; SOLD_OUT is judged
 // after the last release) count the pipeline's releases. Keep the original
-// history for reports and for VerifyPipeline.
-func WithPipelineReleases(h *History, ev *PipelineEvidence, began time.Time) *History {
-	out := &History{Ops: append([]Op(nil), h.Ops...), spool: h.spool}
+// history for reports and for the end-to-end facts.
+func WithPipelineReleases(h *runner.History, ev *PipelineEvidence, began time.Time) *runner.History {
 	if ev == nil {
-		return out
+		return h.Extended(nil)
 	}
+	var extra []runner.Op
 	var next uint32
 	for _, o := range h.All() {
 		if o.ID >= next {
@@ -54,20 +54,20 @@ func WithPipelineReleases(h *History, ev *PipelineEvidence, began time.Time) *Hi
 		if e.Op != pipeline.OpCompensate {
 			continue
 		}
-		o := Op{ID: next, Kind: KindRelease, RID: e.RID, Bucket: uint16(e.Bucket), Flags: FlagPipelineRelease,
+		o := runner.Op{ID: next, Kind: runner.KindRelease, RID: e.RID, Bucket: uint16(e.Bucket), Flags: FlagPipelineRelease,
 			Intended: e.Start.Sub(began), Start: e.Start.Sub(began), End: e.End.Sub(began), Sends: 1, Attempts: 1}
 		next++
 		if n, err := strconv.ParseUint(strings.TrimPrefix(e.User, "u"), 10, 32); err == nil {
 			o.User = uint32(n)
 		}
 		if e.Failed() {
-			o.Outcome, o.Flags = OutcomeUnknown, o.Flags|FlagHadUnknown
+			o.Outcome, o.Flags = runner.OutcomeUnknown, o.Flags|runner.FlagHadUnknown
 		} else {
-			o.Outcome = Outcome(e.Code)
+			o.Outcome = runner.Outcome(e.Code)
 		}
-		out.Ops = append(out.Ops, o)
+		extra = append(extra, o)
 	}
-	return out
+	return h.Extended(extra)
 }
 
 // allowedTransitions is the contract's state machine of a reservation:
@@ -80,29 +80,6 @@ var allowedTransitions = map[lua.Status]map[lua.Status]bool{
 	lua.StatusSendUnknown: {lua.StatusEnqueued: true, lua.StatusReleasePending: true},
 	lua.StatusEnqueued:    {lua.StatusOrderCreated: true, lua.StatusRejected: true, lua.StatusReleasePending: true},
 	lua.StatusRejected:    {lua.StatusReleasePending: true},
-}
-
-// VerifyPipeline judges only the pipeline checks on the load's history h
-// (with or without the pipeline's releases: they are told apart by
-// FlagPipelineRelease), the pipeline's evidence (after Stop) and the final
-// state of tgt's activity. Verify with CheckInput.Pipeline set judges them
-// together with the core checks from one read of Redis: prefer it. A Go
-// error means Redis could not be read.
-func VerifyPipeline(ctx context.Context, tgt Target, h *History, ev *PipelineEvidence) ([]Check, error) {
-	if ev == nil {
-		return nil, fmt.Errorf("pipeline checker: no pipeline evidence")
-	}
-	f, err := CollectFacts(ctx, tgt, CheckInput{History: h, Pipeline: ev})
-	if err != nil {
-		return nil, fmt.Errorf("pipeline checker: %w", err)
-	}
-	var out []Check
-	for i := range invariants {
-		if inv := &invariants[i]; inv.Pipeline && !inv.EndToEnd {
-			out = append(out, inv.judge(f))
-		}
-	}
-	return out, nil
 }
 
 // observation is a status the answer of one call reveals, at its end.
@@ -170,10 +147,10 @@ func fencedBefore(obs map[string][]observation, rid string, t time.Time) (bool, 
 
 // loadReleases is, per reservation id, the outcomes of the load's own
 // release operations (not the pipeline's).
-func loadReleases(f *Facts) map[string][]Outcome {
-	out := map[string][]Outcome{}
+func loadReleases(f *Facts) map[string][]runner.Outcome {
+	out := map[string][]runner.Outcome{}
 	for _, o := range f.all() {
-		if o.Kind == KindRelease && o.RID != "" && o.Flags&FlagPipelineRelease == 0 {
+		if o.Kind == runner.KindRelease && o.RID != "" && o.Flags&FlagPipelineRelease == 0 {
 			out[o.RID] = append(out[o.RID], o.Outcome)
 		}
 	}
@@ -493,7 +470,7 @@ func judgeP5(f *Facts) Verdict {
 	for rid, outs := range histRel {
 		for _, o := range outs {
 			switch o {
-			case Outcome(lua.CompensateReleased), Outcome(lua.CompensateAlreadyReleased), OutcomeUnknown, OutcomeError:
+			case runner.Outcome(lua.CompensateReleased), runner.Outcome(lua.CompensateAlreadyReleased), runner.OutcomeUnknown, runner.OutcomeError:
 				explained[rid] = true
 			}
 		}
@@ -505,36 +482,9 @@ func judgeP5(f *Facts) Verdict {
 			bad = append(bad, fmt.Sprintf("%s: RELEASED in Redis with no fenced release on record", rid))
 		}
 	}
-	// The first consumption of each message must find its reservation not
-	// yet released: otherwise it was released while the message was in the MQ.
-	type first struct {
-		delivery uint64
-		hit      string
-	}
-	firsts := map[string]*first{}
-	for i := range evs {
-		e := &evs[i]
-		if e.Stage != pipeline.StageOrder || e.Op != pipeline.OpTransition || e.Failed() {
-			continue
-		}
-		fr := firsts[e.RID]
-		if fr == nil || e.Delivery < fr.delivery {
-			fr = &first{delivery: e.Delivery}
-			firsts[e.RID] = fr
-		}
-		if e.Delivery == fr.delivery && lua.TransitionCode(e.Code) == lua.TransitionIllegal &&
-			(e.Status == lua.StatusReleasePending || e.Status == lua.StatusReleased) && fr.hit == "" {
-			fr.hit = string(e.Status)
-		}
-	}
-	late := 0
-	for rid, fr := range firsts {
-		if fr.hit == "" || len(histRel[rid]) > 0 {
-			continue // a release operation of the load (a user's cancel) may fence anything
-		}
-		late++
-		bad = append(bad, fmt.Sprintf("%s: its message was first consumed when the reservation was already %s (released while the message was in the MQ)", rid, fr.hit))
-	}
+	lateBad := releasedUnderMessage(evs, histRel)
+	late := len(lateBad)
+	bad = append(bad, lateBad...)
 	byStage := map[string]int{}
 	for i := range evs {
 		e := &evs[i]
@@ -573,4 +523,41 @@ func sumInts(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// releasedUnderMessage lists the reservations whose message was first
+// consumed when they were already RELEASE_PENDING or RELEASED: released
+// while the message was in the MQ (unless the load itself released them:
+// a user's cancel may fence anything).
+func releasedUnderMessage(evs []pipeline.Event, histRel map[string][]runner.Outcome) []string {
+	// The first consumption of each message must find its reservation not
+	// yet released: otherwise it was released while the message was in the MQ.
+	type first struct {
+		delivery uint64
+		hit      string
+	}
+	firsts := map[string]*first{}
+	for i := range evs {
+		e := &evs[i]
+		if e.Stage != pipeline.StageOrder || e.Op != pipeline.OpTransition || e.Failed() {
+			continue
+		}
+		fr := firsts[e.RID]
+		if fr == nil || e.Delivery < fr.delivery {
+			fr = &first{delivery: e.Delivery}
+			firsts[e.RID] = fr
+		}
+		if e.Delivery == fr.delivery && lua.TransitionCode(e.Code) == lua.TransitionIllegal &&
+			(e.Status == lua.StatusReleasePending || e.Status == lua.StatusReleased) && fr.hit == "" {
+			fr.hit = string(e.Status)
+		}
+	}
+	var bad []string
+	for rid, fr := range firsts {
+		if fr.hit == "" || len(histRel[rid]) > 0 {
+			continue // a release operation of the load (a user's cancel) may fence anything
+		}
+		bad = append(bad, fmt.Sprintf("%s: its message was first consumed when the reservation was already %s (released while the message was in the MQ)", rid, fr.hit))
+	}
+	return bad
 }

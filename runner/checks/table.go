@@ -1,7 +1,9 @@
-package runner
+package checks
 
 import (
 	"fmt"
+	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 	"slices"
 	"strings"
 )
@@ -18,6 +20,11 @@ type Invariant struct {
 
 	// Judge is the verdict over the facts. It never reads Redis.
 	Judge func(f *Facts) Verdict
+	// Needs are the facts of the system under test the check judges (the
+	// history, the plan and the pipeline's own log are always there): a
+	// system that does not expose one of them gets the check skip, "this
+	// system under test does not expose …", whatever Judge would say.
+	Needs []sut.Fact
 
 	// Pipeline marks a check of the asynchronous pipeline: it is judged
 	// (and in the report) only when the run had a pipeline.
@@ -62,83 +69,97 @@ type Verdict struct {
 	Evidence map[string]any
 }
 
+// The facts the checks need (Invariant.Needs). A count of releases (I8)
+// or of units sold again (L1) is taken from the system's answers, which
+// only its records or its stock can confirm: those checks need them too.
+// The pipeline works on the reference contract's records and queues.
+var (
+	stock           = []sut.Fact{sut.Stock}
+	records         = []sut.Fact{sut.Records}
+	recordsAndStock = []sut.Fact{sut.Records, sut.Stock}
+	requests        = []sut.Fact{sut.Requests}
+	keys            = []sut.Fact{sut.Keys}
+	evictions       = []sut.Fact{sut.Evictions}
+	pipelineState   = []sut.Fact{sut.Records, sut.Queues}
+)
+
 // invariants is the table, in report order.
 var invariants = []Invariant{
-	{ID: "I1", Name: "stock_conservation",
+	{ID: "I1", Name: "stock_conservation", Needs: stock,
 		Contract: "per bucket `available + reserved == initial`, both ≥ 0, at the end and at every sample taken during the run",
 		Judge:    judgeI1, Vacuous: stockUntouched, SkipWhen: "the stock never moved"},
-	{ID: "I2", Name: "reservation_accounting",
+	{ID: "I2", Name: "reservation_accounting", Needs: recordsAndStock,
 		Contract: "per bucket `reserved` == live reservation records, `released_total` == RELEASED records",
 		Judge:    judgeI2, WholeLoad: true, Vacuous: vacuousI2, SkipWhen: "no record and untouched counters"},
-	{ID: "I3", Name: "no_oversell",
+	{ID: "I3", Name: "no_oversell", Needs: records,
 		Contract: "distinct reservation ids acknowledged ACCEPTED, less those released, ≤ initial stock (per bucket and in total)",
 		Judge:    judgeI3, Vacuous: noAcknowledgement, SkipWhen: "no ACCEPTED answer",
 		FailCount: "oversold_units", FailCountOf: "units acknowledged beyond the stock (sum over buckets)"},
-	{ID: "I4", Name: "one_per_user",
+	{ID: "I4", Name: "one_per_user", Needs: records,
 		Contract: "no user holds two live reservations, nor was told ACCEPTED for a second before the first was released",
 		Judge:    judgeI4, Vacuous: vacuousI4, SkipWhen: "no ACCEPTED answer and no reservation record"},
-	{ID: "I5", Name: "idempotency",
+	{ID: "I5", Name: "idempotency", Needs: requests,
 		Contract: "every answer to one request_id agrees (and with Redis' cached result); another user reusing it gets REQUEST_ID_CONFLICT and no reservation id",
 		Judge:    judgeI5, Vacuous: vacuousI5, SkipWhen: "no request id answered twice, re-sent or refused USER_ALREADY_RESERVED"},
-	{ID: "I6", Name: "no_lost_acks",
+	{ID: "I6", Name: "no_lost_acks", Needs: records,
 		Contract: "every reservation acknowledged ACCEPTED still exists in Redis",
 		Judge:    judgeI6, Vacuous: noAcknowledgement, SkipWhen: "no ACCEPTED answer",
 		FailCount: "lost", FailCountOf: "acknowledged reservations lost"},
-	{ID: "I7", Name: "unknowns_resolved",
+	{ID: "I7", Name: "unknowns_resolved", Needs: requests,
 		Contract: "every UNKNOWN outcome is resolved, executed or not, by reading its request result",
 		Judge:    judgeI7, Vacuous: vacuousI7, SkipWhen: "no operation ended UNKNOWN"},
-	{ID: "I8", Name: "release_at_most_once",
+	{ID: "I8", Name: "release_at_most_once", Needs: records,
 		Contract: "no reservation is released twice; a repeated compensation answers ALREADY_RELEASED",
 		Judge:    judgeI8, Vacuous: vacuousI8, SkipWhen: "no compensation released anything"},
-	{ID: "I9", Name: "liveness",
+	{ID: "I9", Name: "liveness", Needs: stock,
 		Contract: "without faults and with demand ≥ stock, no bucket refuses SOLD_OUT while it holds stock (no undersell); reports the stock left",
 		Judge:    judgeI9, WholeLoad: true, Applies: appliesI9, Vacuous: vacuousI9,
 		SkipWhen: "faults were injected; demand below stock and no SOLD_OUT"},
-	{ID: "I10", Name: "wait_confirmed_not_lost",
+	{ID: "I10", Name: "wait_confirmed_not_lost", Needs: records,
 		Contract: "every reservation whose ACCEPTED answer the replicas confirmed with WAIT (`--wait-replicas`) still exists in Redis",
 		Judge:    judgeI10, Vacuous: noWaitConfirmation, SkipWhen: "no ACCEPTED answer was WAIT-confirmed",
 		FailCount: "lost_confirmed", FailCountOf: "WAIT-confirmed reservations lost"},
-	{ID: "K1", Name: "keys_expire_by_retention",
+	{ID: "K1", Name: "keys_expire_by_retention", Needs: keys,
 		Contract: "every key of the activity the path's contract names (per bucket meta, stock, soldout, both zsets, the 256 request shards; the reservation records and user markers the run reached) has a TTL and expires no later than the activity's retention time",
 		Judge:    judgeK1, Vacuous: vacuousK1, SkipWhen: "the path left no key of its own",
 		FailCount: "leaked_keys", FailCountOf: "keys without a TTL or expiring after the retention time"},
-	{ID: "K2", Name: "no_key_evicted",
+	{ID: "K2", Name: "no_key_evicted", Needs: evictions,
 		Contract: "no node evicted a key during the run (evicted_keys of every node unchanged from before the load to after the run settled)",
 		Judge:    judgeK2, Vacuous: vacuousK2, SkipWhen: "the servers' counters were not read (verify)", ServerSide: true,
 		FailCount: "evicted_keys", FailCountOf: "keys the nodes evicted"},
-	{ID: "L1", Name: "local_soldout_recovery", LocalSoldOut: true,
+	{ID: "L1", Name: "local_soldout_recovery", Needs: stock, LocalSoldOut: true,
 		Contract: "with the local sold-out flag, every unit released after its bucket sold out is sold again within the flag's TTL + 1 s (the flag expires into a re-check of Redis): the undersell window is bounded",
 		Judge:    judgeL1, Vacuous: vacuousL1, SkipWhen: "no unit released after a sell-out"},
-	{ID: "P1", Name: "resale_no_oversell", Pipeline: true,
+	{ID: "P1", Name: "resale_no_oversell", Needs: pipelineState, Pipeline: true,
 		Contract: "per bucket distinct ACCEPTED − RELEASED ≤ initial (released stock may sell again), orders ≤ initial, every order's reservation ORDER_CREATED",
 		Judge:    judgeP1, Vacuous: vacuousP1, SkipWhen: "no ACCEPTED answer and no order"},
-	{ID: "P2", Name: "drained_terminal", Pipeline: true,
+	{ID: "P2", Name: "drained_terminal", Needs: pipelineState, Pipeline: true,
 		Contract: "after the drain every reservation is ORDER_CREATED or RELEASED and both zsets are empty",
 		Judge:    judgeP2, Applies: appliesP2, Vacuous: vacuousP2, SkipWhen: "no drain ran; no reservation to drain"},
-	{ID: "P3", Name: "legal_transitions", Pipeline: true,
+	{ID: "P3", Name: "legal_transitions", Needs: pipelineState, Pipeline: true,
 		Contract: "every accepted status change is in the state machine, and ORDER_CREATED / RELEASED are never left",
 		Judge:    judgeP3, Vacuous: vacuousP3, SkipWhen: "no transition or compensation answered"},
-	{ID: "P4", Name: "one_order_per_reservation", Pipeline: true,
+	{ID: "P4", Name: "one_order_per_reservation", Needs: pipelineState, Pipeline: true,
 		Contract: "duplicate deliveries allowed; one order per reservation, one row per message_id, message_id = `reserve-order:<rid>:v1`",
 		Judge:    judgeP4, Vacuous: vacuousP4, SkipWhen: "no message sent and no order row"},
-	{ID: "P5", Name: "no_unsafe_release", Pipeline: true,
+	{ID: "P5", Name: "no_unsafe_release", Needs: pipelineState, Pipeline: true,
 		Contract: "no reservation released (or sent to compensate) without RELEASE_PENDING or REJECTED first, nor while its message was still in the MQ",
 		Judge:    judgeP5, Vacuous: vacuousP5, SkipWhen: "no release, compensation or consumed message"},
-	{ID: "E1", Name: "orders_within_stock", Pipeline: true, EndToEnd: true,
+	{ID: "E1", Name: "orders_within_stock", Needs: pipelineState, Pipeline: true, EndToEnd: true,
 		Contract: "PostgreSQL never oversells, whatever Redis did: CREATED orders ≤ stock.total and stock.sold ≤ stock.total",
-		Judge:    e2eJudge(checkE1)},
-	{ID: "E2", Name: "one_valid_order_per_user", Pipeline: true, EndToEnd: true,
+		Judge:    judgeE1},
+	{ID: "E2", Name: "one_valid_order_per_user", Needs: pipelineState, Pipeline: true, EndToEnd: true,
 		Contract: "no user holds two CREATED orders of the activity",
-		Judge:    e2eJudge(checkE2)},
-	{ID: "E3", Name: "one_order_per_resv_msg", Pipeline: true, EndToEnd: true,
+		Judge:    judgeE2},
+	{ID: "E3", Name: "one_order_per_resv_msg", Needs: pipelineState, Pipeline: true, EndToEnd: true,
 		Contract: "no reservation_id and no message_id has two orders",
-		Judge:    e2eJudge(checkE3)},
-	{ID: "E4", Name: "divergences_explained", Pipeline: true, EndToEnd: true,
+		Judge:    judgeE3},
+	{ID: "E4", Name: "divergences_explained", Needs: pipelineState, Pipeline: true, EndToEnd: true,
 		Contract: "every divergence the final reconciliation found is explained (an ACCEPTED reservation Redis lost, with or without its order, or a status it repaired)",
-		Judge:    e2eJudge(checkE4), Applies: e2eApplies(checkE4), SkipWhen: "the reconciliation's final pass did not run"},
-	{ID: "E5", Name: "end_to_end_liveness", Pipeline: true, EndToEnd: true,
+		Judge:    judgeE4, Applies: appliesE4, SkipWhen: "the reconciliation's final pass did not run"},
+	{ID: "E5", Name: "end_to_end_liveness", Needs: pipelineState, Pipeline: true, EndToEnd: true,
 		Contract: "after the drain every ACCEPTED reservation ended as an order, a recorded rejection or a release with a supported reason",
-		Judge:    e2eJudge(checkE5), Applies: e2eApplies(checkE5), SkipWhen: "no drain ran"},
+		Judge:    judgeE5, Applies: appliesE5, SkipWhen: "no drain ran"},
 }
 
 // Invariants returns the table of checks, in report order.
@@ -223,6 +244,10 @@ func IDRange(pipeline bool) string {
 
 // judge runs one check over f.
 func (inv *Invariant) judge(f *Facts) Check {
+	if why := inv.unexposed(f); why != "" {
+		return Check{ID: inv.ID, Name: inv.Name, Status: StatusSkip, Detail: why,
+			Evidence: map[string]any{"not_exposed": why}}
+	}
 	if inv.WholeLoad && f.Generator.Split() {
 		return judgedOnMerge(inv, f.Generator)
 	}
@@ -245,11 +270,26 @@ func (inv *Invariant) judge(f *Facts) Check {
 	return c
 }
 
+// unexposed says which of the facts the check needs the system under test
+// does not expose ("" when it exposes them all).
+func (inv *Invariant) unexposed(f *Facts) string {
+	var missing []string
+	for _, n := range inv.Needs {
+		if f.Unexposed[n] {
+			missing = append(missing, string(n))
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "this system under test does not expose " + strings.Join(missing, " nor ")
+}
+
 // judgedOnMerge is the skip of a WholeLoad check on a generator's share:
 // another generator's reservations and releases count in the counters but
 // not in this history, so its verdict would be neither a fail nor a pass
 // worth reading.
-func judgedOnMerge(inv *Invariant, g Generator) Check {
+func judgedOnMerge(inv *Invariant, g runner.Generator) Check {
 	return Check{ID: inv.ID, Name: inv.Name, Status: StatusSkip,
 		Detail:   fmt.Sprintf("generator %s of a split load: judged on the merge (seckill-harness verify over every generator's run)", g),
 		Evidence: map[string]any{"generator": g.String(), "judged_on": "merge"}}

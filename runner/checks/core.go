@@ -1,178 +1,17 @@
-package runner
+package checks
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"math"
+	"seckill-harness/lua"
+	"seckill-harness/runner"
 	"slices"
 	"sort"
-	"strings"
 	"time"
-
-	"seckill-harness/lua"
-	"seckill-harness/reports"
 )
 
-// The checker judges the invariants of the table (invariants.go) in two
-// steps: CollectFacts reads what the checks need from Redis once, then
-// JudgeFacts judges every check as a pure function of those facts. This
-// file holds the checker's types and the core checks' judges; the pipeline
-// checks' judges are in checker_pipeline.go.
-
-// Check statuses.
-const (
-	StatusPass = "pass"
-	StatusFail = "fail"
-	StatusSkip = "skip"
-)
-
-// maxListed bounds the offending ids listed in a check's evidence.
-const maxListed = 20
-
-// Check is the verdict of one invariant.
-type Check struct {
-	ID       string
-	Name     string
-	Status   string
-	Detail   string
-	Evidence map[string]any
-}
-
-// CheckInput is what the checker needs besides the Redis state.
-type CheckInput struct {
-	History *History
-	Samples []StockSample
-	// FaultsInjected turns the no-undersell check (I9) into a report of the
-	// stock left behind: a fault may legitimately leave stock unsold.
-	FaultsInjected bool
-	// LocalSoldOutTTL is the TTL of the local sold-out flag the run's
-	// reserve path had (L1 judges its recovery); 0: none.
-	LocalSoldOutTTL time.Duration
-	// Generator is the share of the load this history holds. When the load
-	// was split (N > 1) the checks that compare the activity's global
-	// counters with the records reachable from this history (the table's
-	// WholeLoad checks) report skip, "judged on the merge": only the union
-	// of every generator's history can judge them (seckill-harness verify).
-	Generator Generator
-	// ClockSkew bounds how far apart the clocks of merged histories may be
-	// (generators on several machines): I9 only counts a SOLD_OUT that
-	// started more than this after the bucket's last release. 0 for one run.
-	ClockSkew time.Duration
-	// Pipeline is the pipeline's event log (after Stop) when the run had
-	// one: the pipeline checks are then judged too, from the same reads.
-	// History must then hold the pipeline's releases (WithPipelineReleases),
-	// so that I4, I8 and I9 count them.
-	Pipeline *PipelineEvidence
-	// Evictions are the servers' evicted_keys counters over the run, read
-	// by the caller (the lifecycle's servers sampler) for K2; nil: not
-	// read (K2 then reports skip).
-	Evictions *EvictionFacts
-	// ExpiryAllowances are the buckets whose keys a fault may have moved to
-	// a later absolute expiry (a slot migration), with the measured
-	// allowance K1 grants them beyond the retention time; nil: none, every
-	// key is held to the retention time exactly.
-	ExpiryAllowances []reports.ExpiryAllowance
-}
-
-// UnknownSummary is how the UNKNOWN outcomes were resolved (I7).
-type UnknownSummary struct {
-	Total, Executed, NotExecuted, Unresolved int
-	ResolvedByRetry                          int // operations whose send lost a reply and whose same-id re-send answered
-}
-
-// CheckReport is the checker's whole answer.
-type CheckReport struct {
-	Checks   []Check     // in the table's order
-	Buckets  []lua.Stock // final stock per bucket, read back from Redis
-	Unknown  UnknownSummary
-	LostAcks []string // acknowledged reservation ids missing from Redis
-	// KeySpace is the activity's keys as read back (report.json's
-	// keyspace); nil when they were not read.
-	KeySpace *reports.KeySpace
-}
-
-// Passed reports whether no check failed.
-func (r *CheckReport) Passed() bool {
-	for _, c := range r.Checks {
-		if c.Status == StatusFail {
-			return false
-		}
-	}
-	return true
-}
-
-// Failed lists the ids of the failed checks.
-func (r *CheckReport) Failed() []string {
-	var ids []string
-	for _, c := range r.Checks {
-		if c.Status == StatusFail {
-			ids = append(ids, c.ID)
-		}
-	}
-	return ids
-}
-
-// AllRequiredSkipped reports whether every required check skipped: the
-// run then judged nothing and must not pass, however green it looks.
-// required lists the required ids (case-insensitive); nil means every
-// check in the report. The reason names each skipped check and why, e.g.
-// "every required invariant skipped: I3 (no ACCEPTED answer), …". A
-// required id absent from the report counts as not judged. A report
-// without checks has judged nothing.
-func (r *CheckReport) AllRequiredSkipped(required []string) (bool, string) {
-	return allRequiredSkipped(r.Checks, required)
-}
-
-func allRequiredSkipped(checks []Check, required []string) (bool, string) {
-	var why []string
-	judged := func(c Check) bool {
-		if c.Status != StatusSkip {
-			return true
-		}
-		why = append(why, fmt.Sprintf("%s (%s)", c.ID, c.Detail))
-		return false
-	}
-	if required == nil {
-		for _, c := range checks {
-			if judged(c) {
-				return false, ""
-			}
-		}
-	} else {
-		for _, id := range required {
-			found := false
-			for _, c := range checks {
-				if strings.EqualFold(c.ID, id) {
-					found = true
-					if judged(c) {
-						return false, ""
-					}
-				}
-			}
-			if !found {
-				why = append(why, strings.ToUpper(id)+" (not in the report)")
-			}
-		}
-	}
-	if len(why) == 0 {
-		return true, "no invariant was judged"
-	}
-	return true, "every required invariant skipped: " + strings.Join(why, ", ")
-}
-
-// Verify reads the final state of tgt's activity back from Redis once
-// (CollectFacts) and judges every check of the table that applies
-// (JudgeFacts): the core checks, and the pipeline checks when in.Pipeline
-// is set. A Go error means the state could not be read (the checks are
-// then unknown, not passed).
-func Verify(ctx context.Context, tgt Target, in CheckInput) (*CheckReport, error) {
-	f, err := CollectFacts(ctx, tgt, in)
-	if err != nil {
-		return nil, err
-	}
-	return JudgeFacts(f), nil
-}
+// The core checks, I1–I9: the stock, the reservations and the answers.
 
 func listed(ids []string) []string {
 	sort.Strings(ids)
@@ -393,7 +232,7 @@ func judgeI4(f *Facts) Verdict {
 			if !ok || rs >= list[k].end {
 				told++
 				if len(bad) < maxListed {
-					bad = append(bad, fmt.Sprintf("%s told ACCEPTED for %s and then %s while the first was not released", UserID(u), prev.rid, list[k].rid))
+					bad = append(bad, fmt.Sprintf("%s told ACCEPTED for %s and then %s while the first was not released", runner.UserID(u), prev.rid, list[k].rid))
 				}
 			}
 		}
@@ -415,16 +254,16 @@ func judgeI4(f *Facts) Verdict {
 // release ran no earlier than the first send (from). It ran no later than
 // the last answer (to) when bounded; an UNKNOWN one is not bounded: a send
 // whose reply was lost may still run after the client gave up.
-func releaseWindow(f *Facts, o *Op) (from, to time.Duration, bounded, ok bool) {
-	if o.Kind != KindRelease || o.RID == "" {
+func releaseWindow(f *Facts, o *runner.Op) (from, to time.Duration, bounded, ok bool) {
+	if o.Kind != runner.KindRelease || o.RID == "" {
 		return 0, 0, false, false
 	}
 	switch {
-	case o.Outcome == Outcome(lua.CompensateReleased):
+	case o.Outcome == runner.Outcome(lua.CompensateReleased):
 		return o.Start, o.End, true, true
-	case o.Outcome == Outcome(lua.CompensateAlreadyReleased) && o.HadUnknown():
+	case o.Outcome == runner.Outcome(lua.CompensateAlreadyReleased) && o.HadUnknown():
 		return o.Start, o.End, true, true
-	case o.Outcome == OutcomeUnknown && f.Records[o.RID].Status == lua.StatusReleased:
+	case o.Outcome == runner.OutcomeUnknown && f.Records[o.RID].Status == lua.StatusReleased:
 		return o.Start, 0, false, true
 	}
 	return 0, 0, false, false
@@ -451,22 +290,61 @@ func notCachedForUser(code lua.ReserveCode) bool {
 // and another user reusing it gets REQUEST_ID_CONFLICT with no reservation
 // id; re-sent operations agree with their own request's result.
 func judgeI5(f *Facts) Verdict {
-	// The answered operations grouped by request id (request results are
-	// cached per bucket), each group in history order. A first pass keeps
-	// one packed key per answered operation (8 bytes: bucket, request, and
-	// whether it answered REQUEST_ID_CONFLICT), sorted to find the groups
-	// judged — a request id answered twice, or a REQUEST_ID_CONFLICT; a
-	// second pass copies those groups' operations only.
-	const conflictBit = 1
-	pack := func(o *Op) uint64 { return (uint64(o.Bucket)<<32 | uint64(o.Req)) << 1 }
-	answers := func(o *Op) bool {
-		return o.Kind.IsReserve() && o.Outcome >= 0 && !notCachedForUser(lua.ReserveCode(o.Outcome))
+	kept := i5Groups(f)
+	var bad []string
+	groups, foreignGroups, unreadable := 0, 0, 0
+	for start := 0; start < len(kept); {
+		end := start + 1
+		for end < len(kept) && i5Pack(&kept[end]) == i5Pack(&kept[start]) {
+			end++
+		}
+		groups++
+		foreign, unread, gbad := judgeI5Group(f, kept[start:end])
+		foreignGroups += foreign
+		unreadable += unread
+		bad = append(bad, gbad...)
+		start = end
 	}
+	resent, resentBad, resentUnreadable := judgeResent(f)
+	unreadable += resentUnreadable
+	bad = append(bad, resentBad...)
+	detail := fmt.Sprintf("%d request ids answered more than once (%d reused by another user), %d re-sent operations: all agree", groups, foreignGroups, resent)
+	if len(bad) > 0 {
+		detail = fmt.Sprintf("%d idempotency violations", len(bad))
+	}
+	ev := map[string]any{"repeated_request_ids": groups, "reused_by_another_user": foreignGroups, "resent_ops": resent,
+		"resent_mismatches": len(resentBad), "violations": listed(bad), "violation_count": len(bad)}
+	if unreadable > 0 {
+		ev["unreadable_request_results"] = unreadable
+		detail += fmt.Sprintf(" (%d cached request results could not be read: not compared)", unreadable)
+	}
+	return Verdict{len(bad) > 0, detail, ev}
+}
+
+// i5Pack is an operation's request key (bucket, request) packed into a
+// uint64, shifted left one bit for i5Groups' conflict bit.
+func i5Pack(o *runner.Op) uint64 { return (uint64(o.Bucket)<<32 | uint64(o.Req)) << 1 }
+
+// i5Answers: the operation answered for its request (a reserve whose
+// answer the request result caches).
+func i5Answers(o *runner.Op) bool {
+	return o.Kind.IsReserve() && o.Outcome >= 0 && !notCachedForUser(lua.ReserveCode(o.Outcome))
+}
+
+// i5Groups returns the answered operations of the request ids I5 judges,
+// grouped by request id (request results are cached per bucket), each
+// group in history order. A first pass keeps one packed key per answered
+// operation (8 bytes: bucket, request, and whether it answered
+// REQUEST_ID_CONFLICT), sorted to find the groups judged — a request id
+// answered twice, or a REQUEST_ID_CONFLICT; a second pass copies those
+// groups' operations only.
+func i5Groups(f *Facts) []runner.Op {
+	const conflictBit = 1
 	keys := make([]uint64, 0, f.opCount())
 	for _, o := range f.all() {
-		if answers(o) {
-			k := pack(o)
-			if o.Outcome == Outcome(lua.RequestIDConflict) {
+		if i5Answers(o) {
+			k := i5Pack(o)
+			if o.Outcome == runner.Outcome(lua.RequestIDConflict) {
 				k |= conflictBit
 			}
 			keys = append(keys, k)
@@ -487,95 +365,78 @@ func judgeI5(f *Facts) Verdict {
 		}
 		start = end
 	}
-	keys = nil
-	var kept []Op // the judged groups' operations, in history order
+	var kept []runner.Op // the judged groups' operations, in history order
 	if len(judgedKeys) > 0 {
 		for _, o := range f.all() {
-			if answers(o) {
-				if _, ok := slices.BinarySearch(judgedKeys, pack(o)); ok {
+			if i5Answers(o) {
+				if _, ok := slices.BinarySearch(judgedKeys, i5Pack(o)); ok {
 					kept = append(kept, *o)
 				}
 			}
 		}
 	}
-	slices.SortStableFunc(kept, func(x, y Op) int { return cmp.Compare(pack(&x), pack(&y)) })
-	var bad []string
-	groups, foreignGroups, unreadable := 0, 0, 0
-	for start := 0; start < len(kept); {
-		end := start + 1
-		for end < len(kept) && pack(&kept[end]) == pack(&kept[start]) {
-			end++
-		}
-		group := kept[start:end]
-		start = end
-		key := RequestKey{group[0].Bucket, group[0].Req}
-		req := key.Req
-		groups++
-		type answer struct {
-			code lua.ReserveCode
-			rid  string
-		}
-		answers := map[uint32]answer{} // per user: the first non-conflict answer
-		conflicted := map[uint32]bool{}
-		for i := range group {
-			o := &group[i]
-			code := lua.ReserveCode(o.Outcome)
-			if code == lua.RequestIDConflict {
-				conflicted[o.User] = true
-				if o.RID != "" {
-					bad = append(bad, fmt.Sprintf("%s: REQUEST_ID_CONFLICT to %s leaked reservation %s", RequestID(req), o.UserID(), o.RID))
-				}
-				continue
+	slices.SortStableFunc(kept, func(x, y runner.Op) int { return cmp.Compare(i5Pack(&x), i5Pack(&y)) })
+	return kept
+}
+
+// i5Answer is one user's answer to a request id.
+type i5Answer struct {
+	code lua.ReserveCode
+	rid  string
+}
+
+// judgeI5Group judges the answers to one request id: every user's answers
+// agree, one user at most got a real answer, a REQUEST_ID_CONFLICT leaks
+// no reservation; where users competed for the id, the cached owner is the
+// one answered for real (foreign 1; unread 1 when its result could not be read).
+func judgeI5Group(f *Facts, group []runner.Op) (foreign, unread int, bad []string) {
+	key := RequestKey{group[0].Bucket, group[0].Req}
+	id := runner.RequestID(key.Req)
+	answers := map[uint32]i5Answer{} // per user: the first non-conflict answer
+	conflicted := map[uint32]bool{}
+	for i := range group {
+		o := &group[i]
+		code := lua.ReserveCode(o.Outcome)
+		if code == lua.RequestIDConflict {
+			conflicted[o.User] = true
+			if o.RID != "" {
+				bad = append(bad, fmt.Sprintf("%s: REQUEST_ID_CONFLICT to %s leaked reservation %s", id, o.UserID(), o.RID))
 			}
-			got := answer{code, o.RID}
-			if prev, ok := answers[o.User]; ok && prev != got {
-				bad = append(bad, fmt.Sprintf("%s: %s answered %s/%s and later %s/%s", RequestID(req), o.UserID(), prev.code, prev.rid, got.code, got.rid))
-			} else if !ok {
-				answers[o.User] = got
-			}
+			continue
 		}
-		if len(answers) > 1 {
-			var users []string
-			for u := range answers {
-				users = append(users, UserID(u))
-			}
-			bad = append(bad, fmt.Sprintf("%s: %d users got a real answer: %v", RequestID(req), len(answers), listed(users)))
+		got := i5Answer{code, o.RID}
+		if prev, ok := answers[o.User]; ok && prev != got {
+			bad = append(bad, fmt.Sprintf("%s: %s answered %s/%s and later %s/%s", id, o.UserID(), prev.code, prev.rid, got.code, got.rid))
+		} else if !ok {
+			answers[o.User] = got
 		}
+	}
+	if len(answers) > 1 {
+		var users []string
 		for u := range answers {
-			if conflicted[u] {
-				bad = append(bad, fmt.Sprintf("%s: %s got both a real answer and REQUEST_ID_CONFLICT", RequestID(req), UserID(u)))
-			}
+			users = append(users, runner.UserID(u))
 		}
-		// Where users competed for the id, Redis' cached owner must be the one answered for real.
-		if len(conflicted) > 0 && len(answers) == 1 {
-			foreignGroups++
-			var owner uint32
-			for u := range answers {
-				owner = u
-			}
-			res := f.Requests[key]
-			switch {
-			case res.Err != "":
-				unreadable++
-			case res.Found && res.Result.UserID != UserID(owner):
-				bad = append(bad, fmt.Sprintf("%s: Redis says %s owns it, answers say %s", RequestID(req), res.Result.UserID, UserID(owner)))
-			}
+		bad = append(bad, fmt.Sprintf("%s: %d users got a real answer: %v", id, len(answers), listed(users)))
+	}
+	for u := range answers {
+		if conflicted[u] {
+			bad = append(bad, fmt.Sprintf("%s: %s got both a real answer and REQUEST_ID_CONFLICT", id, runner.UserID(u)))
 		}
 	}
-	resent, resentBad, resentUnreadable := judgeResent(f)
-	unreadable += resentUnreadable
-	bad = append(bad, resentBad...)
-	detail := fmt.Sprintf("%d request ids answered more than once (%d reused by another user), %d re-sent operations: all agree", groups, foreignGroups, resent)
-	if len(bad) > 0 {
-		detail = fmt.Sprintf("%d idempotency violations", len(bad))
+	if len(conflicted) == 0 || len(answers) != 1 {
+		return 0, 0, bad
 	}
-	ev := map[string]any{"repeated_request_ids": groups, "reused_by_another_user": foreignGroups, "resent_ops": resent,
-		"resent_mismatches": len(resentBad), "violations": listed(bad), "violation_count": len(bad)}
-	if unreadable > 0 {
-		ev["unreadable_request_results"] = unreadable
-		detail += fmt.Sprintf(" (%d cached request results could not be read: not compared)", unreadable)
+	var owner uint32
+	for u := range answers {
+		owner = u
 	}
-	return Verdict{len(bad) > 0, detail, ev}
+	switch res := f.Requests[key]; {
+	case res.Err != "":
+		return 1, 1, bad
+	case res.Found && res.Result.UserID != runner.UserID(owner):
+		bad = append(bad, fmt.Sprintf("%s: Redis says %s owns it, answers say %s", id, res.Result.UserID, runner.UserID(owner)))
+	}
+	return 1, 0, bad
 }
 
 // judgeResent is I5 across request ids: an operation's answer must be the
@@ -603,7 +464,7 @@ func judgeResent(f *Facts) (checked int, bad []string, unreadable int) {
 		}
 		own := f.OwnReservation[UserRequest{o.User, o.Req}]
 		if code == lua.UserAlreadyReserved && o.RID != "" && o.RID == own {
-			bad = append(bad, fmt.Sprintf("%s of %s: refused USER_ALREADY_RESERVED for %s, the reservation this request created", RequestID(o.Req), o.UserID(), o.RID))
+			bad = append(bad, fmt.Sprintf("%s of %s: refused USER_ALREADY_RESERVED for %s, the reservation this request created", runner.RequestID(o.Req), o.UserID(), o.RID))
 			continue
 		}
 		if o.Sends < 2 {
@@ -614,7 +475,7 @@ func judgeResent(f *Facts) (checked int, bad []string, unreadable int) {
 			continue // not cached for this user by the contract
 		}
 		if o.Accepted() && o.RID != own {
-			bad = append(bad, fmt.Sprintf("%s of %s: re-sent and answered ACCEPTED %s, not its own reservation %s", RequestID(o.Req), o.UserID(), o.RID, own))
+			bad = append(bad, fmt.Sprintf("%s of %s: re-sent and answered ACCEPTED %s, not its own reservation %s", runner.RequestID(o.Req), o.UserID(), o.RID, own))
 			continue
 		}
 		res := f.Requests[RequestKey{o.Bucket, o.Req}]
@@ -627,7 +488,7 @@ func judgeResent(f *Facts) (checked int, bad []string, unreadable int) {
 		}
 		if res.Result.Code != code || res.Result.ReservationID != o.RID {
 			bad = append(bad, fmt.Sprintf("%s of %s: Redis holds %s %s for it, the re-sent operation answered %s %s",
-				RequestID(o.Req), o.UserID(), res.Result.Code, res.Result.ReservationID, code, o.RID))
+				runner.RequestID(o.Req), o.UserID(), res.Result.Code, res.Result.ReservationID, code, o.RID))
 		}
 	}
 	return checked, bad, unreadable
@@ -638,7 +499,7 @@ func vacuousI5(f *Facts, v Verdict) string {
 		return ""
 	}
 	for _, o := range f.all() {
-		if o.Kind.IsReserve() && o.Outcome == Outcome(lua.UserAlreadyReserved) && o.RID != "" {
+		if o.Kind.IsReserve() && o.Outcome == runner.Outcome(lua.UserAlreadyReserved) && o.RID != "" {
 			return ""
 		}
 	}
@@ -752,7 +613,7 @@ func resolveUnknowns(f *Facts) (UnknownSummary, []string) {
 		if o.HadUnknown() && o.Outcome >= 0 {
 			u.ResolvedByRetry++
 		}
-		if o.Outcome != OutcomeUnknown || !o.Kind.IsReserve() {
+		if o.Outcome != runner.OutcomeUnknown || !o.Kind.IsReserve() {
 			continue
 		}
 		u.Total++
@@ -797,11 +658,11 @@ func judgeI8(f *Facts) Verdict {
 	releases := 0
 	releasedBy := map[string]int{}
 	for _, o := range f.all() {
-		if o.Kind != KindRelease || o.Outcome < 0 {
+		if o.Kind != runner.KindRelease || o.Outcome < 0 {
 			continue
 		}
 		releases++
-		if o.Outcome == Outcome(lua.CompensateReleased) {
+		if o.Outcome == runner.Outcome(lua.CompensateReleased) {
 			releasedBy[o.RID]++
 		}
 	}
@@ -922,7 +783,7 @@ func appliesI9(f *Facts, v Verdict) string {
 // answered SOLD_OUT, and in each the demand stayed below the stock.
 func vacuousI9(f *Facts, _ Verdict) string {
 	for _, o := range f.all() {
-		if o.Kind.IsReserve() && o.Outcome == Outcome(lua.SoldOut) {
+		if o.Kind.IsReserve() && o.Outcome == runner.Outcome(lua.SoldOut) {
 			return ""
 		}
 	}

@@ -1,0 +1,78 @@
+package sut
+
+import (
+	"context"
+	"time"
+
+	"seckill-harness/lua"
+)
+
+// System is the system under test as the load reaches it. Every method
+// follows lua.Store's error contract: nil means the system answered;
+// lua.ErrOutcomeUnknown means the reply was lost; a Redis error means the
+// call did not run; any other error means nothing was sent.
+type System interface {
+	// Name identifies the system in reports ("reference", "get-then-decr", …).
+	Name() string
+	// Reserve sends one reserve of call.
+	Reserve(ctx context.Context, call lua.ReserveCall) (lua.ReserveResult, error)
+	// Resend is the call the client sends after send number `send` (0-based)
+	// failed with a retryable error. The reference re-sends call unchanged:
+	// same request_id, reservation_id and message_id (spec §7.4).
+	Resend(call lua.ReserveCall, send int) lua.ReserveCall
+	// Release fences reservation rid of userID (-> RELEASE_PENDING) and
+	// compensates it.
+	Release(ctx context.Context, sc lua.Scope, userID, rid string) (lua.CompensateResult, error)
+}
+
+// IDs derives the ids of a call: the harness's, whatever the system
+// (*lua.Store implements it with the run's secret).
+type IDs interface {
+	// NewReserveCall validates the ids and derives bucket, reservation_id
+	// and message_id for one request of userID against activity a.
+	NewReserveCall(a *lua.Activity, userID, requestID string, ttl time.Duration) (lua.ReserveCall, error)
+	// ReservationIDFor is the reservation id derived for userID's requestID.
+	ReservationIDFor(a *lua.Activity, userID, requestID string) string
+}
+
+// Sale is what the harness sells through a system: the activity (its
+// stock, buckets and key namespace) and how a call's ids are derived.
+type Sale struct {
+	Activity *lua.Activity
+	IDs      IDs
+}
+
+// Provisioner is the ability to set the activity up before the load and
+// remove it after: a system without it runs on an activity set up by
+// other means.
+type Provisioner interface {
+	// Setup creates the activity with its stock; it refuses an activity
+	// that already exists.
+	Setup(ctx context.Context, a *lua.Activity) error
+	// Teardown removes exactly the keys the activity created and returns
+	// how many.
+	Teardown(ctx context.Context, a *lua.Activity) (int64, error)
+}
+
+// Wrapper is a system that decorates another (adds WAIT, a local
+// sold-out flag, …): its abilities are the wrapped system's.
+type Wrapper interface {
+	Unwrap() System
+}
+
+// Ability returns the first system of s's wrapper chain (s, then what it
+// unwraps to, …) that has ability T.
+func Ability[T any](s System) (T, bool) {
+	for s != nil {
+		if t, ok := s.(T); ok {
+			return t, true
+		}
+		w, ok := s.(Wrapper)
+		if !ok {
+			break
+		}
+		s = w.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
