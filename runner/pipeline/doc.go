@@ -1,6 +1,6 @@
 // Package pipeline runs the asynchronous half of the reserve path in the
 // background of a load run, against the real cluster, and records what it
-// did for the P-checks (runner.VerifyPipeline):
+// did for the P-checks (runner/checks, through checks.Judge):
 //
 //   - a dispatcher per bucket takes due members of send_pending
 //     (ZRANGEBYSCORE key -inf now LIMIT 0 N — never a scan), sends each with

@@ -150,7 +150,7 @@ type Stats struct {
 }
 
 // Evidence is everything the pipeline recorded, for the P-checks
-// (runner.VerifyPipeline) and reports.
+// (runner/checks, through checks.Judge) and reports.
 type Evidence struct {
 	Config     Config
 	Defects    []string
