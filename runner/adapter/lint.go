@@ -15,7 +15,9 @@ type Finding struct {
 	Detail string
 }
 
-func (x Finding) String() string { return fmt.Sprintf("%s: not cluster-safe (%s): %s", x.Where, x.Kind, x.Detail) }
+func (x Finding) String() string {
+	return fmt.Sprintf("%s: not cluster-safe (%s): %s", x.Where, x.Kind, x.Detail)
+}
 
 // sampleValues are two calls of different users, requests and buckets:
 // keys that share a slot for one and not the other are caught too.

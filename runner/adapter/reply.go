@@ -71,7 +71,9 @@ type matcher struct {
 	lo, hi  int64
 }
 
-func (m matcher) String() string { return fmt.Sprintf("%q (%s, line %d)", m.written, m.outcome, m.line) }
+func (m matcher) String() string {
+	return fmt.Sprintf("%q (%s, line %d)", m.written, m.outcome, m.line)
+}
 
 // parseMatcher reads one value of an outcome's list.
 func parseMatcher(o Outcome, s string, line int) (matcher, error) {
