@@ -44,8 +44,12 @@ type callPlan struct {
 // Load reads and checks the adapter file at path and the scripts it
 // names. Every error names path:line, the problem and the fix.
 func Load(path string) (*File, error) {
-	data, err := boundedread.File(path, MaxFileBytes, "adapter file", "give the path of an adapter YAML file (docs/ADAPTERS.md)")
+	const fix = "give the path of an adapter YAML file (docs/ADAPTERS.md)"
+	data, err := boundedread.File(path, MaxFileBytes, "adapter file", fix)
 	if err != nil {
+		if !strings.Contains(err.Error(), fix) {
+			err = fmt.Errorf("%w: %s", err, fix)
+		}
 		return nil, err
 	}
 	f := &File{Path: path, Dir: filepath.Dir(path), scripts: map[string]*Script{}}
@@ -155,8 +159,12 @@ func (f *File) loadScript(p, rel string) (*Script, error) {
 	if !filepath.IsAbs(rel) {
 		full = filepath.Join(f.Dir, rel)
 	}
-	src, err := boundedread.File(full, MaxScriptBytes, "script", "give a Lua file's path relative to the adapter file's directory "+f.Dir)
+	fix := "give the Lua file's path relative to the adapter file's directory " + f.Dir
+	src, err := boundedread.File(full, MaxScriptBytes, "script", fix)
 	if err != nil {
+		if !strings.Contains(err.Error(), fix) {
+			return nil, f.errAt(p, "%v: %s", err, fix)
+		}
 		return nil, f.errAt(p, "%v", err)
 	}
 	sum := sha1.Sum(src)
