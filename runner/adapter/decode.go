@@ -40,7 +40,7 @@ func lineOf(n ast.Node) int {
 
 // decodeFile parses data (one YAML document, a mapping) into f.
 func decodeFile(source string, data []byte, f *File) error {
-	file, err := parser.ParseBytes(data, 0)
+	file, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey()) // the decoder names both lines
 	if err != nil {
 		var se *yaml.SyntaxError
 		if errors.As(err, &se) && se.Token != nil {

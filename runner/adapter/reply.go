@@ -32,9 +32,11 @@ const Released Outcome = "RELEASED"
 // above and every other code of the contract (lua.ReserveCodes), so the
 // reference scripts map one to one.
 func reserveOutcomes() []Outcome {
-	out := []Outcome{DuplicateRequest, Error}
+	out := []Outcome{Accepted, SoldOut, UserAlreadyReserved, DuplicateRequest, Error}
 	for _, c := range lua.ReserveCodes() {
-		out = append(out, Outcome(c.String()))
+		if o := Outcome(c.String()); !hasOutcome(out, o) {
+			out = append(out, o)
+		}
 	}
 	return out
 }
