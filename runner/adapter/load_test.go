@@ -79,3 +79,16 @@ func TestMissingFileNamesTheFix(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// docs/ADAPTERS.md's table lists every template value.
+func TestDocsListEveryValue(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/ADAPTERS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range valueNames {
+		if !strings.Contains(string(doc), "`${"+n+"}`") {
+			t.Errorf("docs/ADAPTERS.md does not list ${%s}", n)
+		}
+	}
+}
