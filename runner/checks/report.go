@@ -189,16 +189,8 @@ func (r *CheckReport) Fill(rep *reports.Report, h *runner.History, wait sut.Wait
 		rep.Passed = false
 		return
 	}
-	var st reports.Stock
-	for b, s := range r.Buckets {
-		st.Buckets = append(st.Buckets, reports.BucketStock{Bucket: b, Initial: s.Initial, Available: s.Available, Reserved: s.Reserved, ReleasedTotal: s.ReleasedTotal})
-		st.Initial += s.Initial
-		st.Available += s.Available
-		st.Reserved += s.Reserved
-		st.ReleasedTotal += s.ReleasedTotal
-	}
-	rep.Stock = st
-	rep.Load.Stock = st.Initial
+	rep.Stock = r.Stock()
+	rep.Load.Stock = rep.Stock.Initial
 	rep.Load.Buckets = len(r.Buckets)
 	rep.Unknown = reports.Unknown{Total: int64(r.Unknown.Total), Executed: int64(r.Unknown.Executed),
 		NotExecuted: int64(r.Unknown.NotExecuted), Unresolved: int64(r.Unknown.Unresolved)}
@@ -209,4 +201,18 @@ func (r *CheckReport) Fill(rep *reports.Report, h *runner.History, wait sut.Wait
 		rep.Invariants = append(rep.Invariants, reports.Invariant{ID: c.ID, Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail, Evidence: c.Evidence})
 	}
 	rep.Passed = len(rep.FailedChecks()) == 0
+}
+
+// Stock is report.json's stock section: each bucket's stock as read back
+// at the end, and their sums.
+func (r *CheckReport) Stock() reports.Stock {
+	var st reports.Stock
+	for b, s := range r.Buckets {
+		st.Buckets = append(st.Buckets, reports.BucketStock{Bucket: b, Initial: s.Initial, Available: s.Available, Reserved: s.Reserved, ReleasedTotal: s.ReleasedTotal})
+		st.Initial += s.Initial
+		st.Available += s.Available
+		st.Reserved += s.Reserved
+		st.ReleasedTotal += s.ReleasedTotal
+	}
+	return st
 }

@@ -331,14 +331,7 @@ func applyVerification(rep *reports.Report, chk *checks.CheckReport, runs []*rep
 	}
 	rep.Invariants = out
 
-	var s reports.Stock
-	for b, x := range chk.Buckets {
-		s.Buckets = append(s.Buckets, reports.BucketStock{Bucket: b, Initial: x.Initial, Available: x.Available, Reserved: x.Reserved, ReleasedTotal: x.ReleasedTotal})
-		s.Initial += x.Initial
-		s.Available += x.Available
-		s.Reserved += x.Reserved
-		s.ReleasedTotal += x.ReleasedTotal
-	}
+	s := chk.Stock()
 	rep.Stock, rep.Load.Stock, rep.Load.Buckets = s, s.Initial, len(chk.Buckets)
 	rep.Unknown = reports.Unknown{Total: int64(chk.Unknown.Total), Executed: int64(chk.Unknown.Executed),
 		NotExecuted: int64(chk.Unknown.NotExecuted), Unresolved: int64(chk.Unknown.Unresolved)}
