@@ -20,16 +20,16 @@ func (f *File) Summary() string {
 	for _, x := range f.Facts() {
 		facts = append(facts, string(x))
 	}
-	skips := make([]string, 0, len(checkNeeds))
+	var skips []string
 	for _, s := range f.Skips() {
-		skips = append(skips, s.Check.ID)
+		skips = append(skips, s.ID)
 	}
 	skipped := "none"
 	if len(skips) > 0 {
 		skipped = strings.Join(skips, " ")
 	}
 	return fmt.Sprintf("ok  %s: adapter %s; %s; exposes %s; checks that will skip: %s",
-		f.Path, f.Name, strings.Join(calls, "; "), strings.Join(facts, " "), skipped)
+		f.Path, f.Name, strings.Join(calls, "; "), strings.Join(facts, "; "), skipped)
 }
 
 // Validate loads the adapter file at path and returns its summary line
