@@ -5,6 +5,7 @@ import (
 
 	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/selftest"
 )
 
 type selftestOptions struct {
@@ -52,7 +53,7 @@ harness or usage error.`,
 			if o.list {
 				return badpaths.WriteList(cmd.OutOrStdout())
 			}
-			m, err := badpaths.Selftest(cmd.Context(), cmd.OutOrStdout(), badpaths.SelftestOptions{Cluster: o.cluster,
+			m, err := selftest.Run(cmd.Context(), cmd.OutOrStdout(), selftest.Options{Cluster: o.cluster,
 				Runs: o.runs, Only: o.only, Seed: o.seed, Out: o.out, Logger: cmdLogger(cmd)})
 			if err != nil {
 				return err

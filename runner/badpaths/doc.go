@@ -5,8 +5,9 @@
 // codes), so the same workload and the same checker run against it.
 //
 // They are negative controls: a checker that passes them is worthless
-// (docs/ARCHITECTURE.md, "Invariants and evidence"). RunMatrix runs each one under the load or fault that
-// exposes it, plus the reference path under all of those loads, and says
-// whether every bad path was caught by the invariant(s) expected to catch it
-// and the reference passed.
+// (docs/ARCHITECTURE.md, "Invariants and evidence"). The package is their
+// registry (the invariants expected to catch each, the load that exposes
+// it: loads.go) and nothing more; runner/selftest runs each one under its
+// load, plus the reference path under all of those loads, and says
+// whether every bad path was caught and the reference passed.
 package badpaths

@@ -2,56 +2,12 @@ package badpaths
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
-	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/checks"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/sut"
 )
-
-// K1 on real keys: the reserve script without its PEXPIREAT on the
-// reservation record leaves every record without a TTL, and K1 fails
-// naming them; the reference script under the same load passes K1 with
-// the path's own keys seen, and reports the size figures.
-func TestK1CatchesAReserveWithoutTTL(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	l, _ := GetLoad(LoadContention, true)
-	newBad, ok := Lookup(LuaNoTTL)
-	if !ok {
-		t.Fatal("lua-no-ttl not runnable")
-	}
-	for _, c := range []struct {
-		name    string
-		newPath func(*lua.Store) sut.System
-		fail    bool
-	}{{LuaNoTTL, newBad, true}, {ReferenceName, nil, false}} {
-		res, err := runOne(ctx, testEnv(t), c.newPath, pipeline.Defects{}, l, 11, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k1 := res.Details["K1"]
-		if got := contains(res.Failed, "K1"); got != c.fail {
-			t.Fatalf("%s: K1 failed=%v, want %v (failed %v: %s)", c.name, got, c.fail, res.Failed, k1)
-		}
-		if c.fail {
-			ev := res.Evidence["K1"].(map[string]any)
-			keys, _ := ev["without_ttl"].([]string)
-			if len(keys) == 0 || !strings.Contains(keys[0], ":resv:") || ev["keys_without_ttl"].(int64) < int64(res.Outcomes["fresh:ACCEPTED"]) {
-				t.Fatalf("%s: K1 evidence does not name the reservation records: %v (outcomes %v)", c.name, ev, res.Outcomes)
-			}
-			t.Logf("%s: K1 %s", c.name, k1)
-			continue
-		}
-		if len(res.Failed) != 0 {
-			t.Fatalf("reference failed %v: %v", res.Failed, res.Details)
-		}
-	}
-}
 
 // The reference's K1 verdict and keyspace figures, read the way a run
 // reports them.
@@ -91,13 +47,4 @@ func TestK1PassesTheReferenceWithSizes(t *testing.T) {
 	}
 	t.Logf("keyspace: %d keys %v, per reservation %.0f B (record %.0f + marker %.0f), largest shard %+v, skew %.2f, %.1f B per request result",
 		ks.KeysChecked, ks.KeysByKind, ks.MemoryPerReservationBytes, ks.ReservationRecordBytes, ks.UserMarkerBytes, *ks.LargestRequestShard, ks.RequestShardSkew, ks.RequestResultBytes)
-}
-
-func contains(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }

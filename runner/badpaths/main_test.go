@@ -1,53 +1,26 @@
 package badpaths
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
-	"seckill-harness/compose"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
-	"seckill-harness/runner/lifecycle"
 )
 
-// One real 3×1 cluster with an embedded toxiproxy in front of every node
-// serves the package's tests; the client dials through the proxies (the
-// disconnect load needs them).
+// One real 3×1 cluster serves the package's tests (the registry's paths
+// built on a real store, the I5 and K1 checks on real keys). The matrix
+// that runs the paths under their loads is tested in runner/selftest.
 var (
-	testCluster *compose.LocalCluster
-	testProxies *compose.Proxies
-	testRDB     *redis.ClusterClient
-	testSecret  = []byte("badpaths-test")
-	testPG      *compose.PostgresDB
+	testRDB    *redis.ClusterClient
+	testSecret = []byte("badpaths-test")
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(clustertest.Main(m, clustertest.Config{Package: "badpaths", Proxies: true}, func(f *clustertest.Fixture) (func(), error) {
-		testCluster, testProxies = f.Cluster, f.Proxies
-		ctx, cancel := context.WithTimeout(context.Background(), clustertest.StartTimeout)
-		defer cancel()
-		pg, err := compose.StartPostgresDB(ctx, compose.PostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
-		if err != nil {
-			return nil, fmt.Errorf("need PostgreSQL (apt-get install -y postgresql, or make deps): %w", err)
-		}
-		testPG = pg
-		testRDB = lua.NewClusterClient(&redis.ClusterOptions{Addrs: f.Cluster.Addrs(), PoolSize: 96, ContextTimeoutEnabled: true, Dialer: f.Proxies.Dialer()})
-		return func() { _ = testRDB.Close(); pg.Close() }, nil
+	os.Exit(clustertest.Main(m, clustertest.Config{Package: "badpaths"}, func(f *clustertest.Fixture) (func(), error) {
+		testRDB = lua.NewClusterClient(&redis.ClusterOptions{Addrs: f.Cluster.Addrs(), PoolSize: 96, ContextTimeoutEnabled: true})
+		return func() { _ = testRDB.Close() }, nil
 	}))
-}
-
-func testEnv(t *testing.T) Env {
-	t.Helper()
-	return Env{Stand: &lifecycle.Stand{Cluster: testCluster, Proxies: testProxies, Client: testRDB, Postgres: testPG.Pool()}, Secret: testSecret, Log: testLog{t}}
-}
-
-type testLog struct{ t *testing.T }
-
-func (l testLog) Write(p []byte) (int, error) {
-	l.t.Log(string(p[:len(p)-1]))
-	return len(p), nil
 }

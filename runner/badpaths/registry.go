@@ -41,15 +41,19 @@ type Info struct {
 	// reserve-path constructor (Lookup does not find it).
 	PipelineDefect string `json:"pipeline_defect,omitempty"`
 
-	new      func(st *lua.Store) sut.System
+	// System builds the path as the system under test of a run, on the
+	// run's store (lifecycle.Plan.Path); nil for a pending path and for a
+	// pipeline defect (its reserve path is the reference).
+	System func(st *lua.Store) sut.System `json:"-"`
+
 	validate func() error
 }
 
 // Runnable reports whether the path can run (it is not pending).
-func (i Info) Runnable() bool { return i.Pending == "" && (i.new != nil || i.PipelineDefect != "") }
+func (i Info) Runnable() bool { return i.Pending == "" && (i.System != nil || i.PipelineDefect != "") }
 
-// defects returns the pipeline defects the path turns on (none for a reserve-path variant).
-func (i Info) defects() (pipeline.Defects, error) {
+// Defects returns the pipeline defects the path turns on (none for a reserve-path variant).
+func (i Info) Defects() (pipeline.Defects, error) {
 	if i.PipelineDefect == "" {
 		return pipeline.Defects{}, nil
 	}
@@ -68,7 +72,7 @@ var registry = []Info{
 		Expect:      []string{"I3", "I1"},
 		Why:         "concurrent clients all read available > 0 and all decrement: more ACCEPTED than stock (I3), available ends negative (I1)",
 		Load:        LoadContention,
-		new:         newCounterPath(GetThenDecr, true),
+		System:      newCounterPath(GetThenDecr, true),
 	},
 	{
 		Name:        DecrThenIncr,
@@ -77,7 +81,7 @@ var registry = []Info{
 		Expect:      []string{"I1"},
 		Why:         "no oversell, but every refused request leaves available negative for a round trip, and each accepted one leaves available + reserved != initial for a round trip: the I1 sampler reads it during the run",
 		Load:        LoadContention,
-		new:         newCounterPath(DecrThenIncr, false),
+		System:      newCounterPath(DecrThenIncr, false),
 	},
 	{
 		Name:        LuaNoRequestIdempotency,
@@ -86,7 +90,7 @@ var registry = []Info{
 		Expect:      []string{"I5"},
 		Why:         "a replay of an ACCEPTED request answers USER_ALREADY_RESERVED, and a request_id reused by another user gets a real answer instead of REQUEST_ID_CONFLICT",
 		Load:        LoadReplay,
-		new:         newScriptPath(LuaNoRequestIdempotency, reserveVariant(LuaNoRequestIdempotency, noRequestIdempotencyEdits)),
+		System:      newScriptPath(LuaNoRequestIdempotency, reserveVariant(LuaNoRequestIdempotency, noRequestIdempotencyEdits)),
 		validate:    func() error { _, err := reserveVariant("", noRequestIdempotencyEdits).get(); return err },
 	},
 	{
@@ -96,7 +100,7 @@ var registry = []Info{
 		Expect:      []string{"I4"},
 		Why:         "a user's second request_id is ACCEPTED while the first reservation is live: two live reservations and two acknowledgements for one user",
 		Load:        LoadSameUser,
-		new:         newScriptPath(LuaNoUserMarker, reserveVariant(LuaNoUserMarker, noUserMarkerEdits)),
+		System:      newScriptPath(LuaNoUserMarker, reserveVariant(LuaNoUserMarker, noUserMarkerEdits)),
 		validate:    func() error { _, err := reserveVariant("", noUserMarkerEdits).get(); return err },
 	},
 	{
@@ -106,7 +110,7 @@ var registry = []Info{
 		Expect:      []string{"K1"},
 		Why:         "every ACCEPTED reservation leaves a resv key with no TTL (PEXPIRETIME -1): a memory leak that outlives the sale, named in K1's evidence",
 		Load:        LoadContention,
-		new:         newScriptPath(LuaNoTTL, reserveVariant(LuaNoTTL, noTTLEdits)),
+		System:      newScriptPath(LuaNoTTL, reserveVariant(LuaNoTTL, noTTLEdits)),
 		validate:    func() error { _, err := reserveVariant("", noTTLEdits).get(); return err },
 	},
 	{
@@ -116,7 +120,7 @@ var registry = []Info{
 		Expect:      []string{"I8", "I2"},
 		Why:         "a duplicate compensation answers RELEASED again (I8) and gives the unit back twice: released_total exceeds the RELEASED records and reserved falls below the live ones (I2)",
 		Load:        LoadReleaseDup,
-		new:         newScriptPath(CompensateWithoutStatusCheck, compensateVariant(CompensateWithoutStatusCheck, compensateNoStatusEdits)),
+		System:      newScriptPath(CompensateWithoutStatusCheck, compensateVariant(CompensateWithoutStatusCheck, compensateNoStatusEdits)),
 		validate:    func() error { _, err := compensateVariant("", compensateNoStatusEdits).get(); return err },
 	},
 	{
@@ -126,7 +130,7 @@ var registry = []Info{
 		Expect:      []string{"I5"},
 		Why:         "the lost send ran: its request_id holds ACCEPTED r1 in Redis while the client's answer for that request comes from another request (USER_ALREADY_RESERVED r1, or ACCEPTED with a reservation not derived from it)",
 		Load:        LoadDisconnect,
-		new: func(st *lua.Store) sut.System {
+		System: func(st *lua.Store) sut.System {
 			return newRequestIDPath{ReferenceState: sut.ReferenceState{Store: st}, st: st}
 		},
 	},
@@ -168,10 +172,10 @@ func Get(name string) (Info, bool) {
 // of its own: see Info.PipelineDefect and Get).
 func Lookup(name string) (func(st *lua.Store) sut.System, bool) {
 	r, ok := Get(name)
-	if !ok || !r.Runnable() || r.new == nil {
+	if !ok || !r.Runnable() || r.System == nil {
 		return nil, false
 	}
-	return r.new, true
+	return r.System, true
 }
 
 // Validate checks that every Lua variant could be derived from the embedded
@@ -196,7 +200,7 @@ func Validate() error {
 			}
 		}
 		if r.PipelineDefect != "" {
-			_, err := r.defects()
+			_, err := r.Defects()
 			errs = append(errs, err)
 			if l, ok := GetLoad(r.Load, false); !ok || l.Pipeline == nil {
 				errs = append(errs, fmt.Errorf("badpaths: %s is a pipeline defect: its load %q must run the pipeline", r.Name, r.Load))

@@ -43,7 +43,7 @@ func TestRegistry(t *testing.T) {
 			if ok || !info.Runnable() || !lok || l.Pipeline == nil {
 				t.Errorf("%s: pipeline defect %q: Lookup %v, runnable %v, load %q with pipeline %v", n, info.PipelineDefect, ok, info.Runnable(), info.Load, lok && l.Pipeline != nil)
 			}
-			if d, err := info.defects(); err != nil || len(d.Names()) != 1 || d.Names()[0] != info.PipelineDefect {
+			if d, err := info.Defects(); err != nil || len(d.Names()) != 1 || d.Names()[0] != info.PipelineDefect {
 				t.Errorf("%s: defects %v %v", n, d.Names(), err)
 			}
 			continue

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/lifecycle"
@@ -91,6 +92,33 @@ type Inputs struct {
 	ActivityWait time.Duration
 	PostgresURL  string
 	PostgresKeep bool
+
+	// What a caller that runs many plans, or brings a system of its own,
+	// already holds and hands to the plan as it is. None of these is a
+	// scenario field: they are not in the resolved scenario.
+
+	// Stand, when set, is a cluster (with its proxies and PostgreSQL) the
+	// caller opened and keeps: the plan runs on it (lifecycle.Plan.Stand)
+	// and Cluster is not opened. The scenario's topology must describe it:
+	// the faults are validated against that topology.
+	Stand *lifecycle.Stand
+	// RunActivityID names the run's own activity (set up by the run, never
+	// shared: lifecycle.Plan.ActivityID without SharedActivity), so that
+	// runs one after another on one Stand never meet; "": run<unix-ms>.
+	// Refused with ActivityID (a shared activity).
+	RunActivityID string
+	// Secret keys the reservation ids (lifecycle.Plan.Secret); nil: one
+	// derived from the scenario's seed.
+	Secret []byte
+	// System, when set, builds the run's system under test on the run's
+	// store (lifecycle.Plan.Path) in place of the reference: a known-bad
+	// path of the self-test, a test's own system, a team's reserve script.
+	// SystemName (required with it) names it in the report
+	// (lifecycle.Plan.PathName). Refused when the scenario's path (or
+	// --path) names a system other than the reference: one plan runs one
+	// system under test.
+	System     func(*lua.Store) sut.System
+	SystemName string
 }
 
 // Overrides are run flags that change the scenario before it is validated.
@@ -144,7 +172,35 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 	if in.ActivityID != "" {
 		p.ActivityID, p.SharedActivity = in.ActivityID, true
 	}
+	if err := in.hand(p); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// hand puts on p what the caller holds (Stand, RunActivityID, Secret,
+// System), refusing a combination that would run something other than
+// the plan states.
+func (in Inputs) hand(p *lifecycle.Plan) error {
+	if in.RunActivityID != "" && p.SharedActivity {
+		return fmt.Errorf("planner: a run's own activity %q and a shared activity %q: give one", in.RunActivityID, p.ActivityID)
+	}
+	if in.System != nil {
+		if p.PathName != "" {
+			return fmt.Errorf("planner: the scenario's path %q and the system %q: one plan runs one system under test", p.PathName, in.SystemName)
+		}
+		if in.SystemName == "" {
+			return fmt.Errorf("planner: a system under test without a name: give SystemName (the report names the system it ran)")
+		}
+		p.Path, p.PathName = in.System, in.SystemName
+	} else if in.SystemName != "" {
+		return fmt.Errorf("planner: SystemName %q without a System: nothing to name", in.SystemName)
+	}
+	if in.RunActivityID != "" {
+		p.ActivityID = in.RunActivityID
+	}
+	p.Stand, p.Secret = in.Stand, in.Secret
+	return nil
 }
 
 // apply puts the overrides and the given cluster flags on s.

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
 )
 
@@ -94,5 +97,36 @@ func TestCheckLoadHoldsPlansToTheLimits(t *testing.T) {
 	cfg.Shape.Rate = 100
 	if err := scenarios.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// What a caller holds reaches the plan as it is: the stand, a run's own
+// activity (not shared), the secret and a system under test with its
+// name; a combination that would run something other than the plan
+// states is refused.
+func TestInputsTheCallerHolds(t *testing.T) {
+	st := &lifecycle.Stand{}
+	system := func(st *lua.Store) sut.System { return sut.NewReference(st) }
+	p, err := Build(flagScenario(runner.DefaultConfig(), nil), Inputs{Stand: st, RunActivityID: "st1-1", Secret: []byte("k"),
+		System: system, SystemName: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Stand != st || p.ActivityID != "st1-1" || p.SharedActivity || string(p.Secret) != "k" || p.Path == nil || p.PathName != "mine" {
+		t.Fatalf("plan: stand %p, activity %q shared %v, secret %q, path %v %q", p.Stand, p.ActivityID, p.SharedActivity, p.Secret, p.Path != nil, p.PathName)
+	}
+	for name, c := range map[string]struct {
+		in   Inputs
+		want string
+	}{
+		"two systems": {Inputs{Overrides: Overrides{Path: "get-then-decr"}, System: system, SystemName: "mine"},
+			`the scenario's path "get-then-decr" and the system "mine": one plan runs one system under test`},
+		"unnamed system":  {Inputs{System: system}, "a system under test without a name: give SystemName"},
+		"two activities":  {Inputs{ActivityID: "shared", RunActivityID: "own"}, `a run's own activity "own" and a shared activity "shared": give one`},
+		"name, no system": {Inputs{SystemName: "mine"}, "SystemName \"mine\" without a System"},
+	} {
+		if p, err := Build(flagScenario(runner.DefaultConfig(), nil), c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: plan %v, error %v; want %q", name, p != nil, err, c.want)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package badpaths
+package selftest
 
 import (
 	"context"
@@ -7,37 +7,33 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
-	"seckill-harness/faults"
-	"seckill-harness/lua"
-	"seckill-harness/runner"
+	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/checks"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/sut"
 )
-
-// ReferenceName is the reference path's name in the matrix.
-const ReferenceName = "reference"
 
 // Env is what the matrix runs on: a stand on a cluster the caller owns (the
 // matrix writes activities into it and does not tear them down), whose
 // client dials through the stand's Proxies when a load injects a fault.
+// Every run's plan is built by planner.Build on this stand.
 type Env struct {
 	Stand  *lifecycle.Stand
 	Secret []byte    // keys the reservation ids
 	Log    io.Writer // one progress line per run; nil: silent
 }
 
-// Options choose what the matrix runs.
-type Options struct {
+// MatrixOptions choose what the matrix runs.
+type MatrixOptions struct {
 	Runs  int      // runs per (path, load); <= 0 means 3
 	Only  []string // bad paths to run (empty: all); the reference runs under their loads
 	Seed  int64    // run r uses Seed+r
 	Quick bool     // shorter loads (tests)
+	// Paths are the bad paths to choose from, in the matrix's order; nil:
+	// the registry (badpaths.All). A test adds a path of its own here.
+	Paths []badpaths.Info
 }
 
 // RunResult is one run of one path under one load.
@@ -76,15 +72,13 @@ type Row struct {
 
 // Matrix is the whole self-test.
 type Matrix struct {
-	RunsPerCell int     `json:"runs_per_cell"`
-	Seed        int64   `json:"seed"`
-	Rows        []Row   `json:"rows"`
-	Loads       []Load  `json:"loads"`
-	OK          bool    `json:"ok"`
-	Seconds     float64 `json:"seconds"`
+	RunsPerCell int             `json:"runs_per_cell"`
+	Seed        int64           `json:"seed"`
+	Rows        []Row           `json:"rows"`
+	Loads       []badpaths.Load `json:"loads"`
+	OK          bool            `json:"ok"`
+	Seconds     float64         `json:"seconds"`
 }
-
-var actSeq atomic.Int64
 
 // RunMatrix runs every selected bad path `Runs` times under the load that
 // exposes it, and the reference path `Runs` times under each of those loads;
@@ -93,41 +87,28 @@ var actSeq atomic.Int64
 // expected invariants and the reference passed every run (Matrix.OK). An
 // error means the self-test itself could not run (bad option, a fault that
 // did not inject, state that could not be read back).
-func RunMatrix(ctx context.Context, env Env, opts Options) (*Matrix, error) {
+func RunMatrix(ctx context.Context, env Env, opts MatrixOptions) (*Matrix, error) {
 	t0 := time.Now()
 	if opts.Runs <= 0 {
 		opts.Runs = 3
 	}
-	if err := Validate(); err != nil {
+	if opts.Paths == nil {
+		opts.Paths = badpaths.All()
+	}
+	if err := badpaths.Validate(); err != nil {
 		return nil, err
 	}
-	selected, err := selectPaths(opts.Only)
+	selected, err := selectPaths(opts.Paths, opts.Only)
 	if err != nil {
 		return nil, err
 	}
 	m := &Matrix{RunsPerCell: opts.Runs, Seed: opts.Seed}
-	loads := map[string]Load{}
-	var byLoad = map[string][]Info{}
-	for _, info := range selected {
-		if !info.Runnable() {
-			m.Rows = append(m.Rows, Row{Path: info.Name, Expect: info.Expect, Description: info.Description, Why: info.Why, Pending: info.Pending})
-			continue
-		}
-		l, ok := GetLoad(info.Load, opts.Quick)
-		if !ok {
-			return nil, fmt.Errorf("badpaths: %s names unknown load %q", info.Name, info.Load)
-		}
-		if l.Fault != "" && env.Stand.Proxies == nil {
-			return nil, fmt.Errorf("badpaths: %s needs the %s load, which injects %s: the cluster needs proxies", info.Name, l.Name, l.Fault)
-		}
-		if info.PipelineDefect != "" && l.Pipeline == nil {
-			return nil, fmt.Errorf("badpaths: %s is a pipeline defect but its load %s runs no pipeline", info.Name, l.Name)
-		}
-		loads[l.Name] = l
-		byLoad[l.Name] = append(byLoad[l.Name], info)
+	loads, byLoad, err := groupByLoad(ctx, env, opts, selected, m)
+	if err != nil {
+		return nil, err
 	}
 	var bad, ref []Row
-	for _, ln := range LoadNames() {
+	for _, ln := range badpaths.LoadNames() {
 		l, used := loads[ln]
 		if !used {
 			continue
@@ -146,22 +127,52 @@ func RunMatrix(ctx context.Context, env Env, opts Options) (*Matrix, error) {
 		}
 		ref = append(ref, row)
 	}
-	m.finish(bad, ref)
+	m.finish(opts.Paths, bad, ref)
 	m.Seconds = time.Since(t0).Seconds()
 	return m, nil
+}
+
+// groupByLoad puts a row for each pending path of selected on m and
+// groups the runnable ones by the load that exposes them. Before any run
+// starts, it builds the plan of each (path, load) and of the reference
+// under each load, so that a load the planner refuses, or one this stand
+// cannot run, is an error at once.
+func groupByLoad(ctx context.Context, env Env, opts MatrixOptions, selected []badpaths.Info, m *Matrix) (map[string]badpaths.Load, map[string][]badpaths.Info, error) {
+	loads := map[string]badpaths.Load{}
+	byLoad := map[string][]badpaths.Info{}
+	for _, info := range selected {
+		if !info.Runnable() {
+			m.Rows = append(m.Rows, Row{Path: info.Name, Expect: info.Expect, Description: info.Description, Why: info.Why, Pending: info.Pending})
+			continue
+		}
+		l, ok := badpaths.GetLoad(info.Load, opts.Quick)
+		if !ok {
+			return nil, nil, fmt.Errorf("selftest: %s names unknown load %q", info.Name, info.Load)
+		}
+		if l.Fault != "" && env.Stand.Proxies == nil {
+			return nil, nil, fmt.Errorf("selftest: %s needs the %s load, which injects %s: the cluster needs proxies", info.Name, l.Name, l.Fault)
+		}
+		if info.PipelineDefect != "" && l.Pipeline == nil {
+			return nil, nil, fmt.Errorf("selftest: %s is a pipeline defect but its load %s runs no pipeline", info.Name, l.Name)
+		}
+		for _, who := range []badpaths.Info{info, reference} {
+			if _, err := plan(ctx, env, who, l, opts.Seed); err != nil {
+				return nil, nil, fmt.Errorf("%s under %s: %w", who.Name, l.Name, err)
+			}
+		}
+		loads[l.Name] = l
+		byLoad[l.Name] = append(byLoad[l.Name], info)
+	}
+	return loads, byLoad, nil
 }
 
 // runBadPathRow runs the bad path info opts.Runs times under load l (run r
 // with seed opts.Seed+r) and returns its row: a run is good when one of
 // the path's expected invariants failed (caught).
-func runBadPathRow(ctx context.Context, env Env, opts Options, info Info, l Load) (Row, error) {
+func runBadPathRow(ctx context.Context, env Env, opts MatrixOptions, info badpaths.Info, l badpaths.Load) (Row, error) {
 	row := Row{Path: info.Name, Load: l.Name, Expect: info.Expect, Description: info.Description, Why: info.Why}
-	defects, err := info.defects()
-	if err != nil {
-		return Row{}, err
-	}
 	for r := 0; r < opts.Runs; r++ {
-		res, err := runOne(ctx, env, info.new, defects, l, opts.Seed+int64(r), r+1)
+		res, err := runOne(ctx, env, info, l, opts.Seed+int64(r), r+1)
 		if err != nil {
 			return Row{}, fmt.Errorf("%s under %s, run %d: %w", info.Name, l.Name, r+1, err)
 		}
@@ -175,10 +186,10 @@ func runBadPathRow(ctx context.Context, env Env, opts Options, info Info, l Load
 // runReferenceRow runs the reference path opts.Runs times under load l
 // (run r with seed opts.Seed+r) and returns its row: a run is good when it
 // passed.
-func runReferenceRow(ctx context.Context, env Env, opts Options, l Load) (Row, error) {
+func runReferenceRow(ctx context.Context, env Env, opts MatrixOptions, l badpaths.Load) (Row, error) {
 	row := Row{Path: ReferenceName, Reference: true, Load: l.Name}
 	for r := 0; r < opts.Runs; r++ {
-		res, err := runOne(ctx, env, nil, pipeline.Defects{}, l, opts.Seed+int64(r), r+1)
+		res, err := runOne(ctx, env, reference, l, opts.Seed+int64(r), r+1)
 		if err != nil {
 			return Row{}, fmt.Errorf("reference under %s, run %d: %w", l.Name, r+1, err)
 		}
@@ -189,13 +200,12 @@ func runReferenceRow(ctx context.Context, env Env, opts Options, l Load) (Row, e
 }
 
 // finish orders the rows (the bad paths, pending ones included, in
-// registry order, then the reference rows) and sets each row's OK (pending,
-// or every run good) and the matrix's (every row OK).
-func (m *Matrix) finish(bad, ref []Row) {
-	// Registry order for the bad paths (pending ones included), then the reference rows.
+// the order of paths, then the reference rows) and sets each row's OK
+// (pending, or every run good) and the matrix's (every row OK).
+func (m *Matrix) finish(paths []badpaths.Info, bad, ref []Row) {
 	order := map[string]int{}
-	for i, n := range Names() {
-		order[n] = i
+	for i, p := range paths {
+		order[p.Name] = i
 	}
 	m.Rows = append(m.Rows, bad...)
 	sort.SliceStable(m.Rows, func(i, j int) bool { return order[m.Rows[i].Path] < order[m.Rows[j].Path] })
@@ -223,21 +233,29 @@ func (r *Row) add(res RunResult, good bool) {
 	}
 }
 
-func selectPaths(only []string) ([]Info, error) {
+// selectPaths returns the paths named in only (all of them when only is
+// empty), in the order of paths.
+func selectPaths(paths []badpaths.Info, only []string) ([]badpaths.Info, error) {
 	if len(only) == 0 {
-		return All(), nil
+		return paths, nil
+	}
+	var names []string
+	known := map[string]bool{}
+	for _, p := range paths {
+		names = append(names, p.Name)
+		known[p.Name] = true
 	}
 	want := map[string]bool{}
 	for _, n := range only {
-		if _, ok := Get(n); !ok {
-			return nil, fmt.Errorf("unknown bad path %q; valid: %s", n, strings.Join(Names(), ", "))
+		if !known[n] {
+			return nil, fmt.Errorf("unknown bad path %q; valid: %s", n, strings.Join(names, ", "))
 		}
 		want[n] = true
 	}
-	var out []Info
-	for _, r := range registry {
-		if want[r.Name] {
-			out = append(out, r)
+	var out []badpaths.Info
+	for _, p := range paths {
+		if want[p.Name] {
+			out = append(out, p)
 		}
 	}
 	return out, nil
@@ -274,31 +292,19 @@ func logRun(w io.Writer, path, load string, runs int, res RunResult, good bool, 
 		path, load, res.Run, runs, verdict, failed, res.Ops, extra, res.Seconds)
 }
 
-// runOne runs one path (nil: the reference) under load l on a fresh activity
-// through the run lifecycle, on the matrix's stand, writing no files. When l
-// runs the pipeline, it runs beside the load with defects on (none: the
-// correct pipeline), is drained after it, and the pipeline checks are
+// runOne runs path info (reference: the reference) under load l on a
+// fresh activity through the run lifecycle, on the matrix's stand,
+// writing no files; its plan is built by the planner (plan). When l runs
+// the pipeline, it runs beside the load with the path's defects on (none:
+// the correct pipeline), is drained after it, and the pipeline checks are
 // judged with the core ones (which then count the pipeline's releases). A
 // fault that did not happen or did not heal is an error: the self-test
 // itself could not run.
-func runOne(ctx context.Context, env Env, newPath func(*lua.Store) sut.System, defects pipeline.Defects, l Load, seed int64, run int) (RunResult, error) {
+func runOne(ctx context.Context, env Env, info badpaths.Info, l badpaths.Load, seed int64, run int) (RunResult, error) {
 	t0 := time.Now()
-	cfg := l.Config
-	cfg.Seed = seed
-	p := &lifecycle.Plan{Name: "selftest", Stand: env.Stand, Stock: l.Stock, Buckets: l.Buckets, Window: time.Hour,
-		ActivityID: fmt.Sprintf("st%d-%d", time.Now().UnixMilli(), actSeq.Add(1)), Secret: env.Secret,
-		Phases: []runner.Phase{{Name: "load", Config: cfg}}, Path: newPath, Drain: l.Drain}
-	if l.Fault != "" {
-		f, err := faults.Parse(l.Fault)
-		if err != nil {
-			return RunResult{}, err
-		}
-		p.Faults = []*faults.Planned{f}
-	}
-	if l.Pipeline != nil {
-		pc := *l.Pipeline
-		pc.Seed, pc.Defects = seed, defects
-		p.Pipeline = &pc
+	p, err := plan(ctx, env, info, l, seed)
+	if err != nil {
+		return RunResult{}, err
 	}
 	oc, err := lifecycle.Execute(ctx, p, lifecycle.Output{})
 	if err != nil {

@@ -1,4 +1,4 @@
-package badpaths
+package selftest
 
 import (
 	"context"
@@ -9,31 +9,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"seckill-harness/compose"
 	"seckill-harness/reports"
+	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/lifecycle"
 )
 
-// WriteList prints the bad paths: name, load, the invariants that catch
-// it, and what it does wrong.
-func WriteList(out io.Writer) error {
-	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "NAME\tLOAD\tCAUGHT BY\tWHAT IT DOES WRONG\n")
-	for _, i := range All() {
-		load := i.Load
-		if i.Pending != "" {
-			load = "pending"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", i.Name, load, strings.Join(i.Expect, " or "), i.Description)
-	}
-	return tw.Flush()
-}
-
-// SelftestOptions are selftest's flags.
-type SelftestOptions struct {
+// Options are selftest's flags.
+type Options struct {
 	Cluster lifecycle.ClusterSpec // must be a cluster the harness creates
 	Runs    int                   // runs per path and load
 	Only    []string              // bad paths to run (empty: all)
@@ -42,21 +27,21 @@ type SelftestOptions struct {
 	Logger  *slog.Logger          // the cluster's start and stop (nil: discarded)
 }
 
-// Selftest opens one cluster with proxies (and one local PostgreSQL for
+// Run opens one cluster with proxies (and one local PostgreSQL for
 // the pipeline loads), runs the matrix on it, prints it, and writes
 // selftest.json to o.Out. The matrix's OK is the verdict; an error is a
 // harness error.
-func Selftest(ctx context.Context, out io.Writer, o SelftestOptions) (*Matrix, error) {
+func Run(ctx context.Context, out io.Writer, o Options) (*Matrix, error) {
 	t0 := time.Now()
 	if o.Runs < 1 {
 		return nil, fmt.Errorf("--runs must be at least 1, got %d", o.Runs)
 	}
 	for _, n := range o.Only {
-		if _, ok := Get(n); !ok {
-			return nil, fmt.Errorf("--only %q: unknown bad path; valid: %s", n, strings.Join(Names(), ", "))
+		if _, ok := badpaths.Get(n); !ok {
+			return nil, fmt.Errorf("--only %q: unknown bad path; valid: %s", n, strings.Join(badpaths.Names(), ", "))
 		}
 	}
-	if err := Validate(); err != nil {
+	if err := badpaths.Validate(); err != nil {
 		return nil, err
 	}
 	if o.Out != "" {
@@ -82,7 +67,7 @@ func Selftest(ctx context.Context, out io.Writer, o SelftestOptions) (*Matrix, e
 	st.Postgres = pg.Pool()
 	env := Env{Stand: st, Secret: []byte(fmt.Sprintf("seckill-selftest-%d", o.Seed)), Log: out}
 	fmt.Fprintf(out, "selftest: %d run(s) per path and load\n", o.Runs)
-	m, err := RunMatrix(ctx, env, Options{Runs: o.Runs, Only: o.Only, Seed: o.Seed})
+	m, err := RunMatrix(ctx, env, MatrixOptions{Runs: o.Runs, Only: o.Only, Seed: o.Seed})
 	if err != nil {
 		return nil, err
 	}
@@ -95,9 +80,9 @@ func Selftest(ctx context.Context, out io.Writer, o SelftestOptions) (*Matrix, e
 	if o.Out != "" {
 		doc := struct {
 			*Matrix
-			WallSeconds float64 `json:"wall_seconds"`
-			Paths       []Info  `json:"paths"`
-		}{m, wall.Seconds(), All()}
+			WallSeconds float64         `json:"wall_seconds"`
+			Paths       []badpaths.Info `json:"paths"`
+		}{m, wall.Seconds(), badpaths.All()}
 		b, err := json.MarshalIndent(doc, "", "  ")
 		if err != nil {
 			return nil, err
