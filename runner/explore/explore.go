@@ -403,13 +403,14 @@ func (x *exploration) trial(ctx context.Context, s Schedule, dir string, fresh b
 	sc, err := scenarios.Load(file)
 	var p *lifecycle.Plan
 	if err == nil {
-		p, err = planner.Build(sc, planner.Inputs{Cluster: x.o.Cluster, Given: x.o.Given})
+		in := planner.Inputs{Cluster: x.o.Cluster, Given: x.o.Given}
+		if !fresh {
+			in.Stand = x.stand
+		}
+		p, err = planner.Build(sc, in)
 	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s is not a valid scenario (a bug of the generator or the shrinker): %w", file, err)
-	}
-	if !fresh {
-		p.Stand = x.stand
 	}
 	p.Cluster.AllowDestructive = x.o.Cluster.AllowDestructive
 	logf, err := os.Create(filepath.Join(dir, "run.log"))
