@@ -20,6 +20,14 @@ const (
 	ReservationIDConflict ReserveCode = 18
 	InvariantViolation    ReserveCode = 19
 	BadArgument           ReserveCode = 20
+
+	// DuplicateRequest is never answered by reserve.lua: it is the answer
+	// of a system under test (an adapter's DUPLICATE_REQUEST) that refuses
+	// a request id it has seen before instead of repeating that request's
+	// first answer. The contract says every answer to one request id
+	// agrees, so the idempotency check (I5) counts every such answer as a
+	// violation. Kept apart from the contract's codes (10-20).
+	DuplicateRequest ReserveCode = 30
 )
 
 var reserveCodeNames = map[ReserveCode]string{
@@ -35,6 +43,7 @@ var reserveCodeNames = map[ReserveCode]string{
 	ReservationIDConflict: "RESERVATION_ID_CONFLICT",
 	InvariantViolation:    "INVARIANT_VIOLATION",
 	BadArgument:           "BAD_ARGUMENT",
+	DuplicateRequest:      "DUPLICATE_REQUEST",
 }
 
 // String is the code's name (ACCEPTED, SOLD_OUT, …) or CODE_<n> when unknown.
@@ -48,11 +57,12 @@ func (c ReserveCode) String() string {
 // Known reports whether c is one of the contract's codes.
 func (c ReserveCode) Known() bool { _, ok := reserveCodeNames[c]; return ok }
 
-// ReserveCodes lists every contract code in ascending order.
+// ReserveCodes lists every reserve code a system under test can answer,
+// in ascending order: the contract's (reserve.lua's) and DuplicateRequest.
 func ReserveCodes() []ReserveCode {
 	return []ReserveCode{Accepted, UserAlreadyReserved, ActivityNotStarted, ActivityEnded,
 		ActivityNotActive, VersionMismatch, SoldOut, RequestIDConflict, ConfigMissing,
-		ReservationIDConflict, InvariantViolation, BadArgument}
+		ReservationIDConflict, InvariantViolation, BadArgument, DuplicateRequest}
 }
 
 // Status is a reservation's state.

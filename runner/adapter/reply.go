@@ -15,8 +15,10 @@ import (
 type Outcome string
 
 // The reserve outcomes every team's script can answer. DUPLICATE_REQUEST
-// ("this request id was seen before", without the first answer) and ERROR
-// (no business answer) have no code of the reference contract.
+// ("this request id was seen before", without the first answer) is no
+// code of the reference contract: it is lua.DuplicateRequest, which the
+// idempotency check (I5) counts as a violation. ERROR (no business answer)
+// has no code at all.
 const (
 	Accepted            Outcome = "ACCEPTED"
 	SoldOut             Outcome = "SOLD_OUT"
@@ -51,8 +53,8 @@ func releaseOutcomes() []Outcome {
 	return out
 }
 
-// ReserveCode is the contract's code of a reserve outcome; false for
-// DUPLICATE_REQUEST and ERROR, which have none.
+// ReserveCode is the code of a reserve outcome (lua.DuplicateRequest for
+// DUPLICATE_REQUEST); false for ERROR, which has none.
 func (o Outcome) ReserveCode() (lua.ReserveCode, bool) {
 	for _, c := range lua.ReserveCodes() {
 		if c.String() == string(o) {

@@ -397,6 +397,9 @@ func judgeI5Group(f *Facts, group []runner.Op) (foreign, unread int, bad []strin
 	for i := range group {
 		o := &group[i]
 		code := lua.ReserveCode(o.Outcome)
+		if code == lua.DuplicateRequest {
+			continue // a violation of its own, reported once by judgeResent
+		}
 		if code == lua.RequestIDConflict {
 			conflicted[o.User] = true
 			if o.RID != "" {
@@ -441,13 +444,19 @@ func judgeI5Group(f *Facts, group []runner.Op) (foreign, unread int, bad []strin
 
 // judgeResent is I5 across request ids: an operation's answer must be the
 // answer of its own request_id.
+//
 //   - No request is refused USER_ALREADY_RESERVED for the reservation it
 //     created itself (its derived reservation_id): the contract answers a
 //     repeat of a request from its cached result.
+//
 //   - An operation answered by a re-send: the contract re-sends with the
 //     same ids, so an ACCEPTED names the reservation derived from the
 //     operation's request_id, and the answer agrees with the result Redis
 //     cached for that request_id.
+//
+//   - No request is answered DUPLICATE_REQUEST (a system that refuses a
+//     request id it has seen instead of repeating its first answer): the
+//     first answer is the only one the contract allows.
 //
 // A client that re-sends under a new request_id, or a script that re-runs a
 // request whose reply was lost, passes every other check: the one-per-user
@@ -461,6 +470,10 @@ func judgeResent(f *Facts) (checked int, bad []string, unreadable int) {
 		code := lua.ReserveCode(o.Outcome)
 		if o.Sends >= 2 {
 			checked++
+		}
+		if code == lua.DuplicateRequest {
+			bad = append(bad, fmt.Sprintf("%s of %s: answered DUPLICATE_REQUEST (send %d), not the request's first answer: a client whose first reply was lost never learns whether it holds a unit", runner.RequestID(o.Req), o.UserID(), o.Sends))
+			continue
 		}
 		own := f.OwnReservation[UserRequest{o.User, o.Req}]
 		if code == lua.UserAlreadyReserved && o.RID != "" && o.RID == own {

@@ -25,6 +25,11 @@ type Invariant struct {
 	// system that does not expose one of them gets the check skip, "this
 	// system under test does not expose …", whatever Judge would say.
 	Needs []sut.Fact
+	// Compares are facts the check compares against when the system
+	// exposes them; without them it judges the rest (the history alone)
+	// and its detail says what it could not compare ("not compared: this
+	// system under test does not expose …"). Never a skip.
+	Compares []sut.Fact
 
 	// Pipeline marks a check of the asynchronous pipeline: it is judged
 	// (and in the report) only when the run had a pipeline.
@@ -98,7 +103,7 @@ var invariants = []Invariant{
 	{ID: "I4", Name: "one_per_user", Needs: records,
 		Contract: "no user holds two live reservations, nor was told ACCEPTED for a second before the first was released",
 		Judge:    judgeI4, Vacuous: vacuousI4, SkipWhen: "no ACCEPTED answer and no reservation record"},
-	{ID: "I5", Name: "idempotency", Needs: requests,
+	{ID: "I5", Name: "idempotency", Compares: requests,
 		Contract: "every answer to one request_id agrees (and with Redis' cached result); another user reusing it gets REQUEST_ID_CONFLICT and no reservation id",
 		Judge:    judgeI5, Vacuous: vacuousI5, SkipWhen: "no request id answered twice, re-sent or refused USER_ALREADY_RESERVED"},
 	{ID: "I6", Name: "no_lost_acks", Needs: records,
@@ -253,6 +258,13 @@ func (inv *Invariant) judge(f *Facts) Check {
 	}
 	v := inv.Judge(f)
 	c := Check{ID: inv.ID, Name: inv.Name, Status: StatusPass, Detail: v.Detail, Evidence: v.Evidence}
+	if why := inv.uncompared(f); why != "" {
+		c.Detail += " (not compared: " + why + ")"
+		if c.Evidence == nil {
+			c.Evidence = map[string]any{}
+		}
+		c.Evidence["not_compared"] = why
+	}
 	if v.Failed {
 		c.Status = StatusFail
 	}
@@ -272,9 +284,15 @@ func (inv *Invariant) judge(f *Facts) Check {
 
 // unexposed says which of the facts the check needs the system under test
 // does not expose ("" when it exposes them all).
-func (inv *Invariant) unexposed(f *Facts) string {
+func (inv *Invariant) unexposed(f *Facts) string { return missingFacts(f, inv.Needs) }
+
+// uncompared says which of the facts the check compares against the
+// system under test does not expose ("" when it exposes them all).
+func (inv *Invariant) uncompared(f *Facts) string { return missingFacts(f, inv.Compares) }
+
+func missingFacts(f *Facts, facts []sut.Fact) string {
 	var missing []string
-	for _, n := range inv.Needs {
+	for _, n := range facts {
 		if f.Unexposed[n] {
 			missing = append(missing, string(n))
 		}

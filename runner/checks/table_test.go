@@ -13,6 +13,7 @@ import (
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/runner/sut"
 )
 
 // Pure judging tests: every check of the table is shown, on hand-built
@@ -182,6 +183,12 @@ var okFixtures = map[string][]fixture{
 		f.OwnReservation[UserRequest{2, 2}] = "r-b"
 		f.Requests[RequestKey{0, 2}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-b", UserID: runner.UserID(2)}}
 		return f
+	}}, {"a re-send answered alike, the cached results not exposed", func() *Facts {
+		f := soldOut()
+		f.Ops[1].Sends = 2
+		f.OwnReservation[UserRequest{2, 2}] = "r-b"
+		f.Unexposed = map[sut.Fact]bool{sut.Requests: true}
+		return f
 	}}, {"a reused request id refused", func() *Facts {
 		f := soldOut()
 		f.Ops = append(f.Ops, reserveOp(9, 1, lua.RequestIDConflict, ""))
@@ -277,6 +284,11 @@ var badFixtures = map[string][]fixture{
 		f := soldOut()
 		f.Ops = append(f.Ops, reserveOp(1, 7, lua.UserAlreadyReserved, "r-a"))
 		f.OwnReservation[UserRequest{1, 7}] = "r-a" // request 7 created r-a itself
+		return f
+	}}, {"a re-send answered DUPLICATE_REQUEST", func() *Facts {
+		f := soldOut()
+		f.Ops[1].Sends, f.Ops[1].Outcome, f.Ops[1].RID = 2, runner.Outcome(lua.DuplicateRequest), ""
+		f.Unexposed = map[sut.Fact]bool{sut.Requests: true} // an adapter: no cached results
 		return f
 	}}, {"Redis caches another owner than the answers", func() *Facts {
 		f := soldOut()
@@ -689,4 +701,24 @@ func BenchmarkJudgeFacts(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/op-judged")
+}
+
+// TestI5SaysWhatItDidNotCompare: a system without cached request results
+// (an adapter) has I5 judged on its answers, and the detail says the
+// cached results were not compared — never a silent pass, never a skip.
+func TestI5SaysWhatItDidNotCompare(t *testing.T) {
+	f := soldOut()
+	f.Ops[1].Sends = 2
+	f.OwnReservation[UserRequest{2, 2}] = "r-b"
+	f.Unexposed = map[sut.Fact]bool{sut.Requests: true}
+	for _, c := range JudgeFacts(f).Checks {
+		if c.ID != "I5" {
+			continue
+		}
+		if c.Status != StatusPass || !strings.Contains(c.Detail, "not compared: this system under test does not expose "+string(sut.Requests)) {
+			t.Fatalf("I5 = %s %q, want pass saying the cached results were not compared", c.Status, c.Detail)
+		}
+		return
+	}
+	t.Fatal("I5 not judged")
 }
