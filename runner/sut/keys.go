@@ -68,10 +68,39 @@ type KeyExpiry struct {
 	ExpiresAtMs int64  `json:"expires_at_ms"`
 }
 
-// probe is one key to read, with its kind and bucket.
+// probe is one key to read, with its kind and bucket; harness marks a key
+// the activity's set-up wrote (not counted in PathKeys).
 type probe struct {
 	key, kind string
 	bucket    uint32
+	harness   bool
+}
+
+// KeyRef is one key of a system that names its keys itself (an adapter
+// file): its kind (how report.json's keys_by_kind counts it), its bucket
+// (for the bucket's expiry allowance) and whether the activity's set-up
+// wrote it rather than the path.
+type KeyRef struct {
+	Key, Kind string
+	Bucket    uint32
+	SetUp     bool
+}
+
+// ReadKeyExpiries reads the expiry of every key of keys as ReadKeys reads
+// the contract's (PEXPIRETIME, or PTTL before Redis 7.0; pipelined,
+// never KEYS or SCAN), against a's retention time and the buckets'
+// allowances. The size figures of the contract's keys are not read.
+func ReadKeyExpiries(ctx context.Context, rdb redis.UniversalClient, a *lua.Activity, keys []KeyRef, allowances []reports.ExpiryAllowance) (*KeyFacts, error) {
+	probes := make([]probe, len(keys))
+	for i, k := range keys {
+		probes[i] = probe{k.Key, k.Kind, k.Bucket, k.SetUp}
+	}
+	kf := &KeyFacts{Space: reports.KeySpace{RetentionUntilMs: a.RetentionUntilMs, KeysByKind: map[string]int64{},
+		ExpiryAllowances: allowances}}
+	if err := readExpiries(ctx, rdb, probes, kf); err != nil {
+		return nil, err
+	}
+	return kf, nil
 }
 
 // readKeyFacts reads the expiry of every key of a's namespace the
@@ -88,11 +117,11 @@ func readKeyFacts(ctx context.Context, rdb redis.UniversalClient, a *lua.Activit
 	var probes []probe
 	for b := uint32(0); b < a.Buckets; b++ {
 		sc := a.Scope(b)
-		probes = append(probes, probe{sc.MetaKey(), KeyKindMeta, b}, probe{sc.StockKey(), KeyKindStock, b},
-			probe{sc.SoldoutKey(), KeyKindSoldout, b}, probe{sc.SendPendingKey(), KeyKindSendPending, b},
-			probe{sc.ExpiryKey(), KeyKindExpiry, b})
+		probes = append(probes, probe{sc.MetaKey(), KeyKindMeta, b, true}, probe{sc.StockKey(), KeyKindStock, b, true},
+			probe{sc.SoldoutKey(), KeyKindSoldout, b, false}, probe{sc.SendPendingKey(), KeyKindSendPending, b, false},
+			probe{sc.ExpiryKey(), KeyKindExpiry, b, false})
 		for n := 0; n < lua.RequestShards; n++ {
-			probes = append(probes, probe{sc.ReqShardKeyN(n), KeyKindRequest, b})
+			probes = append(probes, probe{sc.ReqShardKeyN(n), KeyKindRequest, b, false})
 		}
 	}
 	rids := make([]string, 0, len(records))
@@ -108,12 +137,12 @@ func readKeyFacts(ctx context.Context, rdb redis.UniversalClient, a *lua.Activit
 		k := a.Scope(b).UserKey(user)
 		if !markers[k] {
 			markers[k] = true
-			probes = append(probes, probe{k, KeyKindUserMarker, b})
+			probes = append(probes, probe{k, KeyKindUserMarker, b, false})
 		}
 	}
 	for _, rid := range rids {
 		r := records[rid]
-		probes = append(probes, probe{a.Scope(r.Bucket).ResvKey(rid), KeyKindReservation, r.Bucket})
+		probes = append(probes, probe{a.Scope(r.Bucket).ResvKey(rid), KeyKindReservation, r.Bucket, false})
 		marker(r.Bucket, r.User)
 	}
 	for _, u := range q.Users {
@@ -159,7 +188,7 @@ func readExpiries(ctx context.Context, rdb redis.UniversalClient, probes []probe
 			}
 			sp.KeysChecked++
 			sp.KeysByKind[p.kind]++
-			if !harnessKeyKinds[p.kind] {
+			if !p.harness && !harnessKeyKinds[p.kind] {
 				kf.PathKeys++
 			}
 			if v == -1 {

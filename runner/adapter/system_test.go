@@ -1,0 +1,168 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/lua"
+	"seckill-harness/runner/sut"
+)
+
+func newSystem(t *testing.T, path string, stock int64, buckets uint32) (*System, *lua.Activity, *lua.Store) {
+	t.Helper()
+	f := mustLoad(t, path)
+	st := lua.NewStore(testRDB, lua.Embedded(), []byte("adapter-system-test"))
+	s := NewSystem(f, st)
+	a := lua.NewActivity(fmt.Sprintf("adsys%d", activitySeq.Add(1)), "sku1", stock, buckets, time.Hour)
+	if err := s.Setup(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	return s, a, st
+}
+
+// The reference contract through its adapter file is a complete system:
+// it sets the activity up with its scripts cached on every master,
+// reserves (a re-send answered with the first answer), reads its stock,
+// records and keys back, and its teardown removes every key it listed —
+// the keys a second read no longer finds.
+func TestReferenceFileAsSystem(t *testing.T) {
+	ctx := context.Background()
+	s, a, st := newSystem(t, "../../docs/adapters/reference.yaml", 2, 2)
+	if _, ok := sut.Ability[sut.Provisioner](s); !ok {
+		t.Fatal("not a Provisioner")
+	}
+	err := testRDB.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		ok, err := n.ScriptExists(ctx, lua.Embedded().Reserve.SHA1).Result()
+		if err == nil && !ok[0] {
+			err = fmt.Errorf("%s has no reserve.lua cached after Setup", n.Options().Addr)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted []lua.ReserveCall
+	for i := 0; i < 6; i++ {
+		c, err := st.NewReserveCall(a, fmt.Sprintf("u%d", i), fmt.Sprintf("r%d", i), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Reserve(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Attempts < 1 {
+			t.Errorf("reserve %d: %d attempts counted", i, res.Attempts)
+		}
+		if res.Code == lua.Accepted {
+			if res.ReservationID != c.ReservationID {
+				t.Fatalf("ACCEPTED %q, want the call's %q", res.ReservationID, c.ReservationID)
+			}
+			again, err := s.Reserve(ctx, s.Resend(c, 0))
+			if err != nil || again.Code != lua.Accepted || again.ReservationID != c.ReservationID {
+				t.Fatalf("re-send: %+v, %v; want the first answer", again, err)
+			}
+			accepted = append(accepted, c)
+		}
+	}
+	want := map[string]uint32{}
+	var held int64
+	for b := uint32(0); b < a.Buckets; b++ {
+		stock, err := s.ReadStock(ctx, a, b)
+		if err != nil || !stock.Conserved() {
+			t.Fatalf("bucket %d stock %+v, %v", b, stock, err)
+		}
+		held += stock.Reserved
+	}
+	for _, c := range accepted {
+		want[c.ReservationID] = c.Scope.Bucket
+	}
+	want["never-sent"] = 0
+	recs, err := s.ReadRecords(ctx, a, want)
+	if err != nil || len(recs) != len(accepted) || int64(len(accepted)) != held || len(accepted) != 2 {
+		t.Fatalf("records %v (%v) of %d accepted, %d held", recs, err, len(accepted), held)
+	}
+	kf, err := s.ReadKeys(ctx, a, sut.KeyQuery{})
+	if err != nil || kf.Space.KeysChecked == 0 || kf.Space.KeysWithoutTTL != 0 || kf.PathKeys == 0 {
+		t.Fatalf("keys: %+v, %v", kf, err)
+	}
+	n, err := s.Teardown(ctx, a)
+	if err != nil || n != kf.Space.KeysChecked {
+		t.Fatalf("teardown removed %d keys (%v), the expiry read found %d", n, err, kf.Space.KeysChecked)
+	}
+	if kf2, err := s.ReadKeys(ctx, a, sut.KeyQuery{}); err != nil || kf2.Space.KeysChecked != 0 {
+		t.Fatalf("after teardown: %d keys left (%v)", kf2.Space.KeysChecked, err)
+	}
+}
+
+// A same-id re-send to a script that answers "duplicate" is
+// DUPLICATE_REQUEST (lua.DuplicateRequest), not its first answer.
+func TestDuplicateRequestIsItsOwnCode(t *testing.T) {
+	ctx := context.Background()
+	s, a, st := newSystem(t, "../../docs/adapters/different-idempotency.yaml", 5, 1)
+	t.Cleanup(func() { _, _ = s.Teardown(context.Background(), a) })
+	c, _ := st.NewReserveCall(a, "u1", "r1", time.Minute)
+	if res, err := s.Reserve(ctx, c); err != nil || res.Code != lua.Accepted {
+		t.Fatalf("first send: %+v, %v", res, err)
+	}
+	res, err := s.Reserve(ctx, s.Resend(c, 0))
+	if err != nil || res.Code != lua.DuplicateRequest || res.Code.String() != "DUPLICATE_REQUEST" {
+		t.Fatalf("re-send: %+v (%s), %v; want DUPLICATE_REQUEST", res, res.Code, err)
+	}
+	if _, err := s.Release(ctx, c.Scope, "u1", c.ReservationID); !errors.Is(err, ErrNoRelease) || !s.NoRelease() {
+		t.Fatalf("release of a file without release: %v", err)
+	}
+}
+
+// A reply lost after the script ran is lua.ErrOutcomeUnknown and the
+// script ran exactly once: the adapter's calls go through lua's no-re-send
+// hook, never re-sent behind the caller's back.
+func TestLostReplyIsUnknownNotASecondRun(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	slow := `redis.call('INCR', KEYS[1]); redis.call('PEXPIRE', KEYS[1], 60000)
+local t0 = redis.call('TIME'); repeat local t = redis.call('TIME') until (t[1]-t0[1])*1000000 + (t[2]-t0[2]) > 300000
+return 1`
+	yaml := `hash_tag: "lost:${activity}:${bucket}"
+reserve:
+  script: slow.lua
+  keys: ["${tag}:runs"]
+  args: ["${request}"]
+  reply: {outcomes: {ACCEPTED: [1], SOLD_OUT: [0]}}
+setup:
+  commands: [[SET, "${tag}:stock", "${stock}", PXAT, "${retention_until_ms}"]]
+`
+	for name, body := range map[string]string{"slow.lua": slow, "lost.yaml": yaml} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A client whose read times out while the script still runs.
+	impatient := lua.NewClusterClient(&redis.ClusterOptions{Addrs: testRDB.Options().Addrs, ReadTimeout: 50 * time.Millisecond})
+	t.Cleanup(func() { _ = impatient.Close() })
+	st := lua.NewStore(impatient, lua.Embedded(), []byte("adapter-system-test"))
+	s := NewSystem(mustLoad(t, filepath.Join(dir, "lost.yaml")), st)
+	a := lua.NewActivity(fmt.Sprintf("adsys%d", activitySeq.Add(1)), "sku1", 1, 1, time.Hour)
+	if err := s.Setup(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := st.NewReserveCall(a, "u1", "r1", time.Minute)
+	_, err := s.Reserve(ctx, c)
+	if !lua.IsOutcomeUnknown(err) {
+		t.Fatalf("a reply lost to the read timeout: %v, want lua.ErrOutcomeUnknown", err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	key := fmt.Sprintf("{lost:%s:0}:runs", a.ID)
+	runs, err := testRDB.Get(ctx, key).Int()
+	if err != nil || runs != 1 {
+		t.Fatalf("the script ran %d times (%v), want once", runs, err)
+	}
+	testRDB.Del(ctx, key, fmt.Sprintf("{lost:%s:0}:stock", a.ID))
+}
