@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"seckill-harness/internal/cmdline"
 	"seckill-harness/runner/compare"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
@@ -15,6 +16,7 @@ type scenarioCmdFlags struct {
 	seed     int64
 	out      string
 	luaDir   string
+	adapter  string // --adapter
 	progress string
 	cluster  lifecycle.ClusterSpec
 }
@@ -26,6 +28,7 @@ func (f *scenarioCmdFlags) register(fs *pflag.FlagSet, defOut string) {
 	fs.StringVar(&f.luaDir, "lua-dir", "", "directory with the team's reserve.lua, transition.lua, compensate.lua")
 	fs.StringVar(&f.progress, "progress", "off", "live progress on stderr: auto, tty, plain, off")
 	addClusterFlags(fs, &f.cluster)
+	cmdline.AdapterFlag(fs, &f.adapter)
 }
 
 // inputs is what the command's flags add to its plans, with the overrides ov.
@@ -34,6 +37,7 @@ func (f *scenarioCmdFlags) inputs(cmd *cobra.Command, ov planner.Overrides) (pla
 	if cmd.Flags().Changed("seed") {
 		seed = &f.seed
 	}
+	ov.Adapter = f.adapter
 	return planner.Inputs{Cluster: f.cluster, Given: cmd.Flags().Changed, LuaDir: f.luaDir, Overrides: ov}, seed
 }
 

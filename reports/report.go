@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -85,6 +86,10 @@ type Report struct {
 	ResolvedScenario map[string]any `json:"resolved_scenario,omitempty"`
 	// Path is the reserve path driven: "reference" or a known-bad variant (additive).
 	Path string `json:"path,omitempty"`
+	// SystemUnderTest names what the run judged: the reference path, a
+	// known-bad path or a team's script through an adapter file, with
+	// each script's path and SHA1 (additive).
+	SystemUnderTest *SystemUnderTest `json:"system_under_test,omitempty"`
 	// Pipeline summarises the async stages after ACCEPTED (sends, duplicates,
 	// unknown sends, orders, releases, stuck), when they ran (additive).
 	Pipeline map[string]any `json:"pipeline,omitempty"`
@@ -690,4 +695,51 @@ func ReadJSON(path string) (*Report, error) {
 		return nil, fmt.Errorf("reports: parse %s: %w", path, err)
 	}
 	return &r, nil
+}
+
+// SystemUnderTest is report.json's system_under_test.
+type SystemUnderTest struct {
+	Name string `json:"name"`
+	// Kind is "reference" (the harness's own scripts, embedded or
+	// --lua-dir), "path" (a known-bad path of the self-test) or "adapter"
+	// (a team's script through an adapter file).
+	Kind string `json:"kind"`
+	// Adapter is the adapter file, as given (kind adapter).
+	Adapter string `json:"adapter,omitempty"`
+	// Scripts are the scripts the system runs, each with its role
+	// (reserve, release, setup, transition, compensate), path and SHA1.
+	Scripts []SUTScript `json:"scripts,omitempty"`
+	// Notes say what the run did differently for this system (e.g. a
+	// load's release share not sent to a file without release:).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// SUTScript is one script of the system under test.
+type SUTScript struct {
+	Role string `json:"role"`
+	Path string `json:"path"`
+	SHA1 string `json:"sha1"`
+}
+
+// Line is the system in one line, its reserve script's SHA1 shortened to
+// 12 digits: "adapter cluster-safe (docs/adapters/cluster-safe.yaml;
+// reserve cluster-safe.lua sha1 1a2b3c4d5e6f)".
+func (s *SystemUnderTest) Line() string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	if s.Adapter != "" {
+		parts = append(parts, s.Adapter)
+	}
+	for _, sc := range s.Scripts {
+		if sc.Role == "reserve" { // the others are in report.json
+			parts = append(parts, fmt.Sprintf("%s %s sha1 %.12s", sc.Role, filepath.Base(sc.Path), sc.SHA1))
+		}
+	}
+	out := s.Kind + " " + s.Name
+	if len(parts) > 0 {
+		out += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return out
 }

@@ -141,6 +141,9 @@ func (t *textWriter) header(r *Report) {
 		topo += " (" + r.Topology.Provider + ")"
 	}
 	fmt.Fprintf(tw, "topology\t%s\n", topo)
+	if r.SystemUnderTest != nil {
+		fmt.Fprintf(tw, "system under test\t%s\n", r.SystemUnderTest.Line())
+	}
 
 	l := r.Load
 	load := []string{strings.TrimSpace(l.Mode + " " + l.Shape)}

@@ -17,6 +17,10 @@
 //	                              # amplitude and peak (and users when
 //	                              # activity.scale_users); must be > 0
 //	path: reference               # reserve path (reference, or a known-bad one)
+//	adapter: my-script.yaml       # a contract adapter file (docs/ADAPTERS.md),
+//	                              # relative to this file: a team's own
+//	                              # reserve script is the system under test
+//	                              # (not with path: or pipeline:)
 //	local_soldout: 0s             # TTL of the path's local sold-out flag
 //	                              # (set by SOLD_OUT, broadcast over Redis
 //	                              # Pub/Sub, answers LOCAL_SOLD_OUT until it

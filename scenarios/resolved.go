@@ -55,6 +55,9 @@ func (s *Scenario) Resolved() map[string]any {
 	m["seed"] = s.Seed
 	m["rate_scale"] = s.RateScale
 	m["path"] = s.Path
+	if s.Adapter != "" {
+		m["adapter"] = s.Adapter
+	}
 	if s.LocalSoldOut > 0 {
 		m["local_soldout"] = s.LocalSoldOut.String()
 	}

@@ -57,6 +57,11 @@ type Scenario struct {
 	Topology  Topology
 	Activity  Activity
 	Path      string // reserve path: "reference" or a name the caller passes to ValidateFor
+	// Adapter is a contract adapter file (runner/adapter) naming the
+	// system under test in place of the reference: a team's own reserve
+	// script. Written in a file it is relative to the file's directory;
+	// here it is resolved ("" : none).
+	Adapter string
 	// LocalSoldOut is the TTL of the reserve path's local sold-out flag
 	// (sut.LocalSoldOut: a flag per bucket set by SOLD_OUT, broadcast
 	// over Redis Pub/Sub, answering SOLD_OUT locally until it expires);
@@ -400,6 +405,10 @@ func (d *dec) scenario(root *node) {
 	s.Seed = d.int(root, "seed", "seed", DefaultSeed)
 	s.RateScale = d.float(root, "rate_scale", "rate_scale", 1)
 	s.Path = d.str(root, "path", "path", DefaultPath)
+	s.Adapter = d.str(root, "adapter", "adapter", "")
+	if s.Adapter != "" && !filepath.IsAbs(s.Adapter) && !strings.HasPrefix(s.Source, "builtin:") && s.Source != FlagSource {
+		s.Adapter = filepath.Join(filepath.Dir(s.Source), s.Adapter)
+	}
 	s.LocalSoldOut = d.dur(root, "local_soldout", "local_soldout", 0)
 	s.TolerateEvents = d.strs(root, "tolerate_events", "tolerate_events")
 	w := d.section(root, "wait", "wait")

@@ -156,6 +156,7 @@ var (
 		{"seed", sInt},
 		{"rate_scale", sFloat},
 		{"path", sString},
+		{"adapter", sString},
 		{"local_soldout", sDuration},
 		{"tolerate_events", sStrings},
 		{"wait", &schema{t: tMap, fields: []field{{"replicas", sInt}, {"timeout", sDuration}}}},

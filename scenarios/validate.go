@@ -14,6 +14,7 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/adapter"
 	"seckill-harness/runner/checks"
 	"seckill-harness/runner/sut"
 )
@@ -130,6 +131,7 @@ func (v *validator) scenario() {
 	if !slices.Contains(v.paths, s.Path) {
 		v.bad("path", "%q: unknown reserve path; valid paths: %s", s.Path, strings.Join(v.paths, ", "))
 	}
+	v.adapter()
 	if s.LocalSoldOut < 0 {
 		v.bad("local_soldout", "%s: want a positive TTL like 1s (or 0: no local sold-out flag)", s.LocalSoldOut)
 	}
@@ -859,5 +861,25 @@ func (v *validator) tolerateEvents() {
 		if j := slices.Index(v.s.TolerateEvents, e); j < i {
 			v.bad(path, "%q is listed twice (also tolerate_events[%d])", e, j)
 		}
+	}
+}
+
+// adapter checks adapter:: the file loads (its own errors name its
+// file:line), it is the run's only system under test (path: stays the
+// reference) and the run has no pipeline (the pipeline works on the
+// reference contract's records and queues, which a file does not describe).
+func (v *validator) adapter() {
+	s := v.s
+	if s.Adapter == "" {
+		return
+	}
+	if s.Path != DefaultPath {
+		v.bad("adapter", "%s with path %q: a run has one system under test: drop path: (--path) or adapter: (--adapter)", s.Adapter, s.Path)
+	}
+	if s.Pipeline != nil {
+		v.bad("adapter", "%s with a pipeline: the async pipeline works on the reference contract's records and queues, which an adapter file does not describe: drop pipeline: (--pipeline) or adapter: (--adapter)", s.Adapter)
+	}
+	if _, err := adapter.Load(s.Adapter); err != nil {
+		v.bad("adapter", "%v", err)
 	}
 }

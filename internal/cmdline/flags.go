@@ -42,3 +42,10 @@ func Given(fs *pflag.FlagSet) map[string]string {
 	fs.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
 	return given
 }
+
+// AdapterFlag registers --adapter (run, compare, capacity): a contract
+// adapter file that puts a team's own reserve script under test
+// (runner/planner passes it on as Overrides.Adapter).
+func AdapterFlag(f *pflag.FlagSet, file *string) {
+	f.StringVar(file, "adapter", "", "contract adapter file (YAML, docs/ADAPTERS.md): run a team's own reserve script instead of the reference (check it first with 'seckill-harness adapter validate FILE'; not with --path, --lua-dir, --pipeline or --generator)")
+}

@@ -605,6 +605,7 @@ func (x *execution) assemble(ctx context.Context) *Result {
 	if p.PathName != "" {
 		rep.Path = p.PathName
 	}
+	rep.SystemUnderTest = systemUnderTest(p, x.scripts)
 	for i := range rep.Invariants {
 		if _, expected := p.ExpectFail[strings.ToUpper(rep.Invariants[i].ID)]; expected {
 			continue // judged by its expectation, not waived

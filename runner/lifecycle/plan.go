@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"seckill-harness/compose"
@@ -50,6 +51,10 @@ type Plan struct {
 	FaultNames []string                    // report phase name per fault ("" = its kind)
 	PathName   string                      // "" or "reference": the reference path
 	Path       func(*lua.Store) sut.System // nil: the reference path
+	// SystemUnderTest is report.json's system_under_test when the caller
+	// knows more of the system than its name (an adapter file and its
+	// scripts); nil: the run states the reference's scripts or the path's name.
+	SystemUnderTest *reports.SystemUnderTest
 	// Wait, when enabled, makes the path send WAIT after each fresh
 	// ACCEPTED on the connection that ran the script and record whether
 	// the replicas confirmed it (runner.WaitingPath around Path).
@@ -218,4 +223,24 @@ func (oc *Result) Interrupted() error {
 		return nil
 	}
 	return fmt.Errorf("run interrupted after %.1fs (partial report written): %w", oc.Result.Elapsed.Seconds(), oc.RunErr)
+}
+
+// systemUnderTest is report.json's system_under_test of p: the plan's own
+// (an adapter's), else the reference with the scripts it ran, else the
+// known-bad path by name.
+func systemUnderTest(p *Plan, scripts *lua.Scripts) *reports.SystemUnderTest {
+	if p.SystemUnderTest != nil {
+		return p.SystemUnderTest
+	}
+	if p.PathName != "" && p.PathName != "reference" {
+		return &reports.SystemUnderTest{Name: p.PathName, Kind: "path"}
+	}
+	s := &reports.SystemUnderTest{Name: "reference", Kind: "reference"}
+	if scripts != nil {
+		for _, sc := range []*lua.Script{scripts.Reserve, scripts.Transition, scripts.Compensate} {
+			role := strings.TrimSuffix(sc.Name, ".lua")
+			s.Scripts = append(s.Scripts, reports.SUTScript{Role: role, Path: scripts.Origin + "/" + sc.Name, SHA1: sc.SHA1})
+		}
+	}
+	return s
 }

@@ -123,8 +123,12 @@ type Inputs struct {
 
 // Overrides are run flags that change the scenario before it is validated.
 type Overrides struct {
-	Faults       []string      // --fault: added to the scenario's timeline
-	Path         string        // --path ("": the scenario's)
+	Faults []string // --fault: added to the scenario's timeline
+	Path   string   // --path ("": the scenario's)
+	// Adapter is --adapter: a contract adapter file (relative to the
+	// working directory) that puts a team's reserve script under test in
+	// place of the scenario's adapter: or the reference ("": the scenario's).
+	Adapter      string
 	LocalSoldOut time.Duration // --local-soldout (0: the scenario's)
 	// WaitReplicas and WaitTimeout (--wait-replicas, --wait-timeout) replace
 	// the scenario's wait: fields when not nil.
@@ -171,6 +175,9 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 	}
 	if in.ActivityID != "" {
 		p.ActivityID, p.SharedActivity = in.ActivityID, true
+	}
+	if err := in.adapter(s, p); err != nil {
+		return nil, err
 	}
 	if err := in.hand(p); err != nil {
 		return nil, err
@@ -222,6 +229,10 @@ func (in Inputs) apply(s *scenarios.Scenario) error {
 	if in.Path != "" {
 		s.Path = in.Path
 		s.MarkFlag("path", "--path "+in.Path)
+	}
+	if in.Adapter != "" {
+		s.Adapter = in.Adapter
+		s.MarkFlag("adapter", "--adapter "+in.Adapter)
 	}
 	if in.LocalSoldOut != 0 {
 		s.LocalSoldOut = in.LocalSoldOut

@@ -1,0 +1,59 @@
+package planner
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"seckill-harness/lua"
+	"seckill-harness/reports"
+	"seckill-harness/runner/adapter"
+	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/sut"
+	"seckill-harness/scenarios"
+)
+
+// adapter puts the scenario's adapter file (adapter:, or --adapter) on p
+// as its system under test (adapter.System), with report.json's
+// system_under_test. It refuses what the file cannot run with: another
+// system (Inputs.System), --lua-dir (the reference's scripts), a shared
+// activity of split generators (the system sets its activity up itself).
+// A file without release: gets no release operation: each phase's
+// release share is sent as fresh reserves, and the report says so.
+func (in Inputs) adapter(s *scenarios.Scenario, p *lifecycle.Plan) error {
+	if s.Adapter == "" {
+		return nil
+	}
+	switch {
+	case in.System != nil:
+		return fmt.Errorf("--adapter %s and the system %q: one plan runs one system under test", s.Adapter, in.SystemName)
+	case in.LuaDir != "":
+		return fmt.Errorf("--adapter %s with --lua-dir %s: --lua-dir replaces the reference's scripts, an adapter file names its own: drop one", s.Adapter, in.LuaDir)
+	case p.SharedActivity || in.Generator.Split():
+		return fmt.Errorf("--adapter %s with --activity/--generator: a split load joins an activity set up by the reference contract; run the adapter without them", s.Adapter)
+	}
+	f, err := adapter.Load(s.Adapter) // Validate loaded it already: this reads the same file
+	if err != nil {
+		return err
+	}
+	sys := &reports.SystemUnderTest{Name: f.Name, Kind: "adapter", Adapter: s.Adapter}
+	for _, role := range []string{"reserve", "release", "setup"} {
+		if sc := f.Scripts()[role+".script"]; sc != nil {
+			path := sc.Path
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs
+			}
+			sys.Scripts = append(sys.Scripts, reports.SUTScript{Role: role, Path: path, SHA1: sc.SHA1})
+		}
+	}
+	if !f.Has(adapter.OpRelease) {
+		for i := range p.Phases {
+			if r := p.Phases[i].Config.Mix.Release; r > 0 {
+				p.Phases[i].Config.Mix.Release = 0
+				sys.Notes = append(sys.Notes, fmt.Sprintf("phase %s: the adapter file has no release: script, so its release share (%g) was sent as fresh reserves", p.Phases[i].Name, r))
+			}
+		}
+	}
+	p.Path = func(st *lua.Store) sut.System { return adapter.NewSystem(f, st) }
+	p.PathName, p.SystemUnderTest = "adapter:"+f.Name, sys
+	return nil
+}
