@@ -185,24 +185,49 @@ func (s *System) setUpKeys(a *lua.Activity) map[string]bool {
 func (s *System) Exposes() []sut.Fact { return s.file.Facts() }
 
 // ReadStock reads state.available and state.held of bucket b; initial is
-// the bucket's planned stock and released_total is not read (0).
+// the bucket's planned stock and released_total the releases the system
+// answered RELEASED (or ALREADY_RELEASED) in the bucket: a file declares
+// no counter of its own for it.
 func (s *System) ReadStock(ctx context.Context, a *lua.Activity, b uint32) (lua.Stock, error) {
 	v := ActivityValues(a, b)
-	var n [2]int64
-	for i, name := range []string{"available", "held"} {
+	names := []string{"available", "held"}
+	var cmds [2][]string
+	for i, name := range names {
 		cmd, ok, err := s.file.StateRead(name, v)
 		if err != nil || !ok {
 			return lua.Stock{}, fmt.Errorf("adapter %s: state.%s of bucket %d: %v", s.file.Name, name, b, err)
 		}
-		raw, err := s.rdb.Do(ctx, anys(cmd)...).Result()
+		cmds[i] = cmd
+	}
+	// One MULTI/EXEC: both reads see one moment (when their keys share a
+	// slot, as a cluster-safe file's do), never a reservation in between.
+	var got [2]*redis.Cmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		got[0], got[1] = p.Do(ctx, anys(cmds[0])...), p.Do(ctx, anys(cmds[1])...)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return lua.Stock{}, fmt.Errorf("adapter %s: read state.available and state.held of bucket %d: %w", s.file.Name, b, err)
+	}
+	var n [2]int64
+	for i, c := range got {
+		raw, err := c.Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
-			return lua.Stock{}, fmt.Errorf("adapter %s: read state.%s %v: %w", s.file.Name, name, cmd, err)
+			return lua.Stock{}, fmt.Errorf("adapter %s: read state.%s %v: %w", s.file.Name, names[i], cmds[i], err)
 		}
 		if n[i], err = asInt(raw); err != nil {
-			return lua.Stock{}, fmt.Errorf("adapter %s: state.%s %v of bucket %d: %v", s.file.Name, name, cmd, b, err)
+			return lua.Stock{}, fmt.Errorf("adapter %s: state.%s %v of bucket %d: %v", s.file.Name, names[i], cmds[i], b, err)
 		}
 	}
-	return lua.Stock{Initial: a.BucketStock(b), Available: n[0], Reserved: n[1]}, nil
+	s.mu.Lock()
+	var released int64
+	for _, rb := range s.released {
+		if rb == b {
+			released++
+		}
+	}
+	s.mu.Unlock()
+	return lua.Stock{Initial: a.BucketStock(b), Available: n[0], Reserved: n[1], ReleasedTotal: released}, nil
 }
 
 // ReadQueues is never called: a file declares no queues (sut.Queues).
@@ -217,8 +242,10 @@ func (s *System) ReadRequests(context.Context, *lua.Activity, []sut.RequestRef) 
 }
 
 // ReadRecords reads state.record of every id of want the run sent (an id
-// it never sent has no record it could name): a truthy reply is a live
-// record (status RESERVED) of the user the call was for.
+// it never sent has no record it could name): a truthy reply is a record
+// of the user the call was for (RESERVED). A reservation the system
+// answered RELEASED or ALREADY_RELEASED is a RELEASED record whether or
+// not the read still finds it (a release script may delete it).
 func (s *System) ReadRecords(ctx context.Context, a *lua.Activity, want map[string]uint32) (map[string]sut.Record, error) {
 	calls := s.reachedCalls()
 	ids := make([]string, 0, len(want))
@@ -253,12 +280,19 @@ func (s *System) ReadRecords(ctx context.Context, a *lua.Activity, want map[stri
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, fmt.Errorf("adapter %s: read reservation records: %w", s.file.Name, err)
 		}
+		s.mu.Lock()
 		for i, c := range cmds {
-			if v, err := c.Result(); err == nil && truthy(v) {
-				id := batch[i]
+			id := batch[i]
+			_, released := s.released[id]
+			v, err := c.Result()
+			switch {
+			case released: // a release script may delete the record it released
+				out[id] = sut.Record{Status: lua.StatusReleased, User: calls[id].user, Bucket: calls[id].bucket}
+			case err == nil && truthy(v):
 				out[id] = sut.Record{Status: lua.StatusReserved, User: calls[id].user, Bucket: calls[id].bucket}
 			}
 		}
+		s.mu.Unlock()
 	}
 	return out, nil
 }

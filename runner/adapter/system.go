@@ -38,6 +38,11 @@ type System struct {
 	mu      sync.Mutex
 	act     *lua.Activity
 	reached map[string]reachedCall // reservation id -> the call that sent it
+	// released are the reservations the release script answered RELEASED
+	// or ALREADY_RELEASED, by bucket: a file's record read says whether a
+	// record exists, not its status, so the system's own answers say which
+	// are released (records RELEASED, the stock's released_total).
+	released map[string]uint32
 }
 
 // reachedCall is what a reservation id was sent with: what teardown, the
@@ -59,7 +64,8 @@ var (
 // NewSystem is f as the system under test on st's client (st derives the
 // ids; its client must come from lua.NewClusterClient or lua.NewClient).
 func NewSystem(f *File, st *lua.Store) *System {
-	s := &System{file: f, rdb: st.Client(), scripts: map[Op]*lua.Script{}, reached: map[string]reachedCall{}}
+	s := &System{file: f, rdb: st.Client(), scripts: map[Op]*lua.Script{}, reached: map[string]reachedCall{},
+		released: map[string]uint32{}}
 	for _, op := range []Op{OpReserve, OpRelease} {
 		if sc := f.Script(op); sc != nil {
 			s.scripts[op] = &lua.Script{Name: sc.Path, Source: sc.Source, SHA1: sc.SHA1}
@@ -173,9 +179,15 @@ func (s *System) Release(ctx context.Context, sc lua.Scope, userID, rid string) 
 		return lua.CompensateResult{}, fmt.Errorf("adapter %s: release %w", s.file.Name, err)
 	}
 	for c := lua.CompensateReleased; c <= lua.CompensateIDConflict; c++ {
-		if c.String() == string(out) {
-			return lua.CompensateResult{Code: c}, nil
+		if c.String() != string(out) {
+			continue
 		}
+		if c == lua.CompensateReleased || c == lua.CompensateAlreadyReleased {
+			s.mu.Lock()
+			s.released[rid] = sc.Bucket
+			s.mu.Unlock()
+		}
+		return lua.CompensateResult{Code: c}, nil
 	}
 	return lua.CompensateResult{}, fmt.Errorf("adapter %s: release reply %s maps to %s: the script gave no business answer", s.file.Name, formatReply(raw), out)
 }

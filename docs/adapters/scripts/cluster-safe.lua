@@ -6,19 +6,24 @@
 -- KEYS: 1 stock hash (available, held)  2 buyers set  3 request:<request>
 --       4 hold:<reservation>
 -- ARGV: 1 user  2 reservation  3 retention_until_ms
--- Returns {code, reservation}: 1 reserved, 0 sold out, 2 already bought.
+-- Returns {code, reservation}: 1 reserved, 0 sold out, 2 already bought,
+-- 3 the request id belongs to another user (no reservation id).
 
 local user, reservation, keep_until = ARGV[1], ARGV[2], ARGV[3]
 
--- A request id answers every repeat with its first answer.
+-- A request id answers every repeat by its user with its first answer,
+-- and another user who reuses it with a refusal that names no reservation.
 local first = redis.call("GET", KEYS[3])
 if first then
-    local code, rid = string.match(first, "^(%d+)|(.*)$")
+    local owner, code, rid = string.match(first, "^(.-)|(%d+)|(.*)$")
+    if owner ~= user then
+        return { 3, "" }
+    end
     return { tonumber(code), rid }
 end
 
 local function answer(code, rid)
-    redis.call("SET", KEYS[3], code .. "|" .. rid, "PXAT", keep_until)
+    redis.call("SET", KEYS[3], user .. "|" .. code .. "|" .. rid, "PXAT", keep_until)
     return { code, rid }
 end
 
