@@ -301,8 +301,12 @@ func (x *execution) setUp(ctx context.Context) error {
 // run's own up through the system under test (sut.Provisioner).
 func (x *execution) setUpActivity(ctx context.Context) error {
 	p, log, rdb := x.plan, x.out.logger(), x.stand.Client
+	pv, ok := sut.Ability[sut.Provisioner](x.sys)
+	if !ok {
+		return fmt.Errorf("the system under test %q cannot set up an activity (it has no sut.Provisioner)", x.sys.Name())
+	}
 	if p.SharedActivity {
-		act, gi, err := joinActivity(ctx, log, rdb, x.act, p.Generator, p.ActivityWait, p.Phases[0].Config)
+		act, gi, err := joinActivity(ctx, log, rdb, pv, x.act, p.Generator, p.ActivityWait, p.Phases[0].Config)
 		if err != nil {
 			return err
 		}
@@ -312,10 +316,6 @@ func (x *execution) setUpActivity(ctx context.Context) error {
 				act.ID, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339)))
 		}
 		return nil
-	}
-	pv, ok := sut.Ability[sut.Provisioner](x.sys)
-	if !ok {
-		return fmt.Errorf("the system under test %q cannot set up an activity (it has no sut.Provisioner)", x.sys.Name())
 	}
 	if err := pv.Setup(ctx, x.act); err != nil {
 		return err

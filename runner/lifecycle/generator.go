@@ -17,6 +17,7 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 )
 
 // Load from several machines (--generator I/N --activity NAME).
@@ -69,10 +70,11 @@ func genToken() string {
 	return fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixMilli())
 }
 
-// joinActivity sets the named activity up (generator 0) or joins it (the
-// others), as described above, and returns the activity every generator
-// agrees on and this run's generator.json (History still to fill in).
-func joinActivity(ctx context.Context, log *slog.Logger, rdb redis.UniversalClient, want *lua.Activity, gen runner.Generator, activityWait time.Duration, cfg runner.Config) (*lua.Activity, *GenInfo, error) {
+// joinActivity sets the named activity up through the system under test's
+// Provisioner (generator 0) or joins it (the others), as described above,
+// and returns the activity every generator agrees on and this run's
+// generator.json (History still to fill in).
+func joinActivity(ctx context.Context, log *slog.Logger, rdb redis.UniversalClient, pv sut.Provisioner, want *lua.Activity, gen runner.Generator, activityWait time.Duration, cfg runner.Config) (*lua.Activity, *GenInfo, error) {
 
 	spec := splitSpec(gen, cfg.Seed, cfg.Users, want.Stock, want.Buckets)
 	gi := &GenInfo{Activity: want.ID, SKU: want.SKU, Generator: gen.String(), Index: gen.Index, Count: gen.N(), Spec: spec,
@@ -91,7 +93,7 @@ func joinActivity(ctx context.Context, log *slog.Logger, rdb redis.UniversalClie
 		if err := rdb.PExpireAt(ctx, key, time.UnixMilli(want.RetentionUntilMs)).Err(); err != nil {
 			return nil, nil, fmt.Errorf("activity %s: registry: %w", want.ID, err)
 		}
-		if err := lua.Setup(ctx, rdb, want); err != nil {
+		if err := pv.Setup(ctx, want); err != nil {
 			if errors.Is(err, lua.ErrActivityExists) {
 				return nil, nil, fmt.Errorf("%w: pick a new --activity (an old one's keys expire at its retention_until_ms, or 'seckill-harness verify --teardown' removes them)", err)
 			}
