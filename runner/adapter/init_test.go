@@ -34,6 +34,11 @@ func TestInitWritesAFileThatLoads(t *testing.T) {
 			if f.KeysCount(OpReserve) != sc.nKeys || f.ArgsCount(OpReserve) != sc.nArgs || sc.nKeys == 0 {
 				t.Errorf("KEYS %d ARGV %d, the script reads KEYS[1..%d] ARGV[1..%d]", f.KeysCount(OpReserve), f.ArgsCount(OpReserve), sc.nKeys, sc.nArgs)
 			}
+			for _, c := range initWant[name] {
+				if o, _, err := f.MapReply(OpReserve, c.reply); o != c.want {
+					t.Errorf("the guessed mapping reads %v as %s (%v), want %s", c.reply, o, err, c.want)
+				}
+			}
 			if !strings.Contains(text, "1. u1, request r1") {
 				t.Errorf("no dry call listed")
 			}
@@ -42,4 +47,14 @@ func TestInitWritesAFileThatLoads(t *testing.T) {
 			}
 		})
 	}
+}
+
+// What the guessed mappings must read, shape by shape.
+var initWant = map[string][]struct {
+	reply any
+	want  Outcome
+}{
+	"cluster-safe":          {{[]any{int64(1), "x"}, Accepted}, {[]any{int64(0), ""}, SoldOut}, {[]any{int64(2), ""}, UserAlreadyReserved}},
+	"different-idempotency": {{int64(1), Accepted}, {int64(0), SoldOut}, {int64(2), UserAlreadyReserved}, {int64(-1), DuplicateRequest}},
+	"no-per-user-check":     {{int64(7), Accepted}, {int64(1), Accepted}, {int64(0), SoldOut}},
 }
