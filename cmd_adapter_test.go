@@ -27,3 +27,27 @@ func TestAdapterValidateCommand(t *testing.T) {
 		t.Errorf("stderr: %s", errb.String())
 	}
 }
+
+// adapter init: writes a file `adapter validate` accepts; refuses to
+// overwrite it and a missing script with exit 2.
+func TestAdapterInitCommand(t *testing.T) {
+	out := t.TempDir() + "/mine.yaml"
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"adapter", "init", "docs/adapters/scripts/cluster-safe.lua", "--out", out}, &stdout, &stderr); code != exitPass {
+		t.Fatalf("init: exit %d, stderr %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "wrote "+out) {
+		t.Errorf("init said: %s", stdout.String())
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"adapter", "validate", out}, &stdout, &stderr); code != exitPass || !strings.Contains(stdout.String(), "(KEYS 4, ARGV 3)") {
+		t.Fatalf("validate of init's file: exit %d: %s %s", code, stdout.String(), stderr.String())
+	}
+	for _, args := range [][]string{{"adapter", "init", "docs/adapters/scripts/cluster-safe.lua", "--out", out}, {"adapter", "init", "no/such.lua"}} {
+		stderr.Reset()
+		if code := run(context.Background(), args, &stdout, &stderr); code != exitHarnessError {
+			t.Errorf("%v: exit %d, want 2 (stderr %s)", args, code, stderr.String())
+		}
+		t.Logf("%v: %s", args, stderr.String())
+	}
+}

@@ -20,9 +20,13 @@
 // Facts says which kinds of state the file lets the harness read, Skips
 // which checks will skip for lack of them.
 //
-// The functions here are pure: Render builds a call's KEYS and ARGV from
+// Most functions here are pure: Render builds a call's KEYS and ARGV from
 // values, MapReply decodes a reply, KeySlots computes the cluster slot of
 // keys, StaticFindings reports what can be seen without a cluster (keys of
-// one call in different slots, keys the script builds itself). Running the
-// script is the system under test's business, not this package's.
+// one call in different slots, keys the script builds itself). Two run
+// the script: Preflight, on a throwaway activity before any load, reports
+// what Redis Cluster will not let it do, as the same Finding; Init (the
+// `adapter init` command) writes a starting file from a script and dry
+// calls on a throwaway local cluster. Running the load is the system
+// under test's business, not this package's.
 package adapter

@@ -7,16 +7,46 @@ import (
 	"strings"
 )
 
-// Finding is something StaticFindings saw without a cluster that makes
-// the file's scripts unsafe on Redis Cluster.
+// Finding is one thing wrong with a file's scripts, seen without a
+// cluster (StaticFindings) or by running them before any load
+// (Preflight). Both report it the same way: Kind says what, Where points
+// at the line to fix (the adapter file's or the script's), Keys names the
+// keys at fault (rendered for sample values; empty when the finding is
+// about the script's text), Detail says in a team's words what is wrong
+// and what to do.
 type Finding struct {
-	Kind   string // "keys-in-different-slots" or "key-built-in-script"
+	Kind   string // one of the Kind* constants
 	Where  string // file:line
+	Keys   []string
 	Detail string
 }
 
+// The kinds of finding. All but KindScriptError make a script unsafe on
+// Redis Cluster; every kind refuses the run before any load.
+const (
+	// KindSlots: the KEYS of one call are in different slots.
+	KindSlots = "keys-in-different-slots"
+	// KindBuiltKey: the script's text builds a key instead of taking it
+	// from KEYS (static).
+	KindBuiltKey = "key-built-in-script"
+	// KindUndeclared: a sample call touched a key it does not pass in
+	// KEYS (Preflight).
+	KindUndeclared = "key-not-in-keys"
+	// KindScriptError: a sample call failed with an error of the script's
+	// own (Preflight).
+	KindScriptError = "script-error"
+)
+
+// Problem is the finding's verdict in a team's words.
+func (x Finding) Problem() string {
+	if x.Kind == KindScriptError {
+		return "script fails"
+	}
+	return "not cluster-safe"
+}
+
 func (x Finding) String() string {
-	return fmt.Sprintf("%s: not cluster-safe (%s): %s", x.Where, x.Kind, x.Detail)
+	return fmt.Sprintf("%s: %s (%s): %s", x.Where, x.Problem(), x.Kind, x.Detail)
 }
 
 // sampleValues are two calls of different users, requests and buckets:
@@ -65,7 +95,7 @@ func (f *File) slotFindings(op Op) []Finding {
 		for i := 1; i < len(keys); i++ {
 			if slots[i] != slots[0] {
 				p := fmt.Sprintf("%s.keys[%d]", op, i+1)
-				return []Finding{{Kind: "keys-in-different-slots", Where: fmt.Sprintf("%s:%d", f.Path, f.line(p)),
+				return []Finding{{Kind: KindSlots, Where: fmt.Sprintf("%s:%d", f.Path, f.line(p)), Keys: []string{keys[0], keys[i]},
 					Detail: fmt.Sprintf("%s KEYS[1] %q is in slot %d, KEYS[%d] %q in slot %d: a script's keys must share one slot; give them the same hash tag (${tag})",
 						op, keys[0], slots[0], i+1, keys[i], slots[i])}}
 			}
@@ -125,7 +155,7 @@ func scanScript(s *Script) []Finding {
 			if !keyCommands[cmd] || len(args) == 0 || !built(args[0], builtLocals) {
 				continue
 			}
-			out = append(out, Finding{Kind: "key-built-in-script", Where: fmt.Sprintf("%s:%d", s.Path, i+1),
+			out = append(out, Finding{Kind: KindBuiltKey, Where: fmt.Sprintf("%s:%d", s.Path, i+1),
 				Detail: fmt.Sprintf("%s's key %s is built in the script, not passed in KEYS: Redis Cluster routes a script by its KEYS only; pass the key in KEYS (with the call's hash tag)", cmd, strings.TrimSpace(args[0]))})
 		}
 	}

@@ -1,0 +1,230 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/lua"
+)
+
+// Preflight runs f's scripts on a few sample calls against the throwaway
+// activity a on rdb and reports, as findings, what Redis Cluster will not
+// let them do under load. The run calls it before the load, after the
+// stand is up and before the activity of the run is set up, and refuses
+// to load a script with any finding (StaticFindings are the other half:
+// what the text shows without a cluster).
+//
+// What it reports:
+//   - KindSlots: the KEYS of one call are in different slots; Redis
+//     refuses the call ("CROSSSLOT Keys in request don't hash to the same
+//     slot").
+//   - KindUndeclared: a call touched a key it does not pass in KEYS. On
+//     another node Redis refuses it ("Script attempted to access a non
+//     local key in a cluster node"); in another slot of the same node
+//     Redis 7.0 runs it (and fails the same call after a resharding); in
+//     the call's own slot it runs but is still a key the cluster and the
+//     harness do not know. The finding names the keys and the script line.
+//   - KindScriptError: a call failed with an error of the script's own
+//     (with Redis's text and the script line).
+//
+// How: each sample call runs the script with a recorder round redis.call
+// and redis.pcall (the script's text is unchanged and keeps its line
+// numbers): the recorder notes every command and its line, COMMAND
+// GETKEYS names the keys. The sample calls are reserve calls of users
+// u1..u4 (one user twice, one request re-sent) and, if f declares
+// release, a release of the first; a.Stock should be small (1 per bucket)
+// so the sold-out path runs too.
+//
+// a must be throwaway: Preflight runs f's setup for each of its buckets
+// first, and afterwards deletes every key the setup and the calls touched
+// or the teardown names whose name contains a's id or a sample request or
+// reservation id (a key shared beyond the activity, such as one global
+// stream, is left as it is, with the sample calls' writes). The error is
+// for what is no finding: an activity or client missing, a setup that
+// fails, Redis unreachable, a failed clean-up.
+func Preflight(ctx context.Context, rdb *redis.ClusterClient, f *File, a *lua.Activity) ([]Finding, error) {
+	if rdb == nil || f == nil || a == nil {
+		return nil, errors.New("adapter preflight: needs a cluster client, a loaded adapter file and a throwaway activity")
+	}
+	p := &preflight{rdb: rdb, f: f, a: a, at: map[string]int{}, touched: map[string]bool{}}
+	p.calls = p.sampleCalls()
+	err := p.setup(ctx)
+	if err == nil {
+		for _, c := range p.calls {
+			if err = p.call(ctx, c.op, c.v); err != nil {
+				break
+			}
+		}
+	}
+	// Clean up also after ctx ended: the keys must not outlive the check.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return p.out, errors.Join(err, p.clean(cctx))
+}
+
+type preflight struct {
+	rdb     *redis.ClusterClient
+	f       *File
+	a       *lua.Activity
+	out     []Finding
+	at      map[string]int  // Kind+Where -> index in out
+	touched map[string]bool // keys to consider for clean-up
+	calls   []sampleCall
+}
+
+type sampleCall struct {
+	op Op
+	v  Values
+}
+
+// sampleCalls are the reserve calls (u1 r1, u1 r1 again, u1 r2, u2 r3,
+// u3 r4, u4 r5) and a release of u1's reservation if f declares one.
+func (p *preflight) sampleCalls() []sampleCall {
+	st := lua.NewStore(nil, nil, []byte("adapter-preflight"))
+	var out []sampleCall
+	for _, ur := range [][2]string{{"u1", "1"}, {"u1", "1"}, {"u1", "2"}, {"u2", "3"}, {"u3", "4"}, {"u4", "5"}} {
+		c, err := st.NewReserveCall(p.a, ur[0], "preflight-"+p.a.ID+"-r"+ur[1], time.Minute)
+		if err != nil {
+			continue // an id the contract refuses: not this sample
+		}
+		v := CallValues(p.a, c)
+		v.NowMs = time.Now().UnixMilli()
+		out = append(out, sampleCall{OpReserve, v})
+	}
+	if len(out) > 0 && p.f.Has(OpRelease) {
+		r := out[0].v
+		r.Reason = "preflight"
+		out = append(out, sampleCall{OpRelease, r})
+	}
+	return out
+}
+
+// setup runs f's setup for every bucket of a.
+func (p *preflight) setup(ctx context.Context) error {
+	for b := uint32(0); b < p.a.Buckets; b++ {
+		cmds, keys, args, ok, err := p.f.SetupCommands(ActivityValues(p.a, b))
+		if err != nil || !ok {
+			return err
+		}
+		if cmds == nil {
+			p.touch(keys...)
+			if err := p.rdb.Eval(ctx, p.f.scripts["setup.script"].Source, keys, anys(args)...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+				return fmt.Errorf("adapter preflight: the setup script of %s failed for bucket %d: %w", p.f.Path, b, err)
+			}
+			continue
+		}
+		for _, c := range cmds {
+			if ks, err := p.rdb.CommandGetKeys(ctx, anys(c)...).Result(); err == nil {
+				p.touch(ks...)
+			}
+			if err := p.rdb.Do(ctx, anys(c)...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+				return fmt.Errorf("adapter preflight: setup command %v of %s failed: %w", c, p.f.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *preflight) touch(keys ...string) {
+	for _, k := range keys {
+		p.touched[k] = true
+	}
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// add records x, merging it into an earlier finding of the same kind at
+// the same place (the keys of several calls).
+func (p *preflight) add(x Finding) {
+	id := x.Kind + "|" + x.Where
+	i, ok := p.at[id]
+	if !ok {
+		p.at[id] = len(p.out)
+		p.out = append(p.out, x)
+		return
+	}
+	for _, k := range x.Keys {
+		if !contains(p.out[i].Keys, k) {
+			p.out[i].Keys = append(p.out[i].Keys, k)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// clean deletes the touched keys and the teardown's keys of the sample
+// calls that belong to the throwaway activity or its sample ids.
+func (p *preflight) clean(ctx context.Context) error {
+	for _, c := range p.calls {
+		p.touch(p.f.teardownKeys(c.v)...)
+	}
+	var errs []error
+	for k := range p.touched {
+		if !p.owned(k) {
+			continue
+		}
+		if err := p.rdb.Del(ctx, k).Err(); err != nil {
+			errs = append(errs, fmt.Errorf("adapter preflight: deleting %q: %w", k, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (p *preflight) owned(key string) bool {
+	if strings.Contains(key, p.a.ID) {
+		return true
+	}
+	for _, c := range p.calls {
+		if strings.Contains(key, c.v.Request) || strings.Contains(key, c.v.Reservation) {
+			return true
+		}
+	}
+	return false
+}
+
+// reLine finds the script line in a Lua error ("user_script:11: ...") or
+// in Redis's suffix ("on @user_script:11.").
+var reLine = regexp.MustCompile(`user_script:(\d+)[:.]`)
+
+func scriptLine(msg string) int {
+	if m := reLine.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+// teardownKeys renders the teardown's keys with v (those that render).
+func (f *File) teardownKeys(v Values) []string {
+	tag, err := f.Tag(v)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range f.tmpl.teardown {
+		if k, err := t.render(&v, tag); err == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
