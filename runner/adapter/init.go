@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,4 +145,15 @@ func withTempFile(text string, fn func(path string) error) error {
 		return err
 	}
 	return fn(p)
+}
+
+// WriteInit is `adapter init SCRIPT [--out FILE]`: Init, then to w either
+// the file's text (no out) or where it was written and what to do next.
+func WriteInit(ctx context.Context, w io.Writer, scriptPath, out string) error {
+	text, err := Init(ctx, scriptPath, out)
+	if err == nil && out != "" {
+		text = fmt.Sprintf("wrote %s: confirm each GUESS and UNKNOWN in it, then: seckill-harness adapter validate %[1]s\n", out)
+	}
+	fmt.Fprint(w, text)
+	return err
 }

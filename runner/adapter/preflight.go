@@ -138,14 +138,6 @@ func (p *preflight) touch(keys ...string) {
 	}
 }
 
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
 // add records x, merging it into an earlier finding of the same kind at
 // the same place (the keys of several calls).
 func (p *preflight) add(x Finding) {

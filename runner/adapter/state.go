@@ -72,6 +72,7 @@ func (s *System) loadScripts(ctx context.Context) error {
 	return load(ctx, s.rdb)
 }
 
+// anys is ss as command arguments.
 func anys(ss []string) []any {
 	out := make([]any, len(ss))
 	for i, x := range ss {

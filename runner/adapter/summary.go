@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 )
@@ -41,4 +42,19 @@ func Validate(path string) (string, []Finding, error) {
 		return "", nil, err
 	}
 	return f.Summary(), f.StaticFindings(), nil
+}
+
+// WriteValidation is `adapter validate FILE`: the summary line of the file
+// at path and one "finding:" line per static finding, to w; the load error
+// (file:line, problem, fix) otherwise.
+func WriteValidation(w io.Writer, path string) error {
+	summary, findings, err := Validate(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, summary)
+	for _, x := range findings {
+		fmt.Fprintln(w, "finding:", x)
+	}
+	return nil
 }
