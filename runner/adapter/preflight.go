@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/lua"
+	"seckill-harness/runner/sut"
 )
 
 // Preflight runs f's scripts on a few sample calls against the throwaway
@@ -67,6 +68,30 @@ func Preflight(ctx context.Context, rdb *redis.ClusterClient, f *File, a *lua.Ac
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	return p.out, errors.Join(err, p.clean(cctx))
+}
+
+var _ sut.Preflighter = (*System)(nil)
+
+// Preflight is the system's pre-flight (sut.Preflighter): Preflight on a
+// throwaway activity of its own ("<a's id>-preflight", a's SKU, at most 8
+// buckets of one unit each, so the sold-out path runs too), on the
+// system's cluster client. Its findings are the file's as sut.Finding.
+func (s *System) Preflight(ctx context.Context, a *lua.Activity) ([]sut.Finding, error) {
+	rdb, ok := s.rdb.(*redis.ClusterClient)
+	if !ok {
+		return nil, fmt.Errorf("adapter %s: the pre-flight needs a Redis Cluster client", s.file.Name)
+	}
+	b := min(a.Buckets, 8)
+	pa := lua.NewActivity(a.ID+"-preflight", a.SKU, int64(b), b, time.Hour)
+	found, err := Preflight(ctx, rdb, s.file, pa)
+	out := make([]sut.Finding, 0, len(found))
+	for _, x := range found {
+		out = append(out, sut.Finding{Problem: x.Problem(), Kind: x.Kind, Where: x.Where, Keys: x.Keys, Detail: x.Detail})
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, err
 }
 
 type preflight struct {

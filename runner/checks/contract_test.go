@@ -71,6 +71,12 @@ func TestSystemThatExposesNothingSkipsEveryCheck(t *testing.T) {
 	}
 	for _, c := range rep.Checks {
 		switch {
+		case c.ID == "A1":
+			// Judges the pre-flight's findings, not the system's state: a
+			// system without a pre-flight (not an adapter file) skips.
+			if c.Status != StatusSkip || !strings.Contains(c.Detail, "not an adapter file") {
+				t.Errorf("A1: %s %q, want skip: not an adapter file", c.Status, c.Detail)
+			}
 		case needs[c.ID] && (c.Status != StatusSkip || !strings.HasPrefix(c.Detail, "this system under test does not expose ")):
 			t.Errorf("%s: %s %q, want skip: this system under test does not expose …", c.ID, c.Status, c.Detail)
 		case !needs[c.ID] && (c.Status == StatusSkip || !strings.Contains(c.Detail, "not compared: this system under test does not expose ")):

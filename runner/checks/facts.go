@@ -68,6 +68,9 @@ type Facts struct {
 	// Evictions are the servers' evicted_keys counters over the run (K2),
 	// as the caller read them (CheckInput.Evictions); nil when not read.
 	Evictions *EvictionFacts
+	// Preflight is what the system's pre-flight found before the load
+	// (A1); nil when the system has none (it is not an adapter file).
+	Preflight *sut.Preflight
 	// Unexposed are the facts the system under test does not expose: a
 	// check that needs one skips (Invariant.Needs). Nil for facts built
 	// by hand: everything exposed.

@@ -77,6 +77,9 @@ type CheckInput struct {
 	// allowance K1 grants them beyond the retention time; nil: none, every
 	// key is held to the retention time exactly.
 	ExpiryAllowances []reports.ExpiryAllowance
+	// Preflight is what the system's pre-flight found before the load
+	// (sut.Preflighter; A1 judges it); nil: the system has none.
+	Preflight *sut.Preflight
 }
 
 // UnknownSummary is how the UNKNOWN outcomes were resolved (I7).

@@ -225,6 +225,11 @@ var okFixtures = map[string][]fixture{
 	"P5": {{"released through RELEASE_PENDING", piped}},
 	"K1": {{"every key expires by retention", keysClean}},
 	"K2": {{"counters read, nothing evicted", evictionsNone}},
+	"A1": {{"the pre-flight found nothing", func() *Facts {
+		f := soldOut()
+		f.Preflight = &sut.Preflight{System: "cluster-safe"}
+		return f
+	}}},
 }
 
 // bad: broken histories, each caught by the check.
@@ -372,6 +377,12 @@ var badFixtures = map[string][]fixture{
 	}}},
 	"K1": {{"reservation records without a TTL", keysWithoutTTL}, {"a request shard beyond retention", keysBeyondRetention}},
 	"K2": {{"a master evicted keys", evictionsOnAMaster}},
+	"A1": {{"a key the call does not pass in KEYS", func() *Facts {
+		f := untouched()
+		f.Preflight = &sut.Preflight{System: "keys-from-argv", Findings: []sut.Finding{{Problem: "not cluster-safe", Kind: "key-not-in-keys",
+			Where: "keys-from-argv.lua:11", Keys: []string{"buyers:act1"}, Detail: "SISMEMBER touches \"buyers:act1\""}}}
+		return f
+	}}},
 }
 
 // vacuous: histories that give the check nothing to judge.
@@ -423,6 +434,7 @@ var vacuousFixtures = map[string][]fixture{
 	"P5": {{"nothing reserved", idlePipeline}},
 	"K1": {{"only the set-up keys", keysSetUpOnly}, {"keys not read", keysNotRead}},
 	"K2": {{"counters not read", soldOut}, {"no node read at both ends", evictionsUnread}},
+	"A1": {{"not an adapter file: no pre-flight", soldOut}},
 }
 
 func judgeOne(t *testing.T, id string, f *Facts) Check {

@@ -11,7 +11,9 @@
 //	              until every node agrees on the topology and it shows what
 //	              the faults need (report.json's topology.settle_wait_ms)
 //	guard         refuse faults the cluster must not get
-//	setUp         create the activity (or join a named one)
+//	setUp         create the system under test, pre-flight it when it can
+//	              (sut.Preflighter: an adapter file; a finding fails A1 and
+//	              refuses the load), create the activity (or join a named one)
 //	startFaults   arm the fault timeline and the async pipeline
 //	warmUp        before t=0: dial every connection the load uses, load the
 //	              scripts on every master, wait for a settled cluster

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,6 +44,7 @@ type execution struct {
 	orderServer string
 	cleanup     []func()          // run in reverse order on the way out
 	flag        *sut.LocalSoldOut // the path's local sold-out flag; nil: none
+	pre         *sut.Preflight    // what the system's pre-flight found; nil: it has none
 
 	lag          []compose.ReplicationSample // replication lag, sampled beside the load
 	watchdog     *lua.Watchdog
@@ -280,6 +282,9 @@ func (x *execution) setUp(ctx context.Context) error {
 	if p.Path != nil {
 		x.sys = p.Path(x.store)
 	}
+	if err := x.preflight(ctx); err != nil {
+		return err
+	}
 	if err := x.setUpActivity(ctx); err != nil {
 		return err
 	}
@@ -293,6 +298,32 @@ func (x *execution) setUp(ctx context.Context) error {
 	}
 	for _, ph := range p.Phases {
 		x.out.logger().Info(fmt.Sprintf("load %s: %s; stock %d over %d buckets", ph.Name, ph.Config, p.Stock, p.Buckets))
+	}
+	return nil
+}
+
+// preflight tries a system that has a pre-flight (sut.Preflighter: an
+// adapter file) on the stand before its activity is set up. Its findings
+// are A1's facts and refuse the load (driveLoad runs none); a pre-flight
+// that cannot run is a harness error.
+func (x *execution) preflight(ctx context.Context) error {
+	pf, ok := sut.Ability[sut.Preflighter](x.sys)
+	if !ok {
+		return nil
+	}
+	found, err := pf.Preflight(ctx, x.act)
+	if err != nil {
+		return fmt.Errorf("the pre-flight of %s: %w", x.sys.Name(), err)
+	}
+	x.pre = &sut.Preflight{System: x.sys.Name(), Findings: found}
+	log := x.out.logger()
+	for _, f := range found {
+		log.Warn(f.String())
+	}
+	if x.pre.Refused() {
+		log.Warn(fmt.Sprintf("pre-flight: %s refused before the load (%d finding(s), check A1): no load runs", x.sys.Name(), len(found)))
+	} else {
+		log.Info(fmt.Sprintf("pre-flight: %s touched only the keys it passes in KEYS, one slot per call", x.sys.Name()))
 	}
 	return nil
 }
@@ -443,6 +474,14 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 }
 
 func (x *execution) driveLoad(ctx context.Context) error {
+	if x.pre.Refused() {
+		// Refused by the pre-flight: no operation is sent; the checks
+		// judge the untouched activity and A1 the findings.
+		x.servers.Stop()
+		x.host.Stop()
+		x.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &runner.History{}}
+		return nil
+	}
 	tctx, stop := context.WithCancel(ctx)
 	x.stopTimeline = stop
 	opts := []runner.Option{runner.WithOnStart(func(began time.Time) {
@@ -555,7 +594,7 @@ func (x *execution) judge(ctx context.Context) error {
 	// checks down to the order database.
 	chk, err := checks.Judge(ctx, x.sale, x.sys, checks.CheckInput{History: history, Samples: x.res.Samples,
 		FaultsInjected: len(x.plan.Faults) > 0, LocalSoldOutTTL: x.plan.LocalSoldOut.TTL, Generator: x.plan.Generator,
-		Pipeline: x.ev, Orders: x.orders, Evictions: x.evicted, ExpiryAllowances: expiryAllowances(x.tl)})
+		Pipeline: x.ev, Orders: x.orders, Evictions: x.evicted, ExpiryAllowances: expiryAllowances(x.tl), Preflight: x.pre})
 	if err != nil {
 		return fmt.Errorf("reading the final state back: %w", err)
 	}
@@ -606,6 +645,11 @@ func (x *execution) assemble(ctx context.Context) *Result {
 		rep.Path = p.PathName
 	}
 	rep.SystemUnderTest = systemUnderTest(p, x.scripts)
+	if x.pre.Refused() && rep.SystemUnderTest != nil {
+		sys := *rep.SystemUnderTest // the plan's is shared by its re-runs
+		rep.SystemUnderTest = &sys
+		sys.Notes = append(slices.Clone(sys.Notes), fmt.Sprintf("refused before the load: the pre-flight found %d place(s) not cluster-safe (check A1); no load ran", len(x.pre.Findings)))
+	}
 	for i := range rep.Invariants {
 		if _, expected := p.ExpectFail[strings.ToUpper(rep.Invariants[i].ID)]; expected {
 			continue // judged by its expectation, not waived
@@ -642,8 +686,12 @@ func (x *execution) assemble(ctx context.Context) *Result {
 	if x.checkErr != nil {
 		rep.Assertions = append(rep.Assertions, assertion("final state read back from Redis", false, 0, nil, x.checkErr.Error()))
 	}
-	rep.Assertions = append(rep.Assertions, judgeEvidence(collectFacts(res, rep, notInjected, len(p.Faults), x.interrupted), p.Bounds)...)
-	if p.Evaluate != nil {
+	// A load refused by the pre-flight has no figures to hold to bounds:
+	// A1's failure is the verdict.
+	if !x.pre.Refused() {
+		rep.Assertions = append(rep.Assertions, judgeEvidence(collectFacts(res, rep, notInjected, len(p.Faults), x.interrupted), p.Bounds)...)
+	}
+	if p.Evaluate != nil && !x.pre.Refused() {
 		rep.Assertions = append(rep.Assertions, p.Evaluate(rep)...)
 	}
 	judgeInconclusive(rep)
