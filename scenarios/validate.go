@@ -864,6 +864,17 @@ func (v *validator) tolerateEvents() {
 	}
 }
 
+// AdapterCannotRun is why an adapter file cannot be s's system under test
+// ("" when it can): it has a pipeline, which works on the reference contract's
+// records and queues, which an adapter file does not describe. A suite run
+// with --adapter skips such members with this reason (planner.BuildSuite).
+func AdapterCannotRun(s *Scenario) string {
+	if s.Pipeline != nil {
+		return "the async pipeline works on the reference contract's records and queues, which an adapter file does not describe"
+	}
+	return ""
+}
+
 // adapter checks adapter:: the file loads (its own errors name its
 // file:line), it is the run's only system under test (path: stays the
 // reference) and the run has no pipeline (the pipeline works on the
@@ -876,8 +887,8 @@ func (v *validator) adapter() {
 	if s.Path != DefaultPath {
 		v.bad("adapter", "%s with path %q: a run has one system under test: drop path: (--path) or adapter: (--adapter)", s.Adapter, s.Path)
 	}
-	if s.Pipeline != nil {
-		v.bad("adapter", "%s with a pipeline: the async pipeline works on the reference contract's records and queues, which an adapter file does not describe: drop pipeline: (--pipeline) or adapter: (--adapter)", s.Adapter)
+	if why := AdapterCannotRun(s); why != "" {
+		v.bad("adapter", "%s with a pipeline: %s: drop pipeline: (--pipeline) or adapter: (--adapter)", s.Adapter, why)
 	}
 	if _, err := adapter.Load(s.Adapter); err != nil {
 		v.bad("adapter", "%v", err)

@@ -1,14 +1,17 @@
 package lifecycle
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"seckill-harness/internal/exitcode"
+	"seckill-harness/reports"
 )
 
 // Judge maps an outcome to the exit contract (package exitcode): an
@@ -45,7 +48,14 @@ func RunPlan(ctx context.Context, p *Plan, out Output) error {
 type Suite struct {
 	Name  string // the suite; "" for a single scenario
 	Plans []*Plan
+	// Skipped are the members that cannot run on the system under test
+	// (a pipeline member on an adapter file): not run, not failed, listed
+	// in the table and in <member>/junit.xml as skipped with the reason.
+	Skipped []SkippedMember
 }
+
+// SkippedMember is a suite member that was not run, and why.
+type SkippedMember struct{ Name, Reason string }
 
 // MemberFunc is told of each suite member that ran: its name, reports
 // directory, wall time and exit error (RunPlan's).
@@ -77,6 +87,12 @@ func (s Suite) Run(ctx context.Context, out Output, onMember MemberFunc) error {
 		worst = worse(worst, err)
 		if onMember != nil {
 			onMember(p.Name, sub.Dir, rows[len(rows)-1].dur, err)
+		}
+	}
+	for _, m := range s.Skipped {
+		rows = append(rows, suiteRow{name: m.Name, verdict: "SKIPPED: " + m.Reason})
+		if err := writeSkippedJUnit(filepath.Join(out.Dir, m.Name), s.Name, m); err != nil {
+			worst = worse(worst, err)
 		}
 	}
 	s.writeTable(out, rows)
@@ -135,4 +151,18 @@ func (s Suite) writeTable(out Output, rows []suiteRow) {
 		fmt.Fprintf(w, "  %s\t%.1fs\t%s\t%s\n", r.name, r.dur.Seconds(), r.verdict, filepath.Join(out.Dir, r.name))
 	}
 	w.Flush()
+}
+
+// writeSkippedJUnit writes dir/junit.xml with the member as one skipped
+// case, so a CI job that collects every member's junit.xml sees it.
+func writeSkippedJUnit(dir, suite string, m SkippedMember) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("suite %s, member %s: %w", suite, m.Name, err)
+	}
+	var buf bytes.Buffer
+	c := reports.JUnitCase{Name: m.Name, Classname: suite, Skipped: m.Reason}
+	if err := reports.WriteJUnitSuite(&buf, m.Name, time.Now(), map[string]string{"suite": suite}, []reports.JUnitCase{c}); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "junit.xml"), buf.Bytes(), 0o644)
 }

@@ -1,8 +1,13 @@
 package lifecycle
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"seckill-harness/internal/exitcode"
@@ -36,5 +41,26 @@ func TestSuiteExitIsItsWorstMember(t *testing.T) {
 		if got := memberVerdict(err); got != want {
 			t.Errorf("memberVerdict(%v) = %q, want %q", err, got, want)
 		}
+	}
+}
+
+// A skipped member is in the suite's table with its reason and in its own
+// junit.xml as a skipped case; it does not fail the suite.
+func TestSuiteListsSkippedMembers(t *testing.T) {
+	dir := t.TempDir()
+	var log bytes.Buffer
+	s := Suite{Name: "nightly-ci", Skipped: []SkippedMember{{Name: "dispatcher-crash", Reason: "it runs a pipeline"}}}
+	if err := s.Run(context.Background(), Output{Dir: dir, Log: &log}, nil); err != nil {
+		t.Fatalf("a suite whose only member was skipped: %v", err)
+	}
+	if !strings.Contains(log.String(), "dispatcher-crash") || !strings.Contains(log.String(), "SKIPPED: it runs a pipeline") {
+		t.Errorf("table:\n%s", log.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "dispatcher-crash", "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `<skipped message="it runs a pipeline"`) || !strings.Contains(string(b), `skipped="1"`) {
+		t.Errorf("junit.xml:\n%s", b)
 	}
 }

@@ -153,3 +153,46 @@ func TestScenarioAdapterField(t *testing.T) {
 		t.Fatalf("a missing adapter file: %v, want it named at %s:2", err, path)
 	}
 }
+
+// A suite run on an adapter file skips the members it cannot run (those
+// with a pipeline) with the reason, and builds the others; a suite none
+// of whose members can run is refused.
+func TestSuiteOnAdapterSkipsPipelineMembers(t *testing.T) {
+	s, err := Resolve(context.Background(), "nightly-ci", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	su, err := BuildSuite(s, Inputs{Overrides: Overrides{Adapter: referenceAdapter}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran []string
+	for _, p := range su.Plans {
+		ran = append(ran, p.Name)
+		if p.PathName != "adapter:reference" {
+			t.Errorf("member %s runs %q, want the adapter", p.Name, p.PathName)
+		}
+	}
+	if len(su.Skipped) != 1 || su.Skipped[0].Name != "dispatcher-crash" || !strings.Contains(su.Skipped[0].Reason, "pipeline") {
+		t.Fatalf("skipped %+v (ran %v), want dispatcher-crash skipped for its pipeline", su.Skipped, ran)
+	}
+	if strings.Join(ran, ",") != "failover-kill,slot-migration,disconnect-before-reply,partition-master" {
+		t.Errorf("ran %v", ran)
+	}
+	// Without the adapter nothing is skipped.
+	if su, err = BuildSuite(s, Inputs{}); err != nil || len(su.Skipped) != 0 || len(su.Plans) != 5 {
+		t.Fatalf("reference: %d plans, skipped %+v, %v", len(su.Plans), su.Skipped, err)
+	}
+	dir := t.TempDir()
+	only := filepath.Join(dir, "pipes.yaml")
+	if err := os.WriteFile(only, []byte("name: pipes\nsuite: [full-path, dispatcher-crash]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := Resolve(context.Background(), only, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := BuildSuite(ps, Inputs{Overrides: Overrides{Adapter: referenceAdapter}}); err == nil || !strings.Contains(err.Error(), "no member can run") {
+		t.Fatalf("a suite of pipeline members on an adapter: %v, want it refused", err)
+	}
+}

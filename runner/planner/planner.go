@@ -289,13 +289,37 @@ func BuildSuite(s *scenarios.Scenario, in Inputs) (lifecycle.Suite, error) {
 	if err != nil {
 		return lifecycle.Suite{}, err
 	}
-	su := lifecycle.Suite{Name: s.Name, Plans: make([]*lifecycle.Plan, len(members))}
-	for i, m := range members {
-		if su.Plans[i], err = Build(m, in); err != nil {
+	su := lifecycle.Suite{Name: s.Name}
+	for _, m := range members {
+		if why := memberNotFor(m, in); why != "" {
+			su.Skipped = append(su.Skipped, lifecycle.SkippedMember{Name: m.Name, Reason: why})
+			continue
+		}
+		p, err := Build(m, in)
+		if err != nil {
 			return lifecycle.Suite{}, fmt.Errorf("suite %s, member %s: %w", s.Name, m.Name, err)
 		}
+		su.Plans = append(su.Plans, p)
+	}
+	if len(su.Plans) == 0 {
+		return lifecycle.Suite{}, fmt.Errorf("suite %s: no member can run on this system under test (%s): run the suite without it", s.Name, su.Skipped[0].Reason)
 	}
 	return su, nil
+}
+
+// memberNotFor is why suite member m cannot run on the system under test
+// in names ("" when it can): a member with a pipeline on an adapter file
+// (scenarios.AdapterCannotRun). Such a member is skipped, not failed: the
+// suite judges the system on the members it can run, and says which it
+// skipped and why.
+func memberNotFor(m *scenarios.Scenario, in Inputs) string {
+	if in.Adapter == "" && m.Adapter == "" {
+		return ""
+	}
+	if why := scenarios.AdapterCannotRun(m); why != "" {
+		return "it runs the pipeline, and " + why
+	}
+	return ""
 }
 
 // TopologyOf is the topology the cluster flags c give a scenario made
