@@ -31,6 +31,13 @@ type Store struct {
 // (nil: none). Safe to call while calls are running.
 func (s *Store) SetWatchdog(w *Watchdog) { s.watch.Store(w) }
 
+// RunScript runs a script that is not one of the store's own (an adapter
+// file's) on the store's client, under the store's watchdog like the
+// store's scripts: EVALSHA, EVAL on NOSCRIPT only (Script.Run).
+func (s *Store) RunScript(ctx context.Context, script *Script, keys []string, args ...any) (any, bool, error) {
+	return s.run(ctx, script, keys, args...)
+}
+
 // run runs script under the watchdog, if any.
 func (s *Store) run(ctx context.Context, script *Script, keys []string, args ...any) (any, bool, error) {
 	watched := s.watch.Load().watch(script.Name)

@@ -31,6 +31,7 @@ import (
 // sends no release operation to such a system (NoRelease).
 type System struct {
 	file    *File
+	st      *lua.Store // the ids, and the run's script watchdog
 	rdb     redis.UniversalClient
 	scripts map[Op]*lua.Script
 	setup   *lua.Script
@@ -64,7 +65,7 @@ var (
 // NewSystem is f as the system under test on st's client (st derives the
 // ids; its client must come from lua.NewClusterClient or lua.NewClient).
 func NewSystem(f *File, st *lua.Store) *System {
-	s := &System{file: f, rdb: st.Client(), scripts: map[Op]*lua.Script{}, reached: map[string]reachedCall{},
+	s := &System{file: f, st: st, rdb: st.Client(), scripts: map[Op]*lua.Script{}, reached: map[string]reachedCall{},
 		released: map[string]uint32{}}
 	for _, op := range []Op{OpReserve, OpRelease} {
 		if sc := f.Script(op); sc != nil {
@@ -130,7 +131,9 @@ func (s *System) Reserve(ctx context.Context, call lua.ReserveCall) (lua.Reserve
 }
 
 // run sends script with keys and args (lua.Script.Run: EVALSHA, EVAL on
-// NOSCRIPT only) and counts the script commands written.
+// NOSCRIPT only) under the run's script watchdog (lua.Store.RunScript:
+// a call over the limit or answered BUSY starts a SCRIPT KILL sweep, as
+// for the reference's scripts) and counts the script commands written.
 func (s *System) run(ctx context.Context, script *lua.Script, keys, args []string) (any, bool, int, error) {
 	ws := lua.WireStatsFrom(ctx)
 	if ws == nil {
@@ -142,7 +145,7 @@ func (s *System) run(ctx context.Context, script *lua.Script, keys, args []strin
 	for i, a := range args {
 		argv[i] = a
 	}
-	raw, fellBack, err := script.Run(ctx, s.rdb, keys, argv...)
+	raw, fellBack, err := s.st.RunScript(ctx, script, keys, argv...)
 	return raw, fellBack, int(ws.Attempts.Load() - before), err
 }
 

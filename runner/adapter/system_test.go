@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,4 +166,52 @@ setup:
 		t.Fatalf("the script ran %d times (%v), want once", runs, err)
 	}
 	testRDB.Del(ctx, key, fmt.Sprintf("{lost:%s:0}:stock", a.ID))
+}
+
+// An adapter file's script runs under the run's script watchdog like the
+// reference's: a reserve script that loops is stopped by SCRIPT KILL
+// (recorded) and its call fails instead of holding the node for the whole
+// run.
+func TestAdapterScriptUnderTheWatchdog(t *testing.T) {
+	dir := t.TempDir()
+	loop := "local t = redis.call('TIME')\nlocal until_s = tonumber(t[1]) + 20\nwhile tonumber(redis.call('TIME')[1]) < until_s do end\nreturn 1\n"
+	file := "name: loops\nhash_tag: \"loop:${activity}:${bucket}\"\nreserve:\n  script: loop.lua\n  keys: [\"${tag}:count\"]\n  args: [\"${user}\"]\n  reply:\n    outcomes:\n      ACCEPTED: [1]\n      SOLD_OUT: [0]\n    otherwise: ERROR\nsetup:\n  commands:\n    - [SET, \"${tag}:count\", \"${stock}\", PXAT, \"${retention_until_ms}\"]\n"
+	for name, body := range map[string]string{"loop.lua": loop, "loops.yaml": file} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := mustLoad(t, filepath.Join(dir, "loops.yaml"))
+	st := lua.NewStore(testRDB, lua.Embedded(), []byte("adapter-watchdog-test"))
+	w := lua.NewWatchdog(testCluster, 300*time.Millisecond)
+	st.SetWatchdog(w)
+	s := NewSystem(f, st)
+	a := lua.NewActivity(fmt.Sprintf("adsys%d", activitySeq.Add(1)), "sku1", 10, 1, time.Hour)
+	if err := s.Setup(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.NewReserveCall(a, "u1", "r1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	_, err = s.Reserve(ctx, c)
+	cancel()
+	if err == nil {
+		t.Fatal("a script that loops for 20 s answered")
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := w.EnsureNotBusy(ctx); err != nil {
+		t.Fatalf("a master still runs the adapter's script: %v", err)
+	}
+	// The background sweep's kill is served at busy-reply-threshold: give
+	// its record a moment (as lua's watchdog test does).
+	kills := w.Kills()
+	for deadline := time.Now().Add(3 * time.Second); len(kills) == 0 && time.Now().Before(deadline); kills = w.Kills() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(kills) == 0 || !strings.Contains(kills[0].Reason, "loop.lua") {
+		t.Fatalf("kills %+v: want the adapter script's call named as the reason", kills)
+	}
 }
