@@ -495,7 +495,7 @@ func headerCards(r *Report) []cardView {
 		{Label: "latency max", Value: fmtMs(r.LatencyMs.Max) + " ms", Sub: "service " + fmtMs(r.ServiceTimeMs.Max) + " ms"},
 		{Label: "unknown", Value: fmt.Sprint(r.Unknown.Total), Bad: r.Unknown.Unresolved > 0,
 			Sub: fmt.Sprintf("%d executed · %d not", r.Unknown.Executed, r.Unknown.NotExecuted)},
-		{Label: "lost acks", Value: fmt.Sprint(r.LostAcks), Bad: r.LostAcks > 0},
+		{Label: "lost acks", Value: r.LostAcksText(), Bad: r.LostAcks > 0, Sub: notJudged(r.LostAcksNotJudged)},
 		{Label: "dropped / late", Value: fmt.Sprintf("%d / %d", t.Dropped, t.LateStarts), Bad: t.Dropped > 0},
 	}
 	return cards

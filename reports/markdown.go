@@ -73,9 +73,9 @@ func markdownTotals(p func(string, ...any), r *Report) {
 	tot := r.Totals
 	p("| ops | ops/s | p50 ms | p99 ms | p99.9 ms | max ms | service p99 ms | unknown | lost acks | dropped |\n")
 	p("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	p("| %d | %.1f | %s | %s | %s | %s | %s | %d | %d | %d |\n\n", tot.Ops, r.ThroughputOpsPerS,
+	p("| %d | %.1f | %s | %s | %s | %s | %s | %d | %s | %d |\n\n", tot.Ops, r.ThroughputOpsPerS,
 		mdMs(r.LatencyMs.P50), mdMs(r.LatencyMs.P99), mdMs(r.LatencyMs.P999), mdMs(r.LatencyMs.Max),
-		mdMs(r.ServiceTimeMs.P99), r.Unknown.Total, r.LostAcks, tot.Dropped)
+		mdMs(r.ServiceTimeMs.P99), r.Unknown.Total, r.LostAcksText(), tot.Dropped)
 	if w := r.Wait; w != nil {
 		p("%s\n\n", mdText(w.Line()))
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,6 +74,10 @@ type Report struct {
 	Stock    Stock   `json:"stock"`
 	Unknown  Unknown `json:"unknown"`
 	LostAcks int64   `json:"lost_acks"`
+	// LostAcksNotJudged, when set, says why lost_acks was not counted
+	// (0 then means "not judged"): the system under test does not expose
+	// its reservation records (additive).
+	LostAcksNotJudged string `json:"lost_acks_not_judged,omitempty"`
 
 	Invariants []Invariant `json:"invariants"`
 	Assertions []Assertion `json:"assertions"`
@@ -742,4 +747,21 @@ func (s *SystemUnderTest) Line() string {
 		out += " (" + strings.Join(parts, "; ") + ")"
 	}
 	return out
+}
+
+// LostAcksText is lost_acks as the summaries show it: "-" when it was not
+// judged (LostAcksNotJudged).
+func (r *Report) LostAcksText() string {
+	if r.LostAcksNotJudged != "" {
+		return "-"
+	}
+	return strconv.FormatInt(r.LostAcks, 10)
+}
+
+// notJudged is the sub-line of a figure that was not judged ("" when it was).
+func notJudged(why string) string {
+	if why == "" {
+		return ""
+	}
+	return "not judged"
 }

@@ -360,7 +360,11 @@ func (t *textWriter) stock(r *Report) {
 	u := r.Unknown
 	e.printf("\nunknown outcomes %d: executed %d, not executed %d, unresolved %d\n",
 		u.Total, u.Executed, u.NotExecuted, u.Unresolved)
-	e.printf("lost acks %d\n", r.LostAcks)
+	if r.LostAcksNotJudged != "" {
+		e.printf("lost acks not judged: %s\n", r.LostAcksNotJudged)
+	} else {
+		e.printf("lost acks %d\n", r.LostAcks)
+	}
 	if k := r.KeySpace; k != nil {
 		e.printf("keys %d checked: %d without TTL, %d beyond retention\n", k.KeysChecked, k.KeysWithoutTTL, k.KeysBeyondRetention)
 		e.printf("memory %.0f B per reservation (record + marker), %.1f B per request result\n",

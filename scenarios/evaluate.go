@@ -45,7 +45,9 @@ func (s *Scenario) Evaluate(rep *reports.Report) []reports.Assertion {
 	for _, slo := range a.SLO {
 		out = append(out, evalSLO(rep, slo, len(s.Phases) == 1 && slo.Phase == s.Phases[0].Name)...)
 	}
-	if a.MaxLostAcks != nil {
+	if a.MaxLostAcks != nil && rep.LostAcksNotJudged != "" {
+		out = append(out, reports.Assertion{Name: fmt.Sprintf("lost_acks <= %d", *a.MaxLostAcks), Status: reports.StatusSkip, Unit: "acks", Detail: "not judged: " + rep.LostAcksNotJudged})
+	} else if a.MaxLostAcks != nil {
 		out = append(out, bounded(fmt.Sprintf("lost_acks <= %d", *a.MaxLostAcks), float64(rep.LostAcks), float64(*a.MaxLostAcks), "acks", rep.LostAcks <= *a.MaxLostAcks, ""))
 	}
 	if a.MaxUnknownRatio != nil {

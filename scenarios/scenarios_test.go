@@ -856,3 +856,26 @@ func TestExpectFailValidation(t *testing.T) {
 		t.Errorf("ExpectFail = %v", s.Assertions.ExpectFail)
 	}
 }
+
+// lost_acks that the run could not count (a system under test without
+// records) makes max_lost_acks a skip with the reason, never a pass on 0.
+func TestLostAcksNotJudgedSkipsItsBound(t *testing.T) {
+	s := mustParse(t, "phases: [{name: load, duration: 10s}]\nassertions:\n  max_lost_acks: 0\n")
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	rep := report()
+	rep.LostAcks, rep.LostAcksNotJudged = 0, "this system under test does not expose its reservation records"
+	var found bool
+	for _, a := range s.Evaluate(rep) {
+		if a.Name == "lost_acks <= 0" {
+			found = true
+			if a.Status != reports.StatusSkip || !strings.Contains(a.Detail, "does not expose") {
+				t.Errorf("%s: %s %q, want skip with the reason", a.Name, a.Status, a.Detail)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no lost_acks assertion")
+	}
+}

@@ -86,6 +86,11 @@ func TestSystemThatExposesNothingSkipsEveryCheck(t *testing.T) {
 		}
 	}
 	t.Logf("load-only: %s", rep.Checks[0].Detail)
+	// Without records no acknowledged reservation can be found missing:
+	// lost_acks is "not judged", never "every ack lost".
+	if len(rep.LostAcks) != 0 || !strings.Contains(rep.LostAcksNotJudged, string(sut.Records)) {
+		t.Errorf("load-only: %d lost acks (not judged: %q), want none counted and the reason", len(rep.LostAcks), rep.LostAcksNotJudged)
+	}
 
 	ref := judge(sut.NewReference(tgt.Store))
 	judged := 0
@@ -101,6 +106,9 @@ func TestSystemThatExposesNothingSkipsEveryCheck(t *testing.T) {
 		if c := checkByID(t, ref, id); c.Status != StatusPass {
 			t.Errorf("reference: %s %s %s", id, c.Status, c.Detail)
 		}
+	}
+	if ref.LostAcksNotJudged != "" {
+		t.Errorf("reference: lost acks not judged: %s", ref.LostAcksNotJudged)
 	}
 	t.Logf("reference: %d core checks pass on the same run", judged)
 }

@@ -94,6 +94,9 @@ type CheckReport struct {
 	Buckets  []lua.Stock // final stock per bucket, read back from Redis
 	Unknown  UnknownSummary
 	LostAcks []string // acknowledged reservation ids missing from Redis
+	// LostAcksNotJudged is why LostAcks was not counted ("" when it was):
+	// the system does not expose its records, so none can be missing.
+	LostAcksNotJudged string
 	// KeySpace is the activity's keys as read back (report.json's
 	// keyspace); nil when they were not read.
 	KeySpace *reports.KeySpace
@@ -197,7 +200,7 @@ func (r *CheckReport) Fill(rep *reports.Report, h *runner.History, wait sut.Wait
 	rep.Load.Buckets = len(r.Buckets)
 	rep.Unknown = reports.Unknown{Total: int64(r.Unknown.Total), Executed: int64(r.Unknown.Executed),
 		NotExecuted: int64(r.Unknown.NotExecuted), Unresolved: int64(r.Unknown.Unresolved)}
-	rep.LostAcks = int64(len(r.LostAcks))
+	rep.LostAcks, rep.LostAcksNotJudged = int64(len(r.LostAcks)), r.LostAcksNotJudged
 	rep.KeySpace = r.KeySpace
 	rep.Wait = WaitSummaryOf(h, r.LostAcks, wait)
 	for _, c := range r.Checks {

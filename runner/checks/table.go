@@ -320,7 +320,12 @@ func judgedOnMerge(inv *Invariant, g runner.Generator) Check {
 // pipeline checks only when f.Pipeline is set, the end-to-end ones only
 // when f.EndToEnd is), in table order. It is pure: it reads nothing but f.
 func JudgeFacts(f *Facts) *CheckReport {
-	rep := &CheckReport{Buckets: f.Stock, Unknown: unknownSummary(f), LostAcks: lostAcks(f)}
+	rep := &CheckReport{Buckets: f.Stock, Unknown: unknownSummary(f)}
+	if f.Unexposed[sut.Records] {
+		rep.LostAcksNotJudged = "this system under test does not expose " + string(sut.Records)
+	} else {
+		rep.LostAcks = lostAcks(f)
+	}
 	if f.Keys != nil {
 		ks := f.Keys.Space
 		rep.KeySpace = &ks

@@ -179,7 +179,12 @@ var localSoldOutView = view{line: sellOutLine, stock: true, table: table[Row]{al
 var variantView = view{notes: true, table: table[Row]{cols: []column[Row]{
 	{"variant", func(r Row) string { return r.Variant }},
 	{"acks", func(r Row) string { return d(r.Accepted) }},
-	{"lost acks", func(r Row) string { return d(r.LostAcks) }},
+	{"lost acks", func(r Row) string {
+		if r.report != nil {
+			return r.report.LostAcksText()
+		}
+		return d(r.LostAcks)
+	}},
 	{"lost WAIT-confirmed", func(r Row) string { return ifWait(r, func() string { return d(*r.LostConfirmed) }, "no WAIT") }},
 	{"NOREPLICAS", func(r Row) string { return d(r.NoReplicas) }},
 	{"refused window", refusedWindow},

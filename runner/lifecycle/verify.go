@@ -335,7 +335,7 @@ func applyVerification(rep *reports.Report, chk *checks.CheckReport, runs []*rep
 	rep.Stock, rep.Load.Stock, rep.Load.Buckets = s, s.Initial, len(chk.Buckets)
 	rep.Unknown = reports.Unknown{Total: int64(chk.Unknown.Total), Executed: int64(chk.Unknown.Executed),
 		NotExecuted: int64(chk.Unknown.NotExecuted), Unresolved: int64(chk.Unknown.Unresolved)}
-	rep.LostAcks = int64(len(chk.LostAcks))
+	rep.LostAcks, rep.LostAcksNotJudged = int64(len(chk.LostAcks)), chk.LostAcksNotJudged
 	rejudgeExpectations(rep, runs)
 	rep.Passed = len(rep.FailedChecks()) == 0
 }
