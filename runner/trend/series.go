@@ -43,3 +43,8 @@ type Point struct {
 	Run     string    `json:"run,omitempty"`
 	Samples []float64 `json:"samples,omitempty"`
 }
+
+// Source yields the series to judge. `trend --series FILE` uses FileSource;
+// the results history provides its own Source (a directory of JSON lines or
+// PostgreSQL). An error names the problem and its fix; the caller exits 2.
+type Source func() ([]Series, error)
