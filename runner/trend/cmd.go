@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -32,6 +33,10 @@ func (c Command) Run(stdout io.Writer) error {
 	if !slices.Contains(Formats, c.Format) {
 		return fmt.Errorf("--format %q: unknown format: use one of %s", c.Format, strings.Join(Formats, ", "))
 	}
+	if err := c.Options.check(); err != nil {
+		return err
+	}
+	c.Options = c.Options.withResolution()
 	all, err := c.Source()
 	if err != nil {
 		return err
@@ -48,4 +53,25 @@ func (c Command) Run(stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "trend: %d series written to %s\n", len(results), c.Out)
 	return nil
+}
+
+// check refuses options the test cannot work with.
+func (o Options) check() error {
+	switch {
+	case !(o.Alpha >= 0.001 && o.Alpha < 1):
+		return fmt.Errorf("--alpha %g: the significance level is at least 0.001 and below 1 (e.g. 0.05)", o.Alpha)
+	case o.MinSize < 2:
+		return fmt.Errorf("--min-nights %d: a segment needs at least 2 nights", o.MinSize)
+	}
+	return nil
+}
+
+// withResolution raises Permutations so that at least 10 permutations'
+// worth of p-value lie at or below Alpha (199 for 0.05, 999 for 0.01): a
+// test with fewer could hardly ever reach its level.
+func (o Options) withResolution() Options {
+	if need := int(math.Ceil(10/o.Alpha)) - 1; o.Permutations < need {
+		o.Permutations = need
+	}
+	return o
 }

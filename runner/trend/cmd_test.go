@@ -127,11 +127,15 @@ func TestBadInputNamesTheProblemAndTheFix(t *testing.T) {
 		{"unknown scenario", Command{Source: FileSource(good), Format: "text", Filter: Filter{Scenario: "nosuch"}}, []string{`--scenario "nosuch"`, "use one of synthetic"}},
 		{"unknown format", Command{Source: FileSource(good), Format: "pdf"}, []string{`--format "pdf"`, "text, markdown, html"}},
 		{"negative last", Command{Source: FileSource(good), Format: "text", Filter: Filter{Last: -1}}, []string{"--last -1"}},
+		{"alpha out of range", Command{Source: FileSource(good), Format: "text", Options: Options{Alpha: 1.5, Permutations: 199, MinSize: 4}}, []string{"--alpha 1.5", "at least 0.001 and below 1"}},
+		{"min nights 1", Command{Source: FileSource(good), Format: "text", Options: Options{Alpha: 0.05, Permutations: 199, MinSize: 1}}, []string{"--min-nights 1", "at least 2"}},
 		{"unsorted", Command{Source: func() ([]Series, error) { return unsorted, nil }, Format: "text"}, []string{"night 4", "older than the night before", "sort the points"}},
 		{"unwritable -o", Command{Source: FileSource(good), Format: "text", Out: filepath.Join(dir, "no", "dir", "t.txt")}, []string{"-o ", "give a writable file path"}},
 	}
 	for _, tc := range cases {
-		tc.c.Options = DefaultOptions
+		if tc.c.Options == (Options{}) {
+			tc.c.Options = DefaultOptions
+		}
 		var out bytes.Buffer
 		err := tc.c.Run(&out)
 		if err == nil {
