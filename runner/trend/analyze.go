@@ -31,6 +31,9 @@ type Result struct {
 	Max     float64       `json:"max"`
 	// Verdicts counts the nights per verdict ("" counted as "unknown").
 	Verdicts map[string]int `json:"verdicts"`
+	// Needed is the fewest nights a change point can be found in
+	// (2·MinSize); a shorter series was not searched (the tables say so).
+	Needed int `json:"nights_needed"`
 }
 
 // Analyze validates all, selects with f and detects the change points of
@@ -56,7 +59,9 @@ func Analyze(all []Series, f Filter, o Options) ([]Result, error) {
 		if len(s.Points) == 0 {
 			continue
 		}
-		out = append(out, summarise(s, Detect(s, o)))
+		r := summarise(s, Detect(s, o))
+		r.Needed = 2 * max(o.MinSize, 2)
+		out = append(out, r)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i].Series, out[j].Series
@@ -139,13 +144,16 @@ func summarise(s Series, cps []ChangePoint) Result {
 	}
 	r.Last = v[len(v)-1]
 	slices.Sort(v)
-	r.Min, r.Max = v[0], v[len(v)-1]
-	if n := len(v); n%2 == 1 {
-		r.Median = v[n/2]
-	} else {
-		r.Median = (v[n/2-1] + v[n/2]) / 2
-	}
+	r.Min, r.Median, r.Max = v[0], median(v), v[len(v)-1]
 	return r
+}
+
+// median of sorted, non-empty v.
+func median(v []float64) float64 {
+	if n := len(v); n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // seriesFileLimit bounds --series files (a year of nights of a few hundred

@@ -29,6 +29,10 @@ func TestPageInChromium(t *testing.T) {
 	two := nights(3, 0.08, levels(30, []int{10, 20}, []float64{1.3, 1.3}))
 	two.Scenario, two.Figure = "failover-kill", "recovery"
 	two.Points[12].Verdict, two.Points[13].Verdict = "fail", "inconclusive"
+	// A hostile run name stays text (an <img> it made would be refused
+	// by the page's CSP, and say so on the console).
+	two.Points[5].Run = `<img src="https://example.invalid/x.png" onerror="document.body.setAttribute('data-errors','xss')">`
+	two.Points[6].Samples = []float64{120, 130, 125}
 	all = append(all, two)
 	results, err := Analyze(all, Filter{}, DefaultOptions)
 	if err != nil {

@@ -96,6 +96,20 @@ func TestFiltersSelectAndLastWindows(t *testing.T) {
 	if res[0].Last != all[0].Points[29].Value || res[0].Min > res[0].Median || res[0].Median > res[0].Max {
 		t.Errorf("summary figures: %+v", res[0])
 	}
+	// Seven nights cannot hold two segments of four: the table says so
+	// rather than "none".
+	short, err := Analyze(all, Filter{Figure: "reserve.p99", Last: 7}, DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := changesText(short[0]); got != "too few nights to judge (7 of the 8 needed)" {
+		t.Errorf("7 nights: %q", got)
+	}
+	// A figure that never moves has no change point.
+	flat := nights(1, 0, levels(30, nil, nil))
+	if cps := Detect(flat, DefaultOptions); len(cps) != 0 {
+		t.Errorf("a constant series has change points: %+v", cps)
+	}
 }
 
 // TestBadInputNamesTheProblemAndTheFix: every refusal says what is wrong

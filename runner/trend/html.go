@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"time"
 
 	"seckill-harness/reports"
@@ -51,6 +52,9 @@ type pointJSON struct {
 	V       float64 `json:"v"`
 	Verdict string  `json:"verdict"`
 	Run     string  `json:"run,omitempty"`
+	// Samples summarises the night's per-second samples: [n, min, median,
+	// max] (absent without samples), shown in the tooltip.
+	Samples []float64 `json:"samples,omitempty"`
 }
 
 type changeJSON struct {
@@ -110,7 +114,7 @@ func chartOf(r Result) chartJSON {
 	s := r.Series
 	c := chartJSON{Title: s.Scenario + " · " + s.Figure, Unit: s.Unit, Points: []pointJSON{}, Changes: []changeJSON{}}
 	for _, p := range s.Points {
-		c.Points = append(c.Points, pointJSON{T: p.At.UnixMilli(), V: p.Value, Verdict: p.Verdict, Run: p.Run})
+		c.Points = append(c.Points, pointJSON{T: p.At.UnixMilli(), V: p.Value, Verdict: p.Verdict, Run: p.Run, Samples: samplesSummary(p.Samples)})
 	}
 	start := 0
 	for k := 0; k <= len(r.Changes); k++ {
@@ -131,4 +135,14 @@ func chartOf(r Result) chartJSON {
 		start = end
 	}
 	return c
+}
+
+// samplesSummary is [n, min, median, max] of samples, nil for none.
+func samplesSummary(samples []float64) []float64 {
+	if len(samples) == 0 {
+		return nil
+	}
+	v := slices.Clone(samples)
+	slices.Sort(v)
+	return []float64{float64(len(v)), v[0], median(v), v[len(v)-1]}
 }

@@ -86,8 +86,12 @@ func methodNote(o Options) string {
 }
 
 // changesText lists the change points: "night 19/30 2026-11-19 ↑ +24.8%
-// (100 → 125 ms, p=0.005)"; "none" without.
+// (100 → 125 ms, p=0.005)"; "none" without; "too few nights" for a
+// series that was too short to search.
 func changesText(r Result) string {
+	if n := len(r.Series.Points); n < r.Needed {
+		return fmt.Sprintf("too few nights to judge (%d of the %d needed)", n, r.Needed)
+	}
 	if len(r.Changes) == 0 {
 		return "none"
 	}

@@ -37,6 +37,12 @@
     if (a >= 1) return v.toFixed(2);
     return v.toPrecision(3);
   }
+  // Tooltips are HTML: text from the series (verdicts, run names) is escaped.
+  function esc(v) {
+    return String(v).replace(/[&<>"']/g, function (c) {
+      return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c];
+    });
+  }
   function day(t) { return new Date(t).toISOString().slice(0, 16).replace('T', ' '); }
 
   function option(c) {
@@ -44,7 +50,7 @@
     var points = c.points.map(function (p) {
       var v = (p.verdict || '').toLowerCase();
       return {
-        value: [p.t, p.v], verdict: p.verdict || 'unknown', run: p.run || '',
+        value: [p.t, p.v], verdict: p.verdict || 'unknown', run: p.run || '', samples: p.samples,
         itemStyle: { color: VERDICT_COLORS[v] || UNKNOWN, borderColor: POINT_BORDER, borderWidth: 1 }
       };
     });
@@ -62,8 +68,11 @@
       tooltip: {
         trigger: 'item',
         formatter: function (p) {
-          if (p.seriesIndex !== 0) return 'level ' + fmt(p.value[1]) + unit;
-          return day(p.value[0]) + '<br>' + fmt(p.value[1]) + unit + ' · ' + p.data.verdict + (p.data.run ? '<br>' + p.data.run : '');
+          if (p.seriesIndex !== 0) return 'level ' + fmt(p.value[1]) + esc(unit);
+          var s = p.data.samples;
+          return day(p.value[0]) + '<br>' + fmt(p.value[1]) + esc(unit) + ' · ' + esc(p.data.verdict) +
+            (s ? '<br>per second (' + s[0] + '): ' + fmt(s[1]) + ' / ' + fmt(s[2]) + ' / ' + fmt(s[3]) + esc(unit) + ' min / median / max' : '') +
+            (p.data.run ? '<br>' + esc(p.data.run) : '');
         }
       },
       xAxis: { type: 'time' },
