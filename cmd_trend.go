@@ -32,6 +32,7 @@ self-contained HTML page (--format html -o trend.html).`,
 	f.StringVar(&c.Filter.Scenario, "scenario", "", "only this scenario")
 	f.StringVar(&c.Filter.Figure, "figure", "", "only this figure")
 	f.StringVar(&c.Format, "format", "text", "text, markdown or html")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(trend.Formats, cobra.ShellCompDirectiveNoFileComp))
 	f.Float64Var(&c.Options.Alpha, "alpha", c.Options.Alpha, "significance level of a change point (permutation test p-value)")
 	f.IntVar(&c.Options.MinSize, "min-nights", c.Options.MinSize, "fewest nights on either side of a change point")
 	f.StringVarP(&c.Out, "output", "o", "", "write to this file (default: standard output)")
