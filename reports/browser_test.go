@@ -1,17 +1,13 @@
 package reports
 
 import (
-	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
+	"seckill-harness/internal/chromiumtest"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // TestHTMLInChromium loads report.html pages in headless Chromium (Debian's
@@ -157,41 +153,9 @@ func sizeOf(fi os.FileInfo) int64 {
 	return fi.Size()
 }
 
-// chromium finds Debian's chromium ($CHROMIUM overrides), installing it
-// with testdata/ensure-chromium.sh when it is missing and the test runs
-// as root.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	find := func() string {
-		for _, n := range []string{"chromium", "chromium-browser"} {
-			if p, err := exec.LookPath(n); err == nil {
-				return p
-			}
-		}
-		return ""
-	}
-	if p := find(); p != "" {
-		return p
-	}
-	if os.Geteuid() == 0 {
-		t.Log("chromium missing: running testdata/ensure-chromium.sh")
-		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, "sh", filepath.Join("testdata", "ensure-chromium.sh")).CombinedOutput()
-		t.Logf("%s", out)
-		if err != nil {
-			t.Fatalf("ensure-chromium.sh: %v", err)
-		}
-		if p := find(); p != "" {
-			return p
-		}
-	}
-	t.Fatal("chromium not found: run reports/testdata/ensure-chromium.sh as root (make deps does), or set CHROMIUM")
-	return ""
-}
+// chromium finds the browser (internal/chromiumtest, shared with the
+// trend page's test).
+func chromium(t *testing.T) string { return chromiumtest.Find(t) }
 
 // screenshotRoot is out/report-test at the repository root (kept after
 // the test; out/ is ignored by git), or a temporary directory when that
@@ -211,45 +175,11 @@ func screenshotRoot(t *testing.T) string {
 	return t.TempDir()
 }
 
-// runChromium runs headless Chromium on a fresh profile with no network
-// (every host name resolves to nothing) and returns its stdout and log.
+// runChromium runs headless Chromium with no network (internal/chromiumtest).
 func runChromium(t *testing.T, bin string, args ...string) (stdout, logs []byte) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	base := []string{
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0",
-		"--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=10000",
-	}
-	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, tail(errb.String(), 40))
-	}
-	return out.Bytes(), errb.Bytes()
+	return chromiumtest.Run(t, bin, args...)
 }
 
-// checkConsole fails t on any console message of the page (report.js
-// logs none; ECharts warns there; a blocked load is reported there).
-func checkConsole(t *testing.T, logs []byte) {
-	t.Helper()
-	for _, l := range strings.Split(string(logs), "\n") {
-		if strings.Contains(l, ":CONSOLE") || strings.Contains(l, "Uncaught") || strings.Contains(l, "Refused to") {
-			t.Errorf("console: %s", l)
-		}
-	}
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+// checkConsole fails t on any console message of the page.
+func checkConsole(t *testing.T, logs []byte) { t.Helper(); chromiumtest.CheckConsole(t, logs) }

@@ -32,6 +32,15 @@ var echartsJS string
 //go:embed assets/report.js
 var reportJS string
 
+// ChartLibraryJS is the embedded ECharts library (see above): every page
+// the harness draws charts on (report.html, trend's page) inlines this one
+// library, so there is one version to update and to test.
+func ChartLibraryJS() string { return echartsJS }
+
+// StyleCSS is report.html's style sheet, which trend's page shares (its
+// .chart, table.data, .note, .js-errors and .nojs classes).
+func StyleCSS() string { return reportCSS }
+
 //go:embed assets/report.css
 var reportCSS string
 
