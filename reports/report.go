@@ -457,6 +457,12 @@ type Invariant struct {
 	// Waived: the scenario reports this invariant but does not require it
 	// (e.g. lost acks under failover-kill): a failure does not fail the run.
 	Waived bool `json:"waived,omitempty"`
+	// ConsequenceOf names the invariant whose failure wholly explains this
+	// one's (I3's oversell when every unit sold beyond the stock was sold
+	// again after its reservation was lost: I6). When the scenario does
+	// not require that invariant, this failure is waived too, and its
+	// detail says so (additive).
+	ConsequenceOf string `json:"consequence_of,omitempty"`
 	// Expected: the scenario expects this invariant to fail (a
 	// demonstration of a known loss window). Its failure then does not fail
 	// the run by itself: the assertion "<id> fails as expected" does, when

@@ -143,7 +143,11 @@
 // Required invariants: "all" (the default) requires every invariant in the
 // report not to fail (skip is fine: nothing to judge). An explicit list
 // requires those and waives the others (reported, not required): see
-// Scenario.Waived. The ids are those of the checker's table
+// Scenario.Waived. A required invariant whose failure is wholly the
+// consequence of a waived one is waived with it, and its detail names the
+// cause (reports.Invariant.ConsequenceOf: I3's oversell when every unit
+// sold beyond the stock was sold again after an acknowledged reservation
+// was lost, under a scenario that waives I6). The ids are those of the checker's table
 // (checks.Invariants, listed in the README): with the pipeline on, "all"
 // also requires the pipeline checks to be in the report, and listing a
 // pipeline check without a pipeline: section is an error.

@@ -879,3 +879,25 @@ func TestLostAcksNotJudgedSkipsItsBound(t *testing.T) {
 		t.Fatal("no lost_acks assertion")
 	}
 }
+
+// A required invariant the run waived as a consequence of a waived one is
+// listed as waived by the invariants assertion, not as a failure.
+func TestRequiredConsequenceIsWaived(t *testing.T) {
+	s := mustParse(t, "phases: [{name: load, duration: 10s}]\nassertions:\n  invariants: [I3]\n")
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	rep := report()
+	rep.Invariants = []reports.Invariant{
+		{ID: "I3", Name: "no_oversell", Status: reports.StatusFail, Waived: true, ConsequenceOf: "I6"},
+		{ID: "I6", Name: "no_lost_acks", Status: reports.StatusFail, Waived: true},
+	}
+	a := s.Evaluate(rep)[0]
+	if a.Status != reports.StatusPass || !strings.Contains(a.Detail, "I3 (a consequence of I6)") {
+		t.Errorf("%s: %s %q", a.Name, a.Status, a.Detail)
+	}
+	rep.Invariants[0].Waived = false // required and not a waived consequence: a failure
+	if a := s.Evaluate(rep)[0]; a.Status != reports.StatusFail {
+		t.Errorf("%s: %s %q", a.Name, a.Status, a.Detail)
+	}
+}

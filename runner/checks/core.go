@@ -6,6 +6,7 @@ import (
 	"math"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 	"slices"
 	"sort"
 	"time"
@@ -565,18 +566,7 @@ type LostAck struct {
 func judgeI6(f *Facts) Verdict {
 	lost, acked := lostAndAcked(f)
 	named := namedLostAcks(f, lost)
-	lostBy := make([]int64, f.Buckets())
-	for _, l := range named {
-		if int(l.Bucket) < len(lostBy) {
-			lostBy[l.Bucket]++
-		}
-	}
-	resoldBy := make([]int64, f.Buckets())
-	var resold int64
-	for b, held := range heldByBucket(f) {
-		resoldBy[b] = min(lostBy[b], max(0, held-f.Planned[b]))
-		resold += resoldBy[b]
-	}
+	lostBy, resoldBy, resold := resoldAfterLoss(f, named)
 	detail := fmt.Sprintf("all %d acknowledged reservations exist in Redis", acked)
 	if len(lost) > 0 {
 		detail = fmt.Sprintf("%d of %d acknowledged reservations are gone from Redis", len(lost), acked)
@@ -590,6 +580,53 @@ func judgeI6(f *Facts) Verdict {
 	return Verdict{len(lost) > 0, detail,
 		map[string]any{"acknowledged": acked, "lost": len(lost), "lost_ids": listed(append([]string(nil), lost...)),
 			"lost_acks": named, "lost_by_bucket": lostBy, "resold_units": resold, "resold_by_bucket": resoldBy}}
+}
+
+// resoldAfterLoss counts, per bucket, the acknowledged reservations lost
+// (of named) and the units sold again after them: the excess of held
+// acknowledged reservations over the bucket's stock, up to its lost count.
+func resoldAfterLoss(f *Facts, named []LostAck) (lostBy, resoldBy []int64, resold int64) {
+	lostBy = make([]int64, f.Buckets())
+	for _, l := range named {
+		if int(l.Bucket) < len(lostBy) {
+			lostBy[l.Bucket]++
+		}
+	}
+	resoldBy = make([]int64, f.Buckets())
+	for b, held := range heldByBucket(f) {
+		resoldBy[b] = min(lostBy[b], max(0, held-f.Planned[b]))
+		resold += resoldBy[b]
+	}
+	return lostBy, resoldBy, resold
+}
+
+// oversellOfLostAcks is I3's ConsequenceOf: "I6" when every unit it found
+// acknowledged beyond the stock, in every bucket, was sold again after an
+// acknowledged reservation of that bucket was lost (the promoted replica
+// never had it, so its unit was sellable again): the oversell is then the
+// lost acknowledgements' consequence, not the reserve's own.
+func oversellOfLostAcks(f *Facts, v Verdict) string {
+	if f.Unexposed[sut.Records] {
+		return ""
+	}
+	lost, _ := lostAndAcked(f)
+	if len(lost) == 0 {
+		return ""
+	}
+	_, resoldBy, _ := resoldAfterLoss(f, namedLostAcks(f, lost))
+	for b, held := range heldByBucket(f) {
+		if over := held - f.Planned[b]; over > 0 && resoldBy[b] < over {
+			return "" // more oversold here than was lost: the reserve's own oversell
+		}
+	}
+	var total, initial int64
+	for b, held := range heldByBucket(f) {
+		total, initial = total+held, initial+f.Planned[b]
+	}
+	if lostTotal := int64(len(lost)); total-initial > lostTotal {
+		return ""
+	}
+	return "I6"
 }
 
 // namedLostAcks names each lost reservation by its first ACCEPTED answer,

@@ -3,12 +3,14 @@ package checks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 )
 
 // scripted drives the reference path by hand and records a history exactly
@@ -228,3 +230,38 @@ type replyError string
 
 func (e replyError) Error() string { return string(e) }
 func (replyError) RedisError()     {}
+
+// I3's oversell is a consequence of I6 exactly when every unit sold
+// beyond the stock was sold again after a lost acknowledged reservation:
+// one lost of three acknowledged against a stock of 2 explains the one
+// unit too many; a fourth acknowledged reservation (two too many, one
+// lost) is the reserve's own oversell; with nothing lost there is no cause.
+func TestI3OversellConsequenceOfLostAcks(t *testing.T) {
+	i3 := Invariants()[slices.IndexFunc(Invariants(), func(inv Invariant) bool { return inv.ID == "I3" })]
+	facts := func(rids ...string) *Facts {
+		f := &Facts{Planned: []int64{2}, Stock: make([]lua.Stock, 1), Unexposed: map[sut.Fact]bool{}, Records: map[string]ReservationRecord{}}
+		for i, rid := range rids {
+			if rid != "gone" {
+				f.Records[rid] = ReservationRecord{Status: lua.StatusReserved, User: fmt.Sprint("u", i)}
+			}
+			f.Ops = append(f.Ops, runner.Op{ID: uint32(i), User: uint32(i), Req: uint32(i), RID: rid, Kind: runner.KindFresh,
+				Outcome: runner.Outcome(lua.Accepted), End: time.Duration(i+1) * time.Second})
+		}
+		return f
+	}
+	cases := []struct {
+		name string
+		f    *Facts
+		want string
+	}{
+		{"one lost, one resold", facts("kept1", "gone", "kept2"), "I6"},
+		{"one lost, two oversold", facts("kept1", "gone", "kept2", "kept3"), ""},
+		{"nothing lost, one oversold", facts("kept1", "kept2", "kept3"), ""},
+	}
+	for _, c := range cases {
+		got := i3.judge(c.f)
+		if got.Status != StatusFail || got.ConsequenceOf != c.want {
+			t.Errorf("%s: I3 %s, consequence of %q, want fail and %q (%s)", c.name, got.Status, got.ConsequenceOf, c.want, got.Detail)
+		}
+	}
+}

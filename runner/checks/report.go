@@ -37,6 +37,9 @@ type Check struct {
 	Status   string
 	Detail   string
 	Evidence map[string]any
+	// ConsequenceOf: a failure wholly explained by another check's
+	// (Verdict.ConsequenceOf); "" otherwise.
+	ConsequenceOf string
 }
 
 // CheckInput is what the checker needs besides the Redis state.
@@ -204,7 +207,7 @@ func (r *CheckReport) Fill(rep *reports.Report, h *runner.History, wait sut.Wait
 	rep.KeySpace = r.KeySpace
 	rep.Wait = WaitSummaryOf(h, r.LostAcks, wait)
 	for _, c := range r.Checks {
-		rep.Invariants = append(rep.Invariants, reports.Invariant{ID: c.ID, Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail, Evidence: c.Evidence})
+		rep.Invariants = append(rep.Invariants, reports.Invariant{ID: c.ID, Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail, Evidence: c.Evidence, ConsequenceOf: c.ConsequenceOf})
 	}
 	rep.Passed = len(rep.FailedChecks()) == 0
 }

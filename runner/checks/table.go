@@ -55,6 +55,13 @@ type Invariant struct {
 	// judge ("" when they do): a passing verdict then becomes skip with
 	// that reason. A failing verdict stays a failure.
 	Vacuous func(f *Facts, v Verdict) string
+	// ConsequenceOf, when set, names the check whose failure wholly
+	// explains a failure of this one ("" when none does): I3's oversell
+	// when every unit acknowledged beyond the stock was sold again after
+	// its first reservation was lost (I6). A scenario that does not
+	// require the cause does not fail on its consequence either (the run
+	// waives it and says so); one that requires the cause fails on both.
+	ConsequenceOf func(f *Facts, v Verdict) string
 	// ServerSide marks a check judged from the servers' own counters
 	// alone (Facts.Evictions), not the activity's state: it is judged even
 	// when that state cannot be read back (JudgeServerSide), where its
@@ -98,7 +105,7 @@ var invariants = []Invariant{
 		Judge:    judgeI2, WholeLoad: true, Vacuous: vacuousI2, SkipWhen: "no record and untouched counters"},
 	{ID: "I3", Name: "no_oversell", Needs: records,
 		Contract: "distinct reservation ids acknowledged ACCEPTED, less those released, ≤ initial stock (per bucket and in total)",
-		Judge:    judgeI3, Vacuous: noAcknowledgement, SkipWhen: "no ACCEPTED answer",
+		Judge:    judgeI3, Vacuous: noAcknowledgement, SkipWhen: "no ACCEPTED answer", ConsequenceOf: oversellOfLostAcks,
 		FailCount: "oversold_units", FailCountOf: "units acknowledged beyond the stock (sum over buckets)"},
 	{ID: "I4", Name: "one_per_user", Needs: records,
 		Contract: "no user holds two live reservations, nor was told ACCEPTED for a second before the first was released",
@@ -261,6 +268,9 @@ func (inv *Invariant) judge(f *Facts) Check {
 	}
 	v := inv.Judge(f)
 	c := Check{ID: inv.ID, Name: inv.Name, Status: StatusPass, Detail: v.Detail, Evidence: v.Evidence}
+	if v.Failed && inv.ConsequenceOf != nil {
+		c.ConsequenceOf = inv.ConsequenceOf(f, v)
+	}
 	if why := inv.uncompared(f); why != "" {
 		c.Detail += " (not compared: " + why + ")"
 		if c.Evidence == nil {

@@ -658,6 +658,7 @@ func (x *execution) assemble(ctx context.Context) *Result {
 			rep.Invariants[i].Waived = true
 		}
 	}
+	rep.Invariants = waiveConsequences(rep.Invariants)
 	rep.Assertions = append(rep.Assertions, expectFailures(rep, p.ExpectFail)...)
 	if x.interrupted != "" {
 		rep.Interrupted = &reports.Interruption{Reason: x.interrupted, AtS: res.Elapsed.Seconds()}

@@ -168,3 +168,27 @@ func assertion(name string, ok bool, observed float64, threshold *float64, detai
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// waiveConsequences waives each failed invariant whose failure is wholly a
+// consequence of another (reports.Invariant.ConsequenceOf) that failed and
+// that the scenario waives: the scenario does not require the cause, so
+// not its consequence either (failover-kill tolerates acks lost to async
+// replication, and so the units Redis sold again after losing them). The
+// detail says so. A required cause leaves both failing.
+func waiveConsequences(invs []reports.Invariant) []reports.Invariant {
+	byID := map[string]reports.Invariant{}
+	for _, inv := range invs {
+		byID[inv.ID] = inv
+	}
+	for i := range invs {
+		inv := &invs[i]
+		cause, ok := byID[inv.ConsequenceOf]
+		if inv.Status != reports.StatusFail || inv.Waived || inv.Expected != nil || !ok ||
+			cause.Status != reports.StatusFail || !cause.Waived {
+			continue
+		}
+		inv.Waived = true
+		inv.Detail += fmt.Sprintf(" (waived: a consequence of %s %s, which this scenario does not require)", cause.ID, cause.Name)
+	}
+	return invs
+}

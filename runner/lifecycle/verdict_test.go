@@ -77,3 +77,24 @@ func TestEvidenceBoundsAreRespected(t *testing.T) {
 		}
 	}
 }
+
+// A failure wholly explained by a waived one is waived with it, saying so;
+// by a required one (or by nothing), it stays a failure.
+func TestWaiveConsequences(t *testing.T) {
+	run := func(causeWaived bool, consequenceOf string) reports.Invariant {
+		invs := []reports.Invariant{
+			{ID: "I3", Name: "no_oversell", Status: reports.StatusFail, Detail: "oversold", ConsequenceOf: consequenceOf},
+			{ID: "I6", Name: "no_lost_acks", Status: reports.StatusFail, Waived: causeWaived},
+		}
+		return waiveConsequences(invs)[0]
+	}
+	if i3 := run(true, "I6"); !i3.Waived || !strings.Contains(i3.Detail, "a consequence of I6 no_lost_acks") {
+		t.Errorf("cause waived: %+v", i3)
+	}
+	if i3 := run(false, "I6"); i3.Waived {
+		t.Errorf("cause required: %+v", i3)
+	}
+	if i3 := run(true, ""); i3.Waived {
+		t.Errorf("no cause: %+v", i3)
+	}
+}

@@ -301,7 +301,7 @@ func applyVerification(rep *reports.Report, chk *checks.CheckReport, runs []*rep
 	var out []reports.Invariant
 	for _, c := range chk.Checks {
 		inv := reports.Invariant{ID: c.ID, Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail,
-			Evidence: maps.Clone(c.Evidence)}
+			Evidence: maps.Clone(c.Evidence), ConsequenceOf: c.ConsequenceOf}
 		if inv.Evidence == nil {
 			inv.Evidence = map[string]any{}
 		}
@@ -312,7 +312,9 @@ func applyVerification(rep *reports.Report, chk *checks.CheckReport, runs []*rep
 					continue
 				}
 				per[labels[k]] = map[string]any{"status": g.Status, "detail": g.Detail}
-				inv.Waived = inv.Waived || g.Waived
+				// The scenario's waiver, not a generator's waived consequence:
+				// the merge judges consequences itself (waiveConsequences).
+				inv.Waived = inv.Waived || (g.Waived && g.ConsequenceOf == "")
 				if g.Status == reports.StatusFail {
 					inv.Status = reports.StatusFail
 					inv.Detail += fmt.Sprintf("; %s failed it during its run: %s", labels[k], g.Detail)
@@ -329,7 +331,7 @@ func applyVerification(rep *reports.Report, chk *checks.CheckReport, runs []*rep
 			out = append(out, inv)
 		}
 	}
-	rep.Invariants = out
+	rep.Invariants = waiveConsequences(out)
 
 	s := chk.Stock()
 	rep.Stock, rep.Load.Stock, rep.Load.Buckets = s, s.Initial, len(chk.Buckets)
