@@ -62,6 +62,11 @@ type Invariant struct {
 	// require the cause does not fail on its consequence either (the run
 	// waives it and says so); one that requires the cause fails on both.
 	ConsequenceOf func(f *Facts, v Verdict) string
+	// Unwaivable marks a check whose failure fails every run, whatever
+	// invariants the scenario requires: a finding about the system itself
+	// that refused the load (A1), not a property a scenario may choose not
+	// to require. See Unwaivable.
+	Unwaivable bool
 	// ServerSide marks a check judged from the servers' own counters
 	// alone (Facts.Evictions), not the activity's state: it is judged even
 	// when that state cannot be read back (JudgeServerSide), where its
@@ -141,7 +146,7 @@ var invariants = []Invariant{
 		FailCount: "evicted_keys", FailCountOf: "keys the nodes evicted"},
 	{ID: "A1", Name: "cluster_safe",
 		Contract: "before any load, the pre-flight's sample calls of the adapter file's scripts touch only keys they pass in KEYS, every call's KEYS in one slot, and no call fails with a script error; a finding refuses the load",
-		Judge:    judgeA1, Applies: appliesA1, SkipWhen: "the system under test is not an adapter file (no pre-flight)"},
+		Judge:    judgeA1, Applies: appliesA1, SkipWhen: "the system under test is not an adapter file (no pre-flight)", Unwaivable: true},
 	{ID: "L1", Name: "local_soldout_recovery", Needs: stock, LocalSoldOut: true,
 		Contract: "with the local sold-out flag, every unit released after its bucket sold out is sold again within the flag's TTL + 1 s (the flag expires into a re-check of Redis): the undersell window is bounded",
 		Judge:    judgeL1, Vacuous: vacuousL1, SkipWhen: "no unit released after a sell-out"},
@@ -179,6 +184,13 @@ var invariants = []Invariant{
 
 // Invariants returns the table of checks, in report order.
 func Invariants() []Invariant { return slices.Clone(invariants) }
+
+// Unwaivable reports whether check id fails every run it fails in, even
+// one whose scenario lists the invariants it requires without it.
+func Unwaivable(id string) bool {
+	inv, ok := LookupInvariant(id)
+	return ok && inv.Unwaivable
+}
 
 // InvariantIDs lists the ids of every check, in report order: the ids a
 // scenario may require and a bad path may expect.

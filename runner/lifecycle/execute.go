@@ -654,7 +654,7 @@ func (x *execution) assemble(ctx context.Context) *Result {
 		if _, expected := p.ExpectFail[strings.ToUpper(rep.Invariants[i].ID)]; expected {
 			continue // judged by its expectation, not waived
 		}
-		if p.Waived != nil && p.Waived(rep.Invariants[i].ID) {
+		if p.Waived != nil && p.Waived(rep.Invariants[i].ID) && !checks.Unwaivable(rep.Invariants[i].ID) {
 			rep.Invariants[i].Waived = true
 		}
 	}

@@ -72,6 +72,20 @@ func TestAdapterExamplesVerdicts(t *testing.T) {
 	}
 }
 
+// A scenario that lists the invariants it requires (failover-kill lists
+// I1–I8) cannot waive A1: a script the pre-flight refused fails the run
+// whatever the scenario requires.
+func TestRefusedPreflightFailsAScenarioThatListsItsInvariants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a local cluster")
+	}
+	rep := runPlan(t, "failover-kill", nil, "../../docs/adapters/keys-from-argv.yaml")
+	a1 := invariant(rep, "A1")
+	if a1.Status != reports.StatusFail || a1.Waived || rep.Passed || rep.Totals.Ops != 0 {
+		t.Fatalf("A1 %s waived=%v, passed %v, %d ops: a refused pre-flight must fail the run", a1.Status, a1.Waived, rep.Passed, rep.Totals.Ops)
+	}
+}
+
 func invariant(rep *reports.Report, id string) reports.Invariant {
 	for _, inv := range rep.Invariants {
 		if inv.ID == id {
