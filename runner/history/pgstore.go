@@ -121,3 +121,4 @@ func (s *PGStore) Records(ctx context.Context, scenario string) ([]Record, error
 	}
 	return out, nil
 }
+
