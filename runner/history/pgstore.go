@@ -121,4 +121,3 @@ func (s *PGStore) Records(ctx context.Context, scenario string) ([]Record, error
 	}
 	return out, nil
 }
-
