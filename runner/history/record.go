@@ -114,16 +114,17 @@ func exitOf(rep *reports.Report) int {
 
 // ContentHash is the scenario's content hash: SHA-256 (first 16 hex
 // digits) of its resolved form (report.json's resolved_scenario) without
-// the system under test (adapter, path), so a change of the script keeps
-// the baseline and a change of the load starts a new one. "" without a
-// resolved scenario.
+// what does not change the load (hashFree: the system under test, where
+// the file lies, its prose, the regression thresholds), so a change of the
+// script keeps the baseline and a change of the load starts a new one. ""
+// without a resolved scenario.
 func ContentHash(resolved map[string]any) string {
 	if len(resolved) == 0 {
 		return ""
 	}
 	m := make(map[string]any, len(resolved))
 	for k, v := range resolved {
-		if k != "adapter" && k != "path" {
+		if !hashFree[k] {
 			m[k] = v
 		}
 	}
@@ -134,6 +135,9 @@ func ContentHash(resolved map[string]any) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
+
+// hashFree are the resolved scenario's keys ContentHash leaves out.
+var hashFree = map[string]bool{"adapter": true, "path": true, "source": true, "description": true, "proves": true, "regressions": true}
 
 func systemOf(s *reports.SystemUnderTest) System {
 	if s == nil {
