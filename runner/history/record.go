@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -162,9 +163,12 @@ func machineOf(h *reports.Host) Machine {
 	m := Machine{}
 	m.Host, _ = os.Hostname()
 	if h == nil {
+		m.Cores = numCPU()
 		return m
 	}
-	m.Cores = h.Cores
+	if m.Cores = h.Cores; m.Cores == 0 {
+		m.Cores = numCPU()
+	}
 	if len(h.Seconds) > 0 {
 		m.Load1 = h.Seconds[0].Load1
 	}
@@ -205,7 +209,29 @@ func figuresOf(rep *reports.Report) map[string]float64 {
 	if rep.Capacity != nil && rep.Capacity.MaxRateOpsPerS > 0 {
 		f["capacity_ops_per_s"] = rep.Capacity.MaxRateOpsPerS
 	}
+	if rep.Compare != nil {
+		for _, v := range rep.Compare.Variants {
+			f["variant."+v.Name+".p99_ms"] = v.LatencyMs.P99
+			f["variant."+v.Name+".throughput_ops_per_s"] = v.ThroughputOpsPerS
+		}
+	}
 	return f
+}
+
+func numCPU() int { return runtime.NumCPU() }
+
+// load1 reads the machine's one-minute load average.
+func load1() (float64, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(fields[0], 64)
+	return v, err == nil
 }
 
 func putPercentiles(f map[string]float64, prefix string, p reports.Percentiles) {
