@@ -93,7 +93,7 @@ const (
 func FromReport(rep *reports.Report, kind, run string) Record {
 	r := Record{V: SchemaVersion, Kind: kind, Scenario: rep.Scenario, ScenarioHash: ContentHash(rep.ResolvedScenario),
 		At: rep.StartedAt.UTC(), Run: run, System: systemOf(rep.SystemUnderTest), Harness: harnessNow(),
-		Machine: machineOf(rep.Host), Figures: figuresOf(rep), Samples: samplesOf(rep.Timeseries)}
+		Machine: machineOf(rep.Host), Figures: figuresOf(rep), Samples: samplesOf(rep.Timeseries, rep.DurationS)}
 	r.Exit = exitOf(rep)
 	r.Verdict = exitcode.Verdict(r.Exit)
 	r.Failed = rep.FailedChecks()
@@ -248,11 +248,13 @@ func countKind(fs []reports.Fault, kind string) int {
 	return n
 }
 
-// samplesOf takes the per-second samples of the seconds with operations.
-func samplesOf(ts []reports.Second) map[string][]float64 {
+// samplesOf takes the per-second samples of the whole seconds of the load
+// (TS+1 <= durationS) with operations: a partial last second would add a
+// throughput sample of a fraction of a second.
+func samplesOf(ts []reports.Second, durationS float64) map[string][]float64 {
 	s := map[string][]float64{}
 	for _, sec := range ts {
-		if sec.Ops == 0 {
+		if sec.Ops == 0 || float64(sec.TS+1) > durationS+0.05 {
 			continue
 		}
 		s[SampleP50] = append(s[SampleP50], sec.P50Ms)

@@ -15,7 +15,8 @@ func TestFromReportTakesTheTrendedFigures(t *testing.T) {
 		Faults:  []reports.Fault{{Kind: "failover", Name: "kill", Evidence: map[string]any{"recovery_ms": 1234.5}}},
 		Unknown: reports.Unknown{Total: 4}, LostAcks: 2,
 		Pipeline:   map[string]any{"orders": int64(50)},
-		Timeseries: []reports.Second{{TS: 0, Ops: 10, P99Ms: 3, Completed: 9}, {TS: 1, Ops: 0}, {TS: 2, Ops: 10, P99Ms: 4, Completed: 11}},
+		Timeseries: []reports.Second{{TS: 0, Ops: 10, P99Ms: 3, Completed: 9}, {TS: 1, Ops: 0}, {TS: 2, Ops: 10, P99Ms: 4, Completed: 11},
+			{TS: 10, Ops: 1, P99Ms: 5, Completed: 1}}, // past the load's 10 s: a partial second
 		Assertions: []reports.Assertion{{Name: "p99 <= 5ms", Status: reports.StatusFail}},
 		SystemUnderTest: &reports.SystemUnderTest{Name: "slow", Kind: "adapter", Adapter: "slow.yaml",
 			Scripts: []reports.SUTScript{{Role: "reserve", SHA1: "abc"}}},
@@ -34,7 +35,7 @@ func TestFromReportTakesTheTrendedFigures(t *testing.T) {
 		t.Errorf("a phase without operations has no figures")
 	}
 	if got := r.Samples[history.SampleP99]; len(got) != 2 || got[1] != 4 || r.Samples[history.SampleThroughput][0] != 9 {
-		t.Errorf("samples %v: want the seconds with operations", r.Samples)
+		t.Errorf("samples %v: want the whole seconds with operations", r.Samples)
 	}
 	if r.Verdict != "FAIL" || r.Exit != 1 || len(r.Failed) != 1 || r.Machine.Cores != 2 || r.Machine.Load1 != 1.5 ||
 		r.System.Scripts["reserve"] != "abc" || r.System.Adapter != "slow.yaml" || r.At != t0 || r.ScenarioHash == "" {
