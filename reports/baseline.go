@@ -73,8 +73,19 @@ type BaselineFigure struct {
 
 // Line is the figure in one line, as text, JUnit and HTML state it.
 func (f BaselineFigure) Line(alpha float64) string {
-	return fmt.Sprintf("%s %.3f %s against a baseline median of %.3f (%+.1f%%, allowed +%.0f%%; Mann-Whitney p=%.2g over %d vs %d per-second samples, significant below %g)",
-		f.Figure, f.Tonight, f.Unit, f.Baseline, 100*f.Change, 100*f.Threshold, f.PValue, f.Samples, f.BaselineSamples, alpha)
+	return fmt.Sprintf("%s %.3f %s against a baseline median of %.3f (%s, allowed %.0f%% worse; Mann-Whitney p=%.2g over %d vs %d per-second samples, significant below %g)",
+		f.Figure, f.Tonight, f.Unit, f.Baseline, f.ChangeText(), 100*f.Threshold, f.PValue, f.Samples, f.BaselineSamples, alpha)
+}
+
+// ThresholdText is the allowed worsening: "20% worse".
+func (f BaselineFigure) ThresholdText() string { return fmt.Sprintf("%.0f%% worse", 100*f.Threshold) }
+
+// ChangeText is the change in words: "35.0% worse", "4.2% better".
+func (f BaselineFigure) ChangeText() string {
+	if f.Change < 0 {
+		return fmt.Sprintf("%.1f%% better", -100*f.Change)
+	}
+	return fmt.Sprintf("%.1f%% worse", 100*f.Change)
 }
 
 // WindowText states the window in words.
