@@ -14,7 +14,7 @@ func TestFromReportTakesTheTrendedFigures(t *testing.T) {
 		Phases:  []reports.Phase{{Name: "baseline", Ops: 40, LatencyMs: reports.Percentiles{P99: 2}}, {Name: "idle", Ops: 0}},
 		Faults:  []reports.Fault{{Kind: "failover", Name: "kill", Evidence: map[string]any{"recovery_ms": 1234.5}}},
 		Unknown: reports.Unknown{Total: 4}, LostAcks: 2,
-		Pipeline:   map[string]any{"orders": int64(50)},
+		Pipeline: map[string]any{"orders": int64(50)},
 		Timeseries: []reports.Second{{TS: 0, Ops: 10, P99Ms: 3, Completed: 9}, {TS: 1, Ops: 0}, {TS: 2, Ops: 10, P99Ms: 4, Completed: 11},
 			{TS: 10, Ops: 1, P99Ms: 5, Completed: 1}}, // past the load's 10 s: a partial second
 		Assertions: []reports.Assertion{{Name: "p99 <= 5ms", Status: reports.StatusFail}},
