@@ -109,3 +109,30 @@ func figureLines(b *reports.Baseline) []string {
 	}
 	return out
 }
+
+// A results history that cannot be used is bad input: exit 2 naming the
+// flag and the fix, before any cluster starts.
+func TestResultsHistoryBadInputExitsTwo(t *testing.T) {
+	before := redisServers(t)
+	file := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "smoke", "--results-history", file}, "give --results-history a"},
+		{[]string{"run", "smoke", "--baseline", file}, "--baseline: results history " + file},
+		{[]string{"run", "smoke", "--results-db", "postgres://u@127.0.0.1:1/db?sslmode=disable&connect_timeout=2"}, "--results-db postgres://u@127.0.0.1:1/db: connecting"},
+		{[]string{"capacity", "smoke", "--results-db", "postgres://%zz"}, "--results-db: the PostgreSQL URL is malformed"},
+	} {
+		code, text := cli(t, append(tc.args, "--out", t.TempDir())...)
+		if code != 2 || !strings.Contains(text, tc.want) {
+			t.Errorf("%v: exit %d, want 2 naming %q:\n%s", tc.args, code, tc.want, text)
+		}
+	}
+	if after := redisServers(t); after != before {
+		t.Errorf("redis-server processes left: %q (before %q)", after, before)
+	}
+}
