@@ -11,10 +11,12 @@ import (
 // judgeBaseline judges rep against Output.Baseline (run --baseline):
 // report.json's baseline and its assertions. Nothing without a baseline,
 // for a load the pre-flight refused or an interrupted one (no figures to
-// judge); a history that cannot be read fails the comparison's assertion.
+// judge) or one generator's share of a split load (its figures are not
+// the whole load's); a history that cannot be read fails the comparison's
+// assertion.
 func (x *execution) judgeBaseline(ctx context.Context, rep *reports.Report) {
 	st := x.out.Baseline
-	if st == nil || x.pre.Refused() || x.interrupted != "" {
+	if st == nil || x.pre.Refused() || x.interrupted != "" || x.plan.Generator.Split() {
 		return
 	}
 	tonight := history.FromReport(rep, history.KindRun, x.out.Dir)
@@ -28,11 +30,12 @@ func (x *execution) judgeBaseline(ctx context.Context, rep *reports.Report) {
 	x.out.logger().Info("baseline", "history", st.Where(), "status", rep.Baseline.Status, "detail", rep.Baseline.Detail)
 }
 
-// appendRecord appends the run's record to Output.Results; a failure is
-// logged (and printed to ErrOut) and leaves the verdict as it is.
+// appendRecord appends the run's record to Output.Results (not for one
+// generator's share of a split load); a failure is logged (and printed to
+// ErrOut) and leaves the verdict as it is.
 func (x *execution) appendRecord(ctx context.Context, rep *reports.Report) {
 	st := x.out.Results
-	if st == nil {
+	if st == nil || x.plan.Generator.Split() {
 		return
 	}
 	r := history.FromReport(rep, history.KindRun, x.out.Dir)
