@@ -137,6 +137,13 @@ func (s *DirStore) rotate(path string, old, line []byte) error {
 		b.WriteByte('\n')
 	}
 	b.Write(line)
+	// Under the lock no other rotation runs: a temporary file left is a
+	// crashed rotation's, whose file was never replaced.
+	if stale, _ := filepath.Glob(filepath.Join(s.dir, ".rotate-*")); len(stale) > 0 {
+		for _, f := range stale {
+			_ = os.Remove(f)
+		}
+	}
 	tmp, err := os.CreateTemp(s.dir, ".rotate-*")
 	if err != nil {
 		return fmt.Errorf("results history %s: rotate: %w", path, err)
