@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"seckill-harness/runner/compare"
+	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
 )
 
@@ -36,7 +37,9 @@ from its demand (twice it, or a tenth of it) instead of the scenario's.`,
 			if err != nil {
 				return err
 			}
-			return verdict(compare.Capacity(cmd.Context(), cmd.OutOrStdout(), p, co.For(p, cmd.Flags().Changed), f.output(cmd)))
+			return f.run(cmd, func(out lifecycle.Output) (bool, error) {
+				return compare.Capacity(cmd.Context(), cmd.OutOrStdout(), p, co.For(p, cmd.Flags().Changed), out)
+			})
 		},
 	}
 	f.register(cmd.Flags(), "out/capacity")

@@ -6,10 +6,12 @@ import (
 
 	"seckill-harness/internal/cmdline"
 	"seckill-harness/runner/catalogue"
+	"seckill-harness/runner/lifecycle"
 )
 
 func newCatalogueCmd() *cobra.Command {
 	var o catalogue.Settings
+	var results cmdline.Results // --results-history, --results-db
 	cmd := &cobra.Command{
 		Use:   "catalogue",
 		Short: "Run every built-in scenario and suite on the reference path; each must meet its own expectation",
@@ -34,10 +36,18 @@ not be judged (error), or an interrupted catalogue.`,
 			cmdline.ClusterFlags(fs, &o.Inputs.Cluster)
 			o.Inputs.Given = fs.Changed
 			o.Level, _ = cmdline.LevelOf(cmd)
+			var out lifecycle.Output
+			done, err := results.Open(cmd.Context(), &out, cmd.ErrOrStderr())
+			defer done()
+			if err != nil {
+				return err
+			}
+			o.Results = out.Results
 			return catalogue.RunGate(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
 	f := cmd.Flags()
+	cmdline.ResultsFlags(f, &results, false)
 	f.IntVar(&o.Repeat, "repeat", 1, "run the catalogue N times; the table says per built-in how many runs held (e.g. 3/3)")
 	f.BoolVar(&o.Stress, "stress", false, "run it while a busy loop per core spins (child processes the harness ends by PID, on every way out)")
 	f.StringVar(&o.Out, "out", "out/catalogue", "directory for the runs' reports (rep-N/<built-in>/), catalogue.log and junit.xml")

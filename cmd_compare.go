@@ -19,6 +19,7 @@ type scenarioCmdFlags struct {
 	adapter  string // --adapter
 	progress string
 	cluster  lifecycle.ClusterSpec
+	results  cmdline.Results // --results-history, --results-db
 }
 
 func (f *scenarioCmdFlags) register(fs *pflag.FlagSet, defOut string) {
@@ -29,6 +30,7 @@ func (f *scenarioCmdFlags) register(fs *pflag.FlagSet, defOut string) {
 	fs.StringVar(&f.progress, "progress", "off", "live progress on stderr: auto, tty, plain, off")
 	addClusterFlags(fs, &f.cluster)
 	cmdline.AdapterFlag(fs, &f.adapter)
+	cmdline.ResultsFlags(fs, &f.results, false)
 }
 
 // inputs is what the command's flags add to its plans, with the overrides ov.
@@ -49,6 +51,18 @@ func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string, ov planner.Overr
 
 func (f *scenarioCmdFlags) output(cmd *cobra.Command) lifecycle.Output {
 	return lifecycle.Output{Dir: f.out, Progress: f.progress, ErrOut: cmd.ErrOrStderr(), Logger: cmdLogger(cmd)}
+}
+
+// run runs fn on the command's output with its results history open, and
+// maps its result to the exit contract (verdict).
+func (f *scenarioCmdFlags) run(cmd *cobra.Command, fn func(lifecycle.Output) (bool, error)) error {
+	out := f.output(cmd)
+	done, err := f.results.Open(cmd.Context(), &out, cmd.ErrOrStderr())
+	defer done()
+	if err != nil {
+		return err
+	}
+	return verdict(fn(out))
 }
 
 // verdict maps a compare or capacity result to the exit contract.
@@ -116,7 +130,7 @@ Reports go to <out>/<variant>/, the table to <out>/compare.json,
 				in, seed := f.inputs(cmd, wait.over(planner.Overrides{}))
 				return planner.Load(cmd.Context(), args[0], append(append([]string(nil), f.sets...), sets...), seed, in)
 			}
-			return verdict(req.Run(cmd.Context(), cmd.OutOrStdout(), plan, f.output(cmd)))
+			return f.run(cmd, func(out lifecycle.Output) (bool, error) { return req.Run(cmd.Context(), cmd.OutOrStdout(), plan, out) })
 		},
 	}
 	f.register(cmd.Flags(), "out/compare")

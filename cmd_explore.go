@@ -7,12 +7,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"seckill-harness/internal/cmdline"
 	"seckill-harness/runner/explore"
+	"seckill-harness/runner/history"
+	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
 )
 
 func newExploreCmd() *cobra.Command {
 	var o explore.Options
+	var results cmdline.Results // --results-history, --results-db
 	o.Bounds = explore.DefaultBounds()
 	cmd := &cobra.Command{
 		Use:   "explore --seed S --budget 10m --out DIR",
@@ -50,10 +54,17 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 			o.Log, o.Logger = cmd.OutOrStdout(), cmdLogger(cmd)
 			o.Command = explorerCommand()
 			o.Given = cmd.Flags().Changed
+			var out lifecycle.Output
+			done, err := results.Open(cmd.Context(), &out, cmd.ErrOrStderr())
+			defer done()
+			if err != nil {
+				return err
+			}
 			sum, err := explore.Explore(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
+			_ = history.Put(cmd.Context(), out.Results, sum.Record(o.Out), cmd.ErrOrStderr())
 			if len(sum.Findings) > 0 {
 				return errChecksFailed
 			}
@@ -61,6 +72,7 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 		},
 	}
 	f := cmd.Flags()
+	cmdline.ResultsFlags(f, &results, false)
 	f.Int64Var(&o.Seed, "seed", 1, "seed of the schedules")
 	f.DurationVar(&o.Budget, "budget", 0, "wall time for drawing and running schedules, e.g. 10m (shrinking has --shrink-budget)")
 	f.IntVar(&o.Runs, "runs", 0, "most schedules to run (0: until --budget)")

@@ -36,6 +36,7 @@ type runOptions struct {
 	drain    time.Duration
 
 	summary *cmdline.Summary // with --json: the runs' summaries
+	results cmdline.Results  // --results-history, --results-db, --baseline
 
 	wait         waitFlags
 	generator    string // --generator I/N
@@ -92,7 +93,13 @@ any member failed, else 3 when any member was inconclusive.`,
 			if err != nil {
 				return err
 			}
-			return su.Run(cmd.Context(), o.output(cmd), nil)
+			out := o.output(cmd)
+			done, err := o.results.Open(cmd.Context(), &out, cmd.ErrOrStderr())
+			defer done()
+			if err != nil {
+				return err
+			}
+			return su.Run(cmd.Context(), out, nil)
 		},
 	}
 	o.registerFlags(cmd, &mode, &shape)
@@ -143,6 +150,7 @@ func (o *runOptions) registerFlags(cmd *cobra.Command, mode, shape *string) {
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may go, after the load, without bringing one more reservation to ORDER_CREATED or RELEASED (the drain ends then, or at 6x this in all)")
 	f.DurationVar(&o.localSoldOut, "local-soldout", 0, "TTL of a local sold-out flag in front of the path: SOLD_OUT sets it per bucket, Redis Pub/Sub tells the other service instances, requests are answered LOCAL_SOLD_OUT until it expires (0: none; overrides a scenario's local_soldout)")
 	cmdline.AdapterFlag(f, &o.adapter)
+	cmdline.ResultsFlags(f, &o.results, true)
 	f.StringVar(&o.path, "path", "", "reserve path to drive: reference (default) or a known-bad variant (negative control; see 'seckill-harness selftest')")
 	f.StringVar(&o.metrics, "metrics-addr", "", "serve live Prometheus metrics on http://127.0.0.1:PORT/metrics while the run goes on (loopback only; e.g. 127.0.0.1:9464)")
 	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (a rewritten line on a terminal, a plain line every 5 s otherwise), tty, plain, off")

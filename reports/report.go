@@ -159,6 +159,9 @@ type Report struct {
 	// Host is the machine's and the harness's view of each second of the
 	// load, and the harness stalls (additive; see the Host type).
 	Host *Host `json:"host,omitempty"`
+	// Baseline is run --baseline's comparison with the results history
+	// (additive; see the Baseline type).
+	Baseline *Baseline `json:"baseline,omitempty"`
 }
 
 // LocalSoldOut is report.json's local_soldout: the process-local sold-out

@@ -40,6 +40,7 @@ func WriteText(w io.Writer, r *Report) error {
 	t.stock(r)
 	t.checks(r)
 	t.sections(r)
+	t.baseline(r)
 	t.servers(r)
 	ew.printf("\n%s\n", r.VerdictLine())
 	return ew.err
@@ -548,4 +549,20 @@ func fmtObserved(v float64) string {
 		return fmt.Sprintf("%d", int64(v))
 	}
 	return fmt.Sprintf("%.4g", v)
+}
+
+// baseline writes run --baseline's comparison: the window and each figure.
+func (t *textWriter) baseline(r *Report) {
+	b := r.Baseline
+	if b == nil {
+		return
+	}
+	t.ew.printf("\nbaseline (%s): %s: %s\n", b.History, b.Status, b.Detail)
+	for _, f := range b.Figures {
+		mark := "ok       "
+		if f.Regressed {
+			mark = "REGRESSED"
+		}
+		t.ew.printf("  %s %s\n", mark, f.Line(b.Alpha))
+	}
 }

@@ -32,6 +32,11 @@
 //	                              # link-down, harness-stall): kept in
 //	                              # unplanned_events (tolerated: true), not
 //	                              # named by the verdict line
+//	regressions:                  # run --baseline: how much worse than the
+//	  p99: 20%                    # results history's recent runs a figure
+//	  throughput: 10%             # may be (p50, p99, p999, throughput; "off"
+//	                              # turns one off); default p99 20%,
+//	                              # throughput 10%
 //	wait:                         # WAIT after each fresh ACCEPTED, on the
 //	  replicas: 0                 #   connection that ran the script; 0: off
 //	  timeout: 500ms              #   WAIT's timeout (default with replicas)

@@ -64,6 +64,13 @@ func (s *Scenario) Resolved() map[string]any {
 	if len(s.TolerateEvents) > 0 {
 		m["tolerate_events"] = append([]string(nil), s.TolerateEvents...)
 	}
+	if len(s.regressionText) > 0 {
+		rm := map[string]any{}
+		for k, t := range s.regressionText {
+			rm[k] = t
+		}
+		m["regressions"] = rm
+	}
 	m["wait"] = map[string]any{"replicas": s.Wait.Replicas, "timeout": s.Wait.Timeout.String()}
 	m["duration"] = s.Duration().String()
 	m["topology"] = map[string]any{

@@ -73,6 +73,12 @@ type Scenario struct {
 	// tolerated: true but the verdict line does not name them. Unplanned
 	// events never fail a run by themselves.
 	TolerateEvents []string
+	// Regressions bound, per figure (runner/history.RegressionNames: p50,
+	// p99, p999, throughput), how much worse than the results history's
+	// baseline a run may be under run --baseline before it fails: 0.2 is
+	// 20% (written "20%"), negative is off (written "off"). Figures not
+	// named keep history.DefaultThresholds (p99 20%, throughput 10%).
+	Regressions map[string]float64
 	// Wait is the reserve option `wait: {replicas: N, timeout: D}`: WAIT
 	// after each fresh ACCEPTED on the connection that ran the script
 	// (sut.WaitPolicy). Timeout defaults to sut.DefaultWaitTimeout
@@ -105,6 +111,8 @@ type Scenario struct {
 	phaseSrc []map[string]string // per phase: field → the path that gave its value
 	sets     []string            // suite: --set values forwarded to every member
 	defects  []string            // pipeline.defects as written (Validate checks the names)
+	// regressionText is regressions: as written (Validate checks each).
+	regressionText map[string]string
 }
 
 // Topology is the cluster the scenario runs on.
@@ -411,6 +419,7 @@ func (d *dec) scenario(root *node) {
 	}
 	s.LocalSoldOut = d.dur(root, "local_soldout", "local_soldout", 0)
 	s.TolerateEvents = d.strs(root, "tolerate_events", "tolerate_events")
+	d.regressions(root)
 	w := d.section(root, "wait", "wait")
 	s.Wait.Replicas = int(d.int(w, "replicas", "wait.replicas", 0))
 	s.Wait.Timeout = d.dur(w, "timeout", "wait.timeout", 0)

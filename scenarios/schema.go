@@ -159,6 +159,7 @@ var (
 		{"adapter", sString},
 		{"local_soldout", sDuration},
 		{"tolerate_events", sStrings},
+		{"regressions", &schema{t: tDict, elem: sString, what: "figure"}},
 		{"wait", &schema{t: tMap, fields: []field{{"replicas", sInt}, {"timeout", sDuration}}}},
 		{"topology", topologySchema},
 		{"activity", activitySchema},

@@ -136,6 +136,7 @@ func (v *validator) scenario() {
 		v.bad("local_soldout", "%s: want a positive TTL like 1s (or 0: no local sold-out flag)", s.LocalSoldOut)
 	}
 	v.tolerateEvents()
+	v.regressions()
 	if err := s.Wait.Validate(); err != nil {
 		v.bad("wait", "replicas %d, timeout %s: %v", s.Wait.Replicas, s.Wait.Timeout, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"seckill-harness/internal/exitcode"
 	"seckill-harness/reports"
+	"seckill-harness/runner/history"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
 )
@@ -28,6 +29,9 @@ type Settings struct {
 	// Inputs are the run flags' defaults, as `run NAME` has them when none is given.
 	Inputs planner.Inputs
 	Level  slog.Level // the runs' log records at this level and above go to catalogue.log
+	// Results, when set, is the results history every run (and suite)
+	// appends its record to (--results-history, --results-db).
+	Results history.Store
 }
 
 // RunGate runs the catalogue as the command does: it checks the settings
@@ -68,14 +72,15 @@ func RunGate(ctx context.Context, stdout, stderr io.Writer, st Settings) error {
 	}
 	started := time.Now()
 	reps, runErr := Execute(ctx, sched, Options{Repeat: st.Repeat, Dir: st.Out,
-		Runner: ScenarioRunner(st.Inputs, logf, st.Level), Progress: stderr})
+		Runner: ScenarioRunner(st.Inputs, logf, st.Level, st.Results), Progress: stderr})
 	return st.report(stdout, stderr, sched.Header(st.Repeat, st.Stress), started, reps, runErr)
 }
 
 // ScenarioRunner runs a built-in as `seckill-harness run NAME` does
 // (planner.BuildSuite with in, then lifecycle.Suite.Run), with progress
-// off and its output and its log records at level and above into log.
-func ScenarioRunner(in planner.Inputs, log io.Writer, level slog.Level) Runner {
+// off and its output and its log records at level and above into log;
+// with results (nil: none) each run appends its record there.
+func ScenarioRunner(in planner.Inputs, log io.Writer, level slog.Level, results history.Store) Runner {
 	return func(ctx context.Context, name, dir string, done func(Run)) error {
 		s, err := planner.Resolve(ctx, name, nil, nil)
 		if err != nil {
@@ -84,7 +89,7 @@ func ScenarioRunner(in planner.Inputs, log io.Writer, level slog.Level) Runner {
 		got := map[string]*reports.Report{}
 		out := lifecycle.Output{Dir: dir, Progress: "off", ErrOut: log, Log: log,
 			Logger:    slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: level})),
-			OnOutcome: func(d string, oc *lifecycle.Result) { got[d] = oc.Report }}
+			OnOutcome: func(d string, oc *lifecycle.Result) { got[d] = oc.Report }, Results: results}
 		onMember := func(m, d string, wall time.Duration, err error) {
 			done(Run{Name: m, Dir: d, Wall: wall, Report: got[d], Err: exitcode.Judged(err)})
 		}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"seckill-harness/reports"
+	"seckill-harness/runner/history"
 	"seckill-harness/runner/lifecycle"
 )
 
@@ -43,6 +44,7 @@ func measureAll(ctx context.Context, log io.Writer, p *lifecycle.Plan, axis Axis
 		}
 		sub := out
 		sub.Dir = subDir(out.Dir, v.Dir)
+		sub.Results, sub.Baseline = nil, nil // a variant is not the scenario: the compare's record stands for it
 		if v.Heading != "" {
 			fmt.Fprintf(log, "\n=== %s ===\n", v.Heading)
 		}
@@ -131,7 +133,7 @@ func compareBy(ctx context.Context, log io.Writer, p *lifecycle.Plan, axis Axis,
 		md: fmt.Sprintf("# compare %s by %s\n\n%s; each on a fresh cluster.", p.Name, axis.words(), capitalize(axis.Title)),
 		sum: &reports.Report{Scenario: p.Name + " — compare by " + axis.words(), Seed: p.Phases[0].Config.Seed,
 			StartedAt: began, Compare: &reports.CompareResult{Dimension: axis.Name}}}
-	return w.write(log, rows, out.Dir)
+	return w.write(ctx, log, rows, out)
 }
 
 // CompareCapacity runs a capacity search (see Capacity) for each path of
@@ -171,7 +173,7 @@ func CompareCapacity(ctx context.Context, log io.Writer, p *lifecycle.Plan, axis
 		md: fmt.Sprintf("# compare --capacity %s by %s\n\nThe highest rate per value that held the SLO; each on a fresh cluster.", p.Name, axis.words()),
 		sum: &reports.Report{Scenario: p.Name + " — capacity by " + axis.words(), Seed: p.Phases[0].Config.Seed, StartedAt: began,
 			Compare: &reports.CompareResult{Dimension: axis.Name + " (capacity)", SloP99Ms: slo, Note: note}}}
-	return w.write(log, rows, out.Dir)
+	return w.write(ctx, log, rows, out)
 }
 
 // words is the axis's name as words ("pool size").
@@ -203,7 +205,8 @@ type written struct {
 
 // write prints the tables and, unless dir is "", writes the files; passed
 // is every row's verdict.
-func (w written) write(log io.Writer, rows []Row, dir string) (passed bool, err error) {
+func (w written) write(ctx context.Context, log io.Writer, rows []Row, out lifecycle.Output) (passed bool, err error) {
+	dir := out.Dir
 	passed = true
 	for _, r := range rows {
 		passed = passed && r.passed()
@@ -236,6 +239,7 @@ func (w written) write(log io.Writer, rows []Row, dir string) (passed bool, err 
 		return false, err
 	}
 	fmt.Fprintf(log, "compare: %s\n", strings.Join(files, ", "))
+	_ = history.AppendReport(ctx, out.Results, w.sum, history.KindCompare, dir, out.ErrOut)
 	return passed, nil
 }
 

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"seckill-harness/internal/exitcode"
 	"seckill-harness/reports"
+	"seckill-harness/runner/history"
 )
 
 // write writes summary.json, summary.txt and junit.xml to dir.
@@ -107,4 +109,17 @@ func (s *Summary) WriteJUnit(w io.Writer) error {
 	props := map[string]string{"seed": fmt.Sprint(s.Seed), "path": s.Path, "budget": s.Budget, "runs": fmt.Sprint(len(s.Runs)),
 		"findings": fmt.Sprint(len(s.Findings)), "stopped": s.Stopped}
 	return reports.WriteJUnitSuite(w, name, s.StartedAt, props, cases)
+}
+
+// Record is the exploration's results-history record: its schedules run,
+// findings and wall time; exit 1 with a finding.
+func (s *Summary) Record(out string) history.Record {
+	exit := exitcode.Pass
+	if len(s.Findings) > 0 {
+		exit = exitcode.CheckFailed
+	}
+	r := history.Summary(history.KindExplore, "explore", s.StartedAt, exit,
+		map[string]float64{"runs": float64(len(s.Runs)), "findings": float64(len(s.Findings)), "wall_s": s.Seconds})
+	r.Run = out
+	return r
 }

@@ -673,16 +673,7 @@ func (x *execution) assemble(ctx context.Context) *Result {
 	}
 	rep.Servers = x.serversSection(ctx)
 	rep.Host = x.host.Section(res.Began, res.Elapsed, lateStarts(res))
-	for _, k := range x.watchdog.Kills() {
-		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
-	}
-	if len(rep.ScriptKills) > 0 || x.busyErr != nil {
-		detail := fmt.Sprintf("%d SCRIPT KILL(s) sent", len(rep.ScriptKills))
-		if x.busyErr != nil {
-			detail += "; " + x.busyErr.Error()
-		}
-		rep.Assertions = append(rep.Assertions, assertion("no script of the path under test ran past its limit", false, float64(len(rep.ScriptKills)), ptr(0), detail))
-	}
+	x.scriptKills(rep)
 	notInjected := notInjected(p.Faults)
 	if x.checkErr != nil {
 		rep.Assertions = append(rep.Assertions, assertion("final state read back from Redis", false, 0, nil, x.checkErr.Error()))
@@ -695,12 +686,28 @@ func (x *execution) assemble(ctx context.Context) *Result {
 	if p.Evaluate != nil && !x.pre.Refused() {
 		rep.Assertions = append(rep.Assertions, p.Evaluate(rep)...)
 	}
+	x.judgeBaseline(ctx, rep)
 	judgeInconclusive(rep)
 	x.events(rep)
 	rep.Passed = len(rep.FailedChecks()) == 0 && len(rep.InconclusiveChecks()) == 0 && rep.Interrupted == nil
 	oc := &Result{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,
 		HealErr: x.healErr, HealthErr: x.healthErr, NotInjected: notInjected, Pipeline: x.ev, recorder: rec}
 	return oc
+}
+
+// scriptKills reports the SCRIPT KILLs the watchdog sent, and fails the
+// run when it sent any or a node stayed busy.
+func (x *execution) scriptKills(rep *reports.Report) {
+	for _, k := range x.watchdog.Kills() {
+		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
+	}
+	if len(rep.ScriptKills) > 0 || x.busyErr != nil {
+		detail := fmt.Sprintf("%d SCRIPT KILL(s) sent", len(rep.ScriptKills))
+		if x.busyErr != nil {
+			detail += "; " + x.busyErr.Error()
+		}
+		rep.Assertions = append(rep.Assertions, assertion("no script of the path under test ran past its limit", false, float64(len(rep.ScriptKills)), ptr(0), detail))
+	}
 }
 
 // notInjected lists the planned faults that never took effect, with why.
@@ -748,6 +755,7 @@ func (x *execution) write(ctx context.Context, oc *Result) error {
 	if err := reports.WriteText(log, oc.Report); err != nil {
 		return err
 	}
+	x.appendRecord(ctx, oc.Report)
 	fmt.Fprintf(log, "report: %s\n", filepath.Join(x.out.Dir, "report.json"))
 	if x.plan.Generator.Split() {
 		fmt.Fprintf(log, "generator %s of activity %s: I2 and I9 are judged on the merge: seckill-harness verify --cluster … --out DIR <every generator's --out>\n", x.plan.Generator, x.act.ID)

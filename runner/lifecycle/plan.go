@@ -14,6 +14,7 @@ import (
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/checks"
+	"seckill-harness/runner/history"
 	"seckill-harness/runner/pipeline"
 	"seckill-harness/runner/sut"
 )
@@ -84,6 +85,10 @@ type Plan struct {
 	// expected" does, when it did not fail with at least that count.
 	ExpectFail map[string]int64
 	Resolved   map[string]any // the fully resolved scenario, for report.json
+	// Regressions are the scenario's regression thresholds over
+	// history.DefaultThresholds (scenarios.Scenario.Regressions), judged
+	// with Output.Baseline.
+	Regressions map[string]float64
 	// TolerateEvents are the kinds of unplanned events (reports.EventKinds)
 	// the scenario tolerates: reported with tolerated: true and not named
 	// by the verdict line.
@@ -157,6 +162,17 @@ type Output struct {
 	// run's report is written (run --json collects the summaries here; a
 	// suite calls it once per member).
 	OnOutcome func(dir string, oc *Result)
+	// Results, when set, is the results history: once the report is
+	// written the run's record (history.FromReport) is appended to it; a
+	// failed append is logged as an error and does not change the verdict.
+	Results history.Store
+	// Baseline, when set, is the results history the run is judged
+	// against (run --baseline): report.json's baseline and one assertion
+	// per judged figure (history.Judge with the plan's Regressions).
+	Baseline history.Store
+	// Suite names the suite a member runs in (set by Suite.Run; it goes
+	// into the member's history record).
+	Suite string
 	// OnMetrics, when set, is called with the metrics server's address
 	// once it listens (tests asking for port 0 learn the real one).
 	OnMetrics func(addr string)

@@ -12,6 +12,7 @@ import (
 
 	"seckill-harness/internal/exitcode"
 	"seckill-harness/reports"
+	"seckill-harness/runner/history"
 )
 
 // Judge maps an outcome to the exit contract (package exitcode): an
@@ -74,13 +75,14 @@ func (s Suite) Run(ctx context.Context, out Output, onMember MemberFunc) error {
 	}
 	var rows []suiteRow
 	var worst error
+	began := time.Now()
 	for _, p := range s.Plans {
 		if ctx.Err() != nil {
 			break
 		}
 		fmt.Fprintf(out.Log, "\n##### %s (%d of %d in %s) #####\n", p.Name, len(rows)+1, len(s.Plans), s.Name)
 		sub := out
-		sub.Dir = filepath.Join(out.Dir, p.Name)
+		sub.Dir, sub.Suite = filepath.Join(out.Dir, p.Name), s.Name
 		t0 := time.Now()
 		err := RunPlan(ctx, p, sub)
 		rows = append(rows, suiteRow{name: p.Name, dur: time.Since(t0), verdict: memberVerdict(err)})
@@ -99,7 +101,25 @@ func (s Suite) Run(ctx context.Context, out Output, onMember MemberFunc) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("suite %s interrupted: %w", s.Name, ctx.Err())
 	}
+	s.record(ctx, out, began, rows, worst)
 	return worst
+}
+
+// record appends the suite's own record to out.Results (each member's is
+// appended by its run): its verdict, members and failed members.
+func (s Suite) record(ctx context.Context, out Output, began time.Time, rows []suiteRow, worst error) {
+	failed := 0
+	for _, r := range rows {
+		if r.verdict != "PASS" {
+			failed++
+		}
+	}
+	figs := map[string]float64{"members": float64(len(rows)), "failed_members": float64(failed), "wall_s": time.Since(began).Seconds()}
+	r := history.Summary(history.KindSuite, s.Name, began, exitcode.Of(worst), figs)
+	r.Run = out.Dir
+	if err := history.Put(ctx, out.Results, r, out.ErrOut); err != nil {
+		out.logger().Error("results history: the suite's record was not appended", "err", err)
+	}
 }
 
 // suiteRow is one member in the suite's table.

@@ -156,7 +156,7 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 	}
 	p := &lifecycle.Plan{Name: s.Name, Cluster: clusterOf(s.Topology, in.Cluster), Stock: s.Activity.Stock,
 		Buckets: uint32(s.Activity.Buckets), Window: s.Activity.Window, Faults: planned, Evaluate: s.Evaluate,
-		Waived: s.Waived, Resolved: s.Resolved(), ExpectFail: s.Assertions.ExpectFail, Wait: s.Wait, TolerateEvents: s.TolerateEvents,
+		Waived: s.Waived, Resolved: s.Resolved(), ExpectFail: s.Assertions.ExpectFail, Wait: s.Wait, TolerateEvents: s.TolerateEvents, Regressions: s.Regressions,
 		Pipeline: s.Pipeline, Drain: s.Drain, LocalSoldOut: sut.LocalSoldOutConfig{TTL: s.LocalSoldOut},
 		LuaDir: in.LuaDir, Generator: in.Generator, ActivityWait: in.ActivityWait,
 		PostgresURL: in.PostgresURL, PostgresKeep: in.PostgresKeep}

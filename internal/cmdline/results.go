@@ -1,0 +1,63 @@
+package cmdline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"seckill-harness/runner/history"
+	"seckill-harness/runner/lifecycle"
+)
+
+// Results are the results-history flags (runner/history): where a
+// command appends its record (--results-history DIR, --results-db URL)
+// and, for run, the history it is judged against (--baseline HISTORY).
+type Results struct {
+	Dir, DB  string
+	Baseline string
+}
+
+// ResultsFlags registers --results-history and --results-db on f and,
+// with baseline, --baseline (run).
+func ResultsFlags(f *pflag.FlagSet, r *Results, baseline bool) {
+	f.StringVar(&r.Dir, "results-history", "", "append this command's record (scenario, its content hash, the system under test, harness, machine, verdict, figures, per-second samples) to the results history in this directory: one JSON-lines file per scenario, the newest 400 records each (see README: Results history)")
+	f.StringVar(&r.DB, "results-db", "", "append the record to PostgreSQL instead: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass); table "+history.Table+", created if missing")
+	if baseline {
+		f.StringVar(&r.Baseline, "baseline", "", "judge the run against the results history HISTORY (a --results-history directory or a postgres:// URL): the same scenario and content hash on machines with the same cores, the newest 14 runs; a regression beyond the scenario's regressions: (default p99 20%, throughput 10%) with Mann-Whitney p < 0.01 on the per-second samples fails the run (exit 1); fewer than 5 such runs: says so, does not fail")
+	}
+}
+
+// Open opens the stores the flags name into out (Results, Baseline),
+// with warnings (a skipped corrupt entry) printed to warn. The returned
+// func closes them. An unusable store is an error naming the flag (exit 2).
+func (r *Results) Open(ctx context.Context, out *lifecycle.Output, warn io.Writer) (closeAll func(), err error) {
+	var opened []history.Store
+	closeAll = func() {
+		for _, s := range opened {
+			_ = s.Close()
+		}
+	}
+	w := func(msg string) { fmt.Fprintf(warn, "warning: results history: %s\n", msg) }
+	if r.Dir != "" || r.DB != "" {
+		st, err := history.Open(ctx, history.Options{Dir: r.Dir, DBURL: r.DB, Warn: w})
+		if err != nil {
+			return closeAll, err
+		}
+		opened, out.Results = append(opened, st), st
+	}
+	if r.Baseline != "" {
+		o := history.Options{Dir: r.Baseline, Warn: w}
+		if strings.HasPrefix(r.Baseline, "postgres://") || strings.HasPrefix(r.Baseline, "postgresql://") {
+			o = history.Options{DBURL: r.Baseline, Warn: w}
+		}
+		st, err := history.Open(ctx, o)
+		if err != nil {
+			return closeAll, fmt.Errorf("--baseline: %w", err)
+		}
+		opened, out.Baseline = append(opened, st), st
+	}
+	return closeAll, nil
+}

@@ -1,0 +1,201 @@
+package history
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"seckill-harness/reports"
+)
+
+// Defaults of the baseline judgement.
+const (
+	// MinRuns is the fewest comparable past runs a comparison needs.
+	MinRuns = 5
+	// Window is how many of the newest comparable runs are compared with.
+	Window = 14
+	// Alpha is the rank test's significance level.
+	Alpha = 0.01
+)
+
+// Regression figures a scenario's regressions: section may bound, with
+// the per-second samples each is tested on and which way is worse.
+var figureRules = map[string]struct {
+	figure, sample string
+	higherWorse    bool
+	judges         string
+}{
+	"p50":        {"p50_ms", SampleP50, true, "latency"},
+	"p99":        {"p99_ms", SampleP99, true, "latency"},
+	"p999":       {"p999_ms", SampleP999, true, "latency"},
+	"throughput": {"throughput_ops_per_s", SampleThroughput, false, "throughput"},
+}
+
+// RegressionNames are the names a regressions: section may use.
+func RegressionNames() []string {
+	out := make([]string, 0, len(figureRules))
+	for k := range figureRules {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Thresholds bound the relative worsening per regression name (0.2:
+// 20%); a negative value turns the name off.
+type Thresholds map[string]float64
+
+// DefaultThresholds are judged unless a scenario says otherwise: p99 20%
+// worse, throughput 10% lower.
+func DefaultThresholds() Thresholds { return Thresholds{"p99": 0.20, "throughput": 0.10} }
+
+// With is t with over's entries over it (nil over: t).
+func (t Thresholds) With(over map[string]float64) Thresholds {
+	out := Thresholds{}
+	for k, v := range t {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+// Comparable says whether past was run like tonight: same scenario, same
+// content hash, same cores, a run (not a suite or compare record), and
+// not an interrupted or errored one.
+func Comparable(tonight, past Record) bool {
+	return past.Kind == KindRun && past.Scenario == tonight.Scenario && past.ScenarioHash == tonight.ScenarioHash &&
+		past.Machine.Cores == tonight.Machine.Cores && past.Exit != 2 && past.At.Before(tonight.At)
+}
+
+// Judge compares tonight with the newest Window comparable records of
+// past (any order) under th; where names the store for the report.
+func Judge(tonight Record, past []Record, th Thresholds, where string) *reports.Baseline {
+	b := &reports.Baseline{History: where, MinRuns: MinRuns, Alpha: Alpha,
+		Match: reports.BaselineMatch{Scenario: tonight.Scenario, ScenarioHash: tonight.ScenarioHash, Cores: tonight.Machine.Cores}}
+	var win []Record
+	for _, r := range past {
+		if Comparable(tonight, r) {
+			win = append(win, r)
+		}
+	}
+	sortByAt(win)
+	if len(win) > Window {
+		win = win[len(win)-Window:]
+	}
+	if len(win) > 0 {
+		b.Window = &reports.BaselineWindow{From: win[0].At, To: win[len(win)-1].At, Runs: len(win)}
+		for _, r := range win {
+			b.Window.Dirs = append(b.Window.Dirs, r.Run)
+		}
+	}
+	if len(win) < MinRuns {
+		b.Status = reports.BaselineInsufficient
+		b.Detail = fmt.Sprintf("%d comparable run(s) in the history (scenario %s, content hash %s, %d cores); at least %d needed: nothing judged",
+			len(win), tonight.Scenario, tonight.ScenarioHash, tonight.Machine.Cores, MinRuns)
+		return b
+	}
+	names := make([]string, 0, len(th))
+	for n := range th {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var regressed []string
+	for _, n := range names {
+		f, ok := judgeFigure(n, th[n], tonight, win)
+		if !ok {
+			continue
+		}
+		b.Figures = append(b.Figures, f)
+		if f.Regressed {
+			regressed = append(regressed, n)
+		}
+	}
+	b.Status = reports.BaselineCompared
+	b.Detail = fmt.Sprintf("against %s", b.WindowText())
+	if len(regressed) > 0 {
+		b.Detail += "; regressed: " + strings.Join(regressed, ", ")
+	}
+	return b
+}
+
+// judgeFigure judges one regression name; false when it is off or
+// tonight or the window did not measure it.
+func judgeFigure(name string, threshold float64, tonight Record, win []Record) (reports.BaselineFigure, bool) {
+	rule, known := figureRules[name]
+	now, measured := tonight.Figures[rule.figure]
+	if !known || threshold < 0 || !measured {
+		return reports.BaselineFigure{}, false
+	}
+	var values, pooled []float64
+	for _, r := range win {
+		if v, ok := r.Figures[rule.figure]; ok {
+			values = append(values, v)
+		}
+		pooled = append(pooled, r.Samples[rule.sample]...)
+	}
+	mine := tonight.Samples[rule.sample]
+	if len(values) == 0 || len(pooled) == 0 || len(mine) == 0 {
+		return reports.BaselineFigure{}, false
+	}
+	f := reports.BaselineFigure{Figure: rule.figure, Unit: FigureUnit(rule.figure), Worse: "higher", Tonight: now,
+		Baseline: median(values), Threshold: threshold, Samples: len(mine), BaselineSamples: len(pooled)}
+	if rule.higherWorse {
+		_, f.PValue = MannWhitneyGreater(mine, pooled)
+		f.Change = relative(now, f.Baseline)
+	} else {
+		f.Worse = "lower"
+		_, f.PValue = MannWhitneyGreater(pooled, mine)
+		f.Change = -relative(now, f.Baseline)
+	}
+	f.Regressed = f.PValue < Alpha && f.Change > threshold
+	return f, true
+}
+
+// relative is (now - base) / base; 0 when base is 0 (no relative change
+// can be stated: the figure is not judged regressed).
+func relative(now, base float64) float64 {
+	if base == 0 {
+		return 0
+	}
+	return (now - base) / base
+}
+
+// Assertions are the baseline's verdicts as report assertions: one per
+// judged figure ("<name> not regressed against the baseline", judges
+// latency or throughput, failed when it regressed), or one skipped
+// assertion saying why nothing was judged.
+func Assertions(b *reports.Baseline) []reports.Assertion {
+	if b == nil {
+		return nil
+	}
+	if b.Status != reports.BaselineCompared {
+		return []reports.Assertion{{Name: "baseline: no regression against the results history", Status: reports.StatusSkip, Detail: b.Detail}}
+	}
+	var out []reports.Assertion
+	for _, f := range b.Figures {
+		name := regressionName(f.Figure)
+		st := reports.StatusPass
+		if f.Regressed {
+			st = reports.StatusFail
+		}
+		th := 100 * f.Threshold
+		out = append(out, reports.Assertion{Name: fmt.Sprintf("baseline: %s not regressed beyond %.0f%%", name, th),
+			Status: st, Observed: round1(100 * f.Change), Threshold: &th, Unit: "%", Judges: figureRules[name].judges,
+			Detail: f.Line(b.Alpha) + "; baseline window: " + b.WindowText()})
+	}
+	return out
+}
+
+func regressionName(figure string) string {
+	for n, r := range figureRules {
+		if r.figure == figure {
+			return n
+		}
+	}
+	return figure
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }

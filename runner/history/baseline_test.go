@@ -1,0 +1,166 @@
+package history_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"seckill-harness/reports"
+	"seckill-harness/runner/history"
+)
+
+// night is a synthetic run: 30 per-second p99 samples around p99 ms and
+// throughput samples around tput, with noise; its figures are the
+// samples' medians.
+func night(rng *rand.Rand, at time.Time, p99, tput float64) history.Record {
+	r := history.Record{V: history.SchemaVersion, Kind: history.KindRun, Scenario: "sold-out-90", ScenarioHash: "abc",
+		At: at, Machine: history.Machine{Cores: 2}, Verdict: "PASS", Figures: map[string]float64{}, Samples: map[string][]float64{}}
+	for i := 0; i < 30; i++ {
+		r.Samples[history.SampleP99] = append(r.Samples[history.SampleP99], p99*(1+0.1*rng.NormFloat64()))
+		r.Samples[history.SampleThroughput] = append(r.Samples[history.SampleThroughput], tput*(1+0.02*rng.NormFloat64()))
+	}
+	r.Figures["p99_ms"] = medianOf(r.Samples[history.SampleP99])
+	r.Figures["throughput_ops_per_s"] = medianOf(r.Samples[history.SampleThroughput])
+	return r
+}
+
+func medianOf(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+}
+
+func nights(rng *rand.Rand, n int) []history.Record {
+	var out []history.Record
+	for i := 0; i < n; i++ {
+		out = append(out, night(rng, t0.Add(time.Duration(i)*24*time.Hour), 5*(1+0.05*rng.NormFloat64()), 2000))
+	}
+	return out
+}
+
+func TestBaselineSlowerNightFailsNamingP99(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	past := nights(rng, 12)
+	tonight := night(rng, t0.Add(30*24*time.Hour), 7.5, 2000) // 50% slower
+	b := history.Judge(tonight, past, history.DefaultThresholds(), "H")
+	if b.Status != reports.BaselineCompared || b.Window.Runs != 12 {
+		t.Fatalf("status %q window %+v", b.Status, b.Window)
+	}
+	as := history.Assertions(b)
+	var failed []string
+	for _, a := range as {
+		if a.Status == reports.StatusFail {
+			failed = append(failed, a.Name)
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0], "p99") {
+		t.Fatalf("failed %q: want exactly the p99 regression (assertions %+v)", failed, as)
+	}
+	for _, f := range b.Figures {
+		if f.Figure == "p99_ms" && (f.PValue >= history.Alpha || f.Change < 0.3 || f.BaselineSamples != 12*30) {
+			t.Errorf("p99 figure %+v: want p < alpha, change ≈ +50%%, 360 baseline samples", f)
+		}
+	}
+	if a := as[0]; a.Judges != "latency" || !strings.Contains(a.Detail, "p=") || !strings.Contains(a.Detail, "12 runs from") {
+		t.Errorf("assertion %+v: want judges latency, the p-value and the window in the detail", a)
+	}
+}
+
+// Nights from the same distribution pass; measured over 300 seeds the
+// false positive rate stays at or below 1%.
+func TestBaselineSameDistributionPasses(t *testing.T) {
+	fails := 0
+	const seeds = 300
+	for seed := uint64(0); seed < seeds; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		past := nights(rng, 14)
+		tonight := night(rng, t0.Add(30*24*time.Hour), 5*(1+0.05*rng.NormFloat64()), 2000)
+		for _, a := range history.Assertions(history.Judge(tonight, past, history.DefaultThresholds(), "H")) {
+			if a.Status == reports.StatusFail {
+				fails++
+				break
+			}
+		}
+	}
+	t.Logf("false positives: %d of %d seeds", fails, seeds)
+	if fails > seeds/100 {
+		t.Fatalf("%d of %d same-distribution nights failed", fails, seeds)
+	}
+}
+
+// A night 10% slower than usual is significant on its per-second samples
+// but within the 20% threshold: it passes.
+func TestBaselineWithinThresholdPasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	past := nights(rng, 12)
+	b := history.Judge(night(rng, t0.Add(30*24*time.Hour), 5.5, 2000), past, history.DefaultThresholds(), "H")
+	for _, f := range b.Figures {
+		if f.Regressed {
+			t.Fatalf("%+v regressed: within its threshold", f)
+		}
+	}
+	// The same night against a scenario that allows 5%: it fails.
+	b = history.Judge(night(rand.New(rand.NewPCG(3, 4)), t0.Add(30*24*time.Hour), 5.8, 2000), past, history.DefaultThresholds().With(map[string]float64{"p99": 0.05}), "H")
+	if len(b.Figures) == 0 || !b.Figures[0].Regressed {
+		t.Fatalf("figures %+v: 16%% slower with p99: 5%% should regress", b.Figures)
+	}
+}
+
+func TestBaselineTooLittleHistorySaysSo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	past := nights(rng, 3)
+	// Records of another scenario hash or another core count do not count.
+	other := night(rng, t0, 5, 2000)
+	other.ScenarioHash = "changed"
+	bigger := night(rng, t0, 5, 2000)
+	bigger.Machine.Cores = 16
+	past = append(past, other, bigger)
+	b := history.Judge(night(rng, t0.Add(30*24*time.Hour), 50, 2000), past, history.DefaultThresholds(), "H")
+	if b.Status != reports.BaselineInsufficient || b.Window.Runs != 3 || len(b.Figures) != 0 {
+		t.Fatalf("baseline %+v: want not enough history with 3 comparable runs", b)
+	}
+	as := history.Assertions(b)
+	if len(as) != 1 || as[0].Status != reports.StatusSkip || !strings.Contains(as[0].Detail, "3 comparable run(s)") || !strings.Contains(as[0].Detail, "at least 5") {
+		t.Fatalf("assertions %+v: want one skip saying 3 of at least 5", as)
+	}
+}
+
+func TestMannWhitneyKnownValues(t *testing.T) {
+	u, p := history.MannWhitneyGreater([]float64{6, 7, 8, 9, 10}, []float64{1, 2, 3, 4, 5})
+	// U = 25, z = (25 - 12.5 - 0.5) / sqrt(25*11/12) = 2.5067, p = 0.00609.
+	if u != 25 || math.Abs(p-0.00609) > 0.0001 {
+		t.Fatalf("U=%v p=%v, want 25 and 0.00609", u, p)
+	}
+	if _, p := history.MannWhitneyGreater([]float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}); p < 0.99 {
+		t.Fatalf("p=%v for the smaller side: want ≈ 1", p)
+	}
+	if _, p := history.MannWhitneyGreater([]float64{3, 3, 3}, []float64{3, 3}); p != 1 {
+		t.Fatalf("all tied: p=%v, want 1", p)
+	}
+}
+
+func TestToSeriesOnePerScenarioAndFigure(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	rs := nights(rng, 4)
+	rs[0], rs[3] = rs[3], rs[0] // out of order
+	s := history.ToSeries(rs)
+	if len(s) != 2 || s[0].Figure != "p99_ms" || s[1].Figure != "throughput_ops_per_s" || s[0].Unit != "ms" || s[1].Unit != "ops/s" {
+		t.Fatalf("series %+v", s)
+	}
+	for i := 1; i < 4; i++ {
+		if !s[0].Points[i].At.After(s[0].Points[i-1].At) {
+			t.Fatalf("points not oldest first: %v", s[0].Points)
+		}
+	}
+	if len(s[0].Points[0].Samples) != 30 || s[0].Points[0].Verdict != "PASS" {
+		t.Fatalf("point %+v: want its 30 samples and verdict", s[0].Points[0])
+	}
+}

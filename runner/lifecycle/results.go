@@ -1,0 +1,48 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+
+	"seckill-harness/reports"
+	"seckill-harness/runner/history"
+)
+
+// judgeBaseline judges rep against Output.Baseline (run --baseline):
+// report.json's baseline and its assertions. Nothing without a baseline,
+// for a load the pre-flight refused or an interrupted one (no figures to
+// judge) or one generator's share of a split load (its figures are not
+// the whole load's); a history that cannot be read fails the comparison's
+// assertion.
+func (x *execution) judgeBaseline(ctx context.Context, rep *reports.Report) {
+	st := x.out.Baseline
+	if st == nil || x.pre.Refused() || x.interrupted != "" || x.plan.Generator.Split() {
+		return
+	}
+	tonight := history.FromReport(rep, history.KindRun, x.out.Dir)
+	past, err := st.Records(ctx, rep.Scenario)
+	if err != nil {
+		rep.Assertions = append(rep.Assertions, assertion("baseline: the results history read", false, 0, nil, err.Error()))
+		return
+	}
+	rep.Baseline = history.Judge(tonight, past, history.DefaultThresholds().With(x.plan.Regressions), st.Where())
+	rep.Assertions = append(rep.Assertions, history.Assertions(rep.Baseline)...)
+	x.out.logger().Info("baseline", "history", st.Where(), "status", rep.Baseline.Status, "detail", rep.Baseline.Detail)
+}
+
+// appendRecord appends the run's record to Output.Results (not for one
+// generator's share of a split load); a failure is logged (and printed to
+// ErrOut) and leaves the verdict as it is.
+func (x *execution) appendRecord(ctx context.Context, rep *reports.Report) {
+	st := x.out.Results
+	if st == nil || x.plan.Generator.Split() {
+		return
+	}
+	r := history.FromReport(rep, history.KindRun, x.out.Dir)
+	r.Suite = x.out.Suite
+	if err := history.Put(ctx, st, r, x.out.ErrOut); err != nil {
+		x.out.logger().Error("results history: the run's record was not appended", "err", err)
+		return
+	}
+	fmt.Fprintf(x.out.log(), "results history: record appended to %s\n", st.Where())
+}

@@ -1,0 +1,64 @@
+package scenarios
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"seckill-harness/runner/history"
+)
+
+// regressions decodes regressions: (figure → "20%" or "off"); a value
+// that does not parse is left out of Regressions and refused by Validate.
+func (d *dec) regressions(root *node) {
+	m := d.section(root, "regressions", "regressions")
+	if m == nil || m.kind != mapNode {
+		return
+	}
+	d.s.regressionText = map[string]string{}
+	d.s.Regressions = map[string]float64{}
+	for _, k := range m.keys {
+		text := d.str(m, k, "regressions."+k, "")
+		d.s.regressionText[k] = text
+		if v, ok := parseRegression(text); ok {
+			d.s.Regressions[k] = v
+		}
+	}
+}
+
+// parseRegression reads "20%" as 0.2 and "off" as -1.
+func parseRegression(text string) (float64, bool) {
+	if strings.EqualFold(text, "off") {
+		return -1, true
+	}
+	num, ok := strings.CutSuffix(text, "%")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || v < 0 || v > 1000 || v != v {
+		return 0, false
+	}
+	return v / 100, true
+}
+
+// regressions checks regressions:: known figures, each a percentage or off.
+func (v *validator) regressions() {
+	names := history.RegressionNames()
+	keys := make([]string, 0, len(v.s.regressionText))
+	for k := range v.s.regressionText {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		path := "regressions." + k
+		if !slices.Contains(names, k) {
+			v.bad(path, "%q: unknown figure; valid: %s", k, strings.Join(names, ", "))
+			continue
+		}
+		if _, ok := parseRegression(v.s.regressionText[k]); !ok {
+			v.bad(path, "%q: want a percentage from 0%% to 1000%% like 20%% (how much worse than the baseline the figure may be), or off", v.s.regressionText[k])
+		}
+	}
+}
