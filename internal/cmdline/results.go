@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"seckill-harness/runner/history"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/trend"
 )
 
 // Results are the results-history flags (runner/history): where a
@@ -60,4 +62,25 @@ func (r *Results) Open(ctx context.Context, out *lifecycle.Output, warn io.Write
 		opened, out.Baseline = append(opened, st), st
 	}
 	return closeAll, nil
+}
+
+// TrendSource is trend's source over the results history the flags name
+// (--results-history DIR or --results-db URL; nil when neither is given).
+// It only reads: a directory that does not exist is an error naming the
+// flag, not an empty history created on the way.
+func (r *Results) TrendSource(ctx context.Context, warn io.Writer) (trend.Source, func(), error) {
+	if r.Dir == "" && r.DB == "" {
+		return nil, func() {}, nil
+	}
+	if r.DB == "" {
+		if st, err := os.Stat(r.Dir); err != nil || !st.IsDir() {
+			return nil, func() {}, fmt.Errorf("--results-history %s: no results history there: give the directory a nightly job appends to with 'run --results-history DIR'", r.Dir)
+		}
+	}
+	w := func(msg string) { fmt.Fprintf(warn, "warning: results history: %s\n", msg) }
+	st, err := history.Open(ctx, history.Options{Dir: r.Dir, DBURL: r.DB, Warn: w})
+	if err != nil {
+		return nil, func() {}, err
+	}
+	return history.Source(ctx, st), func() { _ = st.Close() }, nil
 }

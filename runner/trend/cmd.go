@@ -28,7 +28,7 @@ type Command struct {
 // is written when there is one.
 func (c Command) Run(stdout io.Writer) error {
 	if c.Source == nil {
-		return errors.New("trend needs series: pass --series FILE (a JSON array of series)")
+		return errors.New("trend needs series: pass --results-history DIR (or --results-db URL), the results history nightly runs append to, or --series FILE (a JSON array of series)")
 	}
 	if !slices.Contains(Formats, c.Format) {
 		return fmt.Errorf("--format %q: unknown format: use one of %s", c.Format, strings.Join(Formats, ", "))
