@@ -136,8 +136,8 @@ func decodeSplit(files map[string]string) (*kubeSplit, error) {
 // silently, which is why the strict one is used.
 func TestKubeManifestsDecodeStrictly(t *testing.T) {
 	all, err := filepath.Glob(filepath.Join(kubeDir, "*.yaml"))
-	if err != nil || len(all) != 3 {
-		t.Fatalf("kubernetes/*.yaml: %v %v, want the 3 files of the example", all, err)
+	if err != nil || len(all) != 4 {
+		t.Fatalf("kubernetes/*.yaml: %v %v, want the 4 files of the examples (the split load's 3, the nightly CronJob)", all, err)
 	}
 	for _, f := range all {
 		b, err := os.ReadFile(f)
@@ -404,6 +404,26 @@ func TestKubeSplitAgrees(t *testing.T) {
 		p := splitProblems(bs)
 		if !strings.Contains(strings.Join(p, "\n"), m.want) {
 			t.Errorf("%s with %q for %q: problems %q, want one naming %q", m.file, m.to, m.from, p, m.want)
+		}
+	}
+}
+
+// The nightly CronJobs append to and judge against one results history
+// on the claim, and render the trend from it: the same directory in all.
+func TestNightlyCronJobsShareTheResultsHistory(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(kubeDir, "nightly-cronjob.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeManifests(b, true)
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("%d objects, %v: want the nightly and the trend CronJob", len(objs), err)
+	}
+	text := string(b)
+	for _, want := range []string{"- --results-history\n                - /out/history", "- --baseline\n                - /out/history",
+		`"trend", "--results-history", "/out/history", "--format", "html"`, "claimName: seckill-results"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("nightly-cronjob.yaml lacks %q", want)
 		}
 	}
 }
