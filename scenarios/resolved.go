@@ -58,6 +58,12 @@ func (s *Scenario) Resolved() map[string]any {
 	if s.Adapter != "" {
 		m["adapter"] = s.Adapter
 	}
+	if s.ServiceCmd != "" {
+		m["service_cmd"] = s.ServiceCmd
+	}
+	if s.ServiceReady != "" {
+		m["service_ready"] = s.ServiceReady
+	}
 	if s.LocalSoldOut > 0 {
 		m["local_soldout"] = s.LocalSoldOut.String()
 	}

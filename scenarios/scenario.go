@@ -62,6 +62,11 @@ type Scenario struct {
 	// script. Written in a file it is relative to the file's directory;
 	// here it is resolved ("" : none).
 	Adapter string
+	// ServiceCmd starts the access service under test as a child of the
+	// run (runner/servicechild: `sh -c`, the service contract's
+	// environment, stopped by its process group); "": none. ServiceReady
+	// is its readiness URL ("": http://<its SECKILL_LISTEN>/healthz).
+	ServiceCmd, ServiceReady string
 	// LocalSoldOut is the TTL of the reserve path's local sold-out flag
 	// (sut.LocalSoldOut: a flag per bucket set by SOLD_OUT, broadcast
 	// over Redis Pub/Sub, answering SOLD_OUT locally until it expires);
@@ -409,6 +414,8 @@ func (d *dec) scenario(root *node) {
 	if s.Adapter != "" && !filepath.IsAbs(s.Adapter) && !strings.HasPrefix(s.Source, "builtin:") && s.Source != FlagSource {
 		s.Adapter = filepath.Join(filepath.Dir(s.Source), s.Adapter)
 	}
+	s.ServiceCmd = d.str(root, "service_cmd", "service_cmd", "")
+	s.ServiceReady = d.str(root, "service_ready", "service_ready", "")
 	s.LocalSoldOut = d.dur(root, "local_soldout", "local_soldout", 0)
 	s.TolerateEvents = d.strs(root, "tolerate_events", "tolerate_events")
 	w := d.section(root, "wait", "wait")

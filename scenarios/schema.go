@@ -157,6 +157,8 @@ var (
 		{"rate_scale", sFloat},
 		{"path", sString},
 		{"adapter", sString},
+		{"service_cmd", sString},
+		{"service_ready", sString},
 		{"local_soldout", sDuration},
 		{"tolerate_events", sStrings},
 		{"wait", &schema{t: tMap, fields: []field{{"replicas", sInt}, {"timeout", sDuration}}}},

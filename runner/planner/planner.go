@@ -130,6 +130,9 @@ type Overrides struct {
 	// place of the scenario's adapter: or the reference ("": the scenario's).
 	Adapter      string
 	LocalSoldOut time.Duration // --local-soldout (0: the scenario's)
+	// ServiceCmd and ServiceReady (--service-cmd, --service-ready) replace
+	// the scenario's service_cmd: and service_ready: when not "".
+	ServiceCmd, ServiceReady string
 	// WaitReplicas and WaitTimeout (--wait-replicas, --wait-timeout) replace
 	// the scenario's wait: fields when not nil.
 	WaitReplicas *int
@@ -159,7 +162,7 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 		Waived: s.Waived, Resolved: s.Resolved(), ExpectFail: s.Assertions.ExpectFail, Wait: s.Wait, TolerateEvents: s.TolerateEvents,
 		Pipeline: s.Pipeline, Drain: s.Drain, LocalSoldOut: sut.LocalSoldOutConfig{TTL: s.LocalSoldOut},
 		LuaDir: in.LuaDir, Generator: in.Generator, ActivityWait: in.ActivityWait,
-		PostgresURL: in.PostgresURL, PostgresKeep: in.PostgresKeep}
+		PostgresURL: in.PostgresURL, PostgresKeep: in.PostgresKeep, ServiceCmd: s.ServiceCmd, ServiceReady: s.ServiceReady}
 	if r := s.Assertions.MaxDroppedRatio; r != nil {
 		p.Bounds.MaxDroppedRatio = *r
 	}
@@ -237,6 +240,14 @@ func (in Inputs) apply(s *scenarios.Scenario) error {
 	if in.LocalSoldOut != 0 {
 		s.LocalSoldOut = in.LocalSoldOut
 		s.MarkFlag("local_soldout", "--local-soldout "+in.LocalSoldOut.String())
+	}
+	if in.ServiceCmd != "" {
+		s.ServiceCmd = in.ServiceCmd
+		s.MarkFlag("service_cmd", "--service-cmd "+in.ServiceCmd)
+	}
+	if in.ServiceReady != "" {
+		s.ServiceReady = in.ServiceReady
+		s.MarkFlag("service_ready", "--service-ready "+in.ServiceReady)
 	}
 	in.applyWait(s)
 	return s.AddFaultFlags(in.Faults)

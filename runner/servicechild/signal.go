@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -83,7 +85,8 @@ func (c *Child) Terminate() bool {
 }
 
 // Pause freezes the service's process group (SIGSTOP): its sockets stay
-// open, it answers nothing. Resume undoes it; both are idempotent.
+// open, it answers nothing. It returns once the kernel shows the group's
+// leader stopped (bounded to ~2s). Resume undoes it; both are idempotent.
 func (c *Child) Pause() error {
 	c.life.Lock()
 	defer c.life.Unlock()
@@ -98,7 +101,34 @@ func (c *Child) Pause() error {
 		return err
 	}
 	r.paused = true
+	waitStopped(r.pgid, true)
 	return nil
+}
+
+// waitStopped waits (up to ~2s) until the group leader's /proc state is
+// T (stopped) or, with stopped false, anything else: a signal is delivered
+// asynchronously.
+func waitStopped(pid int, stopped bool) {
+	for i := 0; i < 200; i++ {
+		if (procState(pid) == "T") == stopped {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// procState is the state letter of /proc/<pid>/stat ("" if gone).
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 // Resume continues a paused service (SIGCONT). Idempotent.
@@ -110,7 +140,11 @@ func (c *Child) Resume() error {
 		return nil
 	}
 	r.paused = false
-	return c.signal(r, syscall.SIGCONT)
+	if err := c.signal(r, syscall.SIGCONT); err != nil {
+		return err
+	}
+	waitStopped(r.pgid, false)
+	return nil
 }
 
 // Restart stops the running service, if any (SIGTERM, SIGKILL after the
