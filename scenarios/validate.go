@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -132,6 +133,7 @@ func (v *validator) scenario() {
 		v.bad("path", "%q: unknown reserve path; valid paths: %s", s.Path, strings.Join(v.paths, ", "))
 	}
 	v.adapter()
+	v.service()
 	if s.LocalSoldOut < 0 {
 		v.bad("local_soldout", "%s: want a positive TTL like 1s (or 0: no local sold-out flag)", s.LocalSoldOut)
 	}
@@ -881,5 +883,20 @@ func (v *validator) adapter() {
 	}
 	if _, err := adapter.Load(s.Adapter); err != nil {
 		v.bad("adapter", "%v", err)
+	}
+}
+
+// service checks service_cmd: and service_ready: (--service-cmd,
+// --service-ready): a readiness URL is an http(s) URL, and needs a command.
+func (v *validator) service() {
+	s := v.s
+	if s.ServiceReady == "" {
+		return
+	}
+	if u, err := url.Parse(s.ServiceReady); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.bad("service_ready", "%q: want an http:// URL the service answers 200 on once ready, e.g. http://127.0.0.1:8080/healthz", s.ServiceReady)
+	}
+	if strings.TrimSpace(s.ServiceCmd) == "" {
+		v.bad("service_ready", "without service_cmd (--service-cmd): the harness polls the readiness of a service it starts; give the command that starts it")
 	}
 }

@@ -49,3 +49,14 @@ func Given(fs *pflag.FlagSet) map[string]string {
 func AdapterFlag(f *pflag.FlagSet, file *string) {
 	f.StringVar(file, "adapter", "", "contract adapter file (YAML, docs/ADAPTERS.md): run a team's own reserve script instead of the reference (check it first with 'seckill-harness adapter validate FILE'; not with --path, --lua-dir, --pipeline or --generator)")
 }
+
+// ServiceChild is what --service-cmd and --service-ready say (runner/planner
+// passes them on as Overrides.ServiceCmd and ServiceReady).
+type ServiceChild struct{ Cmd, Ready string }
+
+// ServiceChildFlags registers --service-cmd and --service-ready (run): the
+// access service under test started as a child of the run.
+func ServiceChildFlags(f *pflag.FlagSet, s *ServiceChild) {
+	f.StringVar(&s.Cmd, "service-cmd", "", "start the access service under test as a child: sh -c CMD in its own process group, with SECKILL_LISTEN (a free 127.0.0.1 port), SECKILL_REDIS_ADDRS (the nodes' proxies: its Redis traffic goes through the faults), SECKILL_SECRET and, with the pipeline, SECKILL_PG_URL; stopped by its process group at the end; faults service-kill|pause|restart act on it (overrides a scenario's service_cmd; local cluster only, docs/SERVICE_ROUTING.md)")
+	f.StringVar(&s.Ready, "service-ready", "", "with --service-cmd: the URL polled until it answers 200 before the load (default http://SECKILL_LISTEN/healthz)")
+}

@@ -31,7 +31,8 @@ type ServiceRoutingFacts struct {
 type DirectConn struct {
 	Node string  `json:"node"`
 	AtS  float64 `json:"at_s"` // since the service was ready
-	// DuringFaults are the faults on the proxies active then (their kinds).
+	// DuringFaults are the kinds of the faults on the proxies active in
+	// any round that saw it.
 	DuringFaults []string `json:"during_faults,omitempty"`
 }
 
@@ -51,12 +52,15 @@ func (f *ServiceRoutingFacts) Add(atS float64, through int, direct, proxyFaults 
 		}
 	}
 	for _, n := range direct {
-		seen := false
-		for _, d := range f.Direct {
-			seen = seen || d.Node == n
+		i := slices.IndexFunc(f.Direct, func(d DirectConn) bool { return d.Node == n })
+		if i < 0 {
+			f.Direct = append(f.Direct, DirectConn{Node: n, AtS: atS})
+			i = len(f.Direct) - 1
 		}
-		if !seen {
-			f.Direct = append(f.Direct, DirectConn{Node: n, AtS: atS, DuringFaults: proxyFaults})
+		for _, k := range proxyFaults {
+			if !slices.Contains(f.Direct[i].DuringFaults, k) {
+				f.Direct[i].DuringFaults = append(f.Direct[i].DuringFaults, k)
+			}
 		}
 	}
 }

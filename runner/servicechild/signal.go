@@ -30,11 +30,15 @@ func (c *Child) current() *incarnation {
 // signal sends sig to r's process group (the group the harness created).
 func (c *Child) signal(r *incarnation, sig syscall.Signal) error {
 	if err := syscall.Kill(-r.pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("service child: %v to process group %d: %w", sig, r.pgid, err)
+		return fmt.Errorf("service child: %s to process group %d: %w", signalNames[sig], r.pgid, err)
 	}
-	c.logf("service: %v to process group %d", sig, r.pgid)
+	c.logf("service: %s to process group %d", signalNames[sig], r.pgid)
 	return nil
 }
+
+// signalNames are the signals the child gets, as logs name them.
+var signalNames = map[syscall.Signal]string{syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM",
+	syscall.SIGSTOP: "SIGSTOP", syscall.SIGCONT: "SIGCONT"}
 
 // kill SIGKILLs r's group (continuing it first if paused) and waits until
 // it is reaped.
