@@ -199,13 +199,8 @@ func OpenStand(ctx context.Context, log *slog.Logger, cf ClusterSpec, workers in
 	if d := compose.AnnouncedDialer(cl); d != nil {
 		opt.Dialer = d // nodes announce their replication proxies' ports: dial the real ones
 	}
-	if cr, ok := cl.(compose.ClientRouting); ok && cf.ServiceRouting {
-		if px, on := cr.ClientToxics(); on {
-			s.Proxies = px // owned by the cluster; Stand.Close closes it first (idempotent)
-			opt.Dialer = compose.ProxiedDialer(px, opt.TLSConfig)
-			log.Info("proxies: embedded toxiproxy in front of every node, announced by the nodes (the service's and the harness's client connections; replication too)")
-			proxied = false
-		}
+	if s.routeThroughAnnounced(opt) {
+		proxied = false
 	}
 	if proxied {
 		px, err := compose.OpenToxics(cf.Toxiproxy, cl)
@@ -223,6 +218,24 @@ func OpenStand(ctx context.Context, log *slog.Logger, cf ClusterSpec, workers in
 	}
 	s.Client = lua.NewClusterClient(opt)
 	return s, nil
+}
+
+// routeThroughAnnounced makes the proxies the nodes announce
+// (ClusterSpec.ServiceRouting) the stand's Proxies and dials opt through
+// them; false when the stand has no such proxies.
+func (s *Stand) routeThroughAnnounced(opt *redis.ClusterOptions) bool {
+	cr, ok := s.Cluster.(compose.ClientRouting)
+	if !ok || !s.spec.ServiceRouting {
+		return false
+	}
+	px, on := cr.ClientToxics()
+	if !on {
+		return false
+	}
+	s.Proxies = px // owned by the cluster; Stand.Close closes it first (idempotent)
+	opt.Dialer = compose.ProxiedDialer(px, opt.TLSConfig)
+	s.logger().Info("proxies: embedded toxiproxy in front of every node, announced by the nodes (the service's and the harness's client connections; replication too)")
+	return true
 }
 
 // WaitSettled waits, on a cluster the harness did not create, for its
