@@ -205,14 +205,22 @@ func (s *Service) failOpen(act *activity, activityID, userID, reqID string) Answ
 
 // compensateNow is the timeout-is-failure defect's compensation: the
 // reservation of a call whose outcome is unknown is fenced and
-// compensated at once, in the background, bounded.
+// compensated at once, in the background, tried again until it answers
+// (5 s at most).
 func (s *Service) compensateNow(call lua.ReserveCall) {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
 		ctx, cancel := context.WithTimeout(s.life, 5*time.Second)
 		defer cancel()
-		_, _ = sut.FenceAndCompensate(ctx, s.store, call.Scope, call.UserID, call.ReservationID)
+		for {
+			actx, acancel := context.WithTimeout(ctx, time.Second)
+			_, err := sut.FenceAndCompensate(actx, s.store, call.Scope, call.UserID, call.ReservationID)
+			acancel()
+			if err == nil || !ctxsleep.For(ctx, 100*time.Millisecond) {
+				return
+			}
+		}
 	}()
 }
 

@@ -49,7 +49,8 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	opt := &redis.ClusterOptions{Addrs: cfg.RedisAddrs, ContextTimeoutEnabled: true, PoolSize: cfg.PoolSize,
-		DialTimeout: cfg.RedisTimeout, ReadTimeout: cfg.RedisTimeout, WriteTimeout: cfg.RedisTimeout, PoolTimeout: cfg.RedisTimeout}
+		DialTimeout: cfg.RedisTimeout, ReadTimeout: cfg.RedisTimeout, WriteTimeout: cfg.RedisTimeout, PoolTimeout: cfg.RedisTimeout,
+		DialerRetries: 1} // a refused dial is answered SYSTEM_BUSY at once, not after go-redis's five tries
 	if cfg.Dialer != nil {
 		opt.Dialer = cfg.Dialer
 	}
