@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"seckill-harness/runner/serve"
@@ -18,19 +15,6 @@ func newServeCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	flags := serve.RegisterFlags(cmd.Flags())
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		cfg, err := flags.Config()
-		if err != nil {
-			return err
-		}
-		s, err := serve.New(cfg)
-		if err != nil {
-			return err
-		}
-		return serve.Run(cmd.Context(), s, func(addr string) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "serve: listening on http://%s (cluster %s; defects: %s)\n",
-				addr, strings.Join(cfg.RedisAddrs, ","), cfg.Defects)
-		})
-	}
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return flags.Run(cmd.Context(), cmd.ErrOrStderr()) }
 	return cmd
 }

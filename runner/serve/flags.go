@@ -1,6 +1,9 @@
 package serve
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -65,3 +68,20 @@ func (f *Flags) Config() (Config, error) {
 
 // PGURL is the pipeline's PostgreSQL URL ("" without one).
 func (f *Flags) PGURL() string { return f.pgURL }
+
+// Run is the serve command: the service the flags describe, on its
+// address until ctx ends (SIGINT/SIGTERM). The line "serve: listening on
+// http://ADDR ..." on stderr says where, once it listens.
+func (f *Flags) Run(ctx context.Context, stderr io.Writer) error {
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	s, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	return Run(ctx, s, func(addr string) {
+		fmt.Fprintf(stderr, "serve: listening on http://%s (cluster %s; defects: %s)\n", addr, strings.Join(cfg.RedisAddrs, ","), cfg.Defects)
+	})
+}
