@@ -66,7 +66,9 @@ func TestServeUnreachableClusterRefusesReadiness(t *testing.T) {
 	defer cancel()
 	var stderr lockedBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"serve", "--timeout", "500ms", "--redis-timeout", "200ms"}, io.Discard, &stderr) }()
+	go func() {
+		done <- run(ctx, []string{"serve", "--timeout", "500ms", "--redis-timeout", "200ms"}, io.Discard, &stderr)
+	}()
 	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 	var url string
 	for end := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
