@@ -83,5 +83,8 @@ func (f *Flags) Run(ctx context.Context, stderr io.Writer) error {
 	}
 	return Run(ctx, s, func(addr string) {
 		fmt.Fprintf(stderr, "serve: listening on http://%s (cluster %s; defects: %s)\n", addr, strings.Join(cfg.RedisAddrs, ","), cfg.Defects)
+		if f.pgURL != "" {
+			fmt.Fprintln(stderr, "serve: a PostgreSQL URL was given: this service does not run the send_pending dispatcher (the harness's pipeline sends what it reserves; docs/SERVICE.md)")
+		}
 	})
 }
