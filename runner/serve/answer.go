@@ -17,9 +17,13 @@ const (
 	CodeFailed = "FAILED"
 )
 
+// SourceLocalFlag is Answer.Source on a SOLD_OUT of the local sold-out flag.
+const SourceLocalFlag = "local_flag"
+
 // Answer is the body of every reply of /v1/reserve and of the query
-// endpoint (docs/SERVICE.md). Message is additive: a human-readable
-// reason on INVALID, SYSTEM_BUSY and OUTCOME_UNKNOWN.
+// endpoint (docs/SERVICE.md). Message and Source are additive: a
+// human-readable reason on INVALID, SYSTEM_BUSY and OUTCOME_UNKNOWN, and
+// where a SOLD_OUT came from.
 type Answer struct {
 	Code          string  `json:"code"`
 	RequestID     string  `json:"request_id"`
@@ -27,6 +31,9 @@ type Answer struct {
 	Retryable     bool    `json:"retryable"`
 	Bucket        *uint32 `json:"bucket,omitempty"`
 	Message       string  `json:"message,omitempty"`
+	// Source is "local_flag" on a SOLD_OUT the local sold-out flag gave
+	// without asking Redis (additive: lets a client tell it from Redis's).
+	Source string `json:"source,omitempty"`
 
 	status int // the HTTP status
 }

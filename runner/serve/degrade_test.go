@@ -76,6 +76,9 @@ func TestFailClosedNodeDown(t *testing.T) {
 	t0 := time.Now()
 	busy, _ := failClosed(t, s, a, "down", 5, false)
 	t.Logf("node down: 5 answers SYSTEM_BUSY in %v", time.Since(t0))
+	if q := s.query(t, a, "warm", "warm"); q.Status != http.StatusServiceUnavailable || q.Code != CodeSystemBusy || !q.Retryable {
+		t.Errorf("query while the node is down: %d %s; want 503 SYSTEM_BUSY (never NOT_FOUND: it would invite a new request)", q.Status, q.Raw)
+	}
 	if err := testProxies.Enable(node); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestEndpointsAndCodes(t *testing.T) {
 	if ok := s.reserve(t, a, "u2", "r3"); ok.Code != "ACCEPTED" {
 		t.Fatalf("u2: %s", ok.Raw)
 	}
-	if so := s.reserve(t, a, "u3", "r4"); so.Code != "SOLD_OUT" || so.Status != 200 || so.Retryable || so.ReservationID != "" {
+	if so := s.reserve(t, a, "u3", "r4"); so.Code != "SOLD_OUT" || so.Status != 200 || so.Retryable || so.ReservationID != "" || so.Source != "" {
 		t.Fatalf("u3 after the stock is gone: %d %s; want 200 SOLD_OUT", so.Status, so.Raw)
 	}
 	for name, body := range map[string]string{
@@ -131,8 +131,8 @@ func TestLocalSoldOutFlag(t *testing.T) {
 	if rel := s.release(t, a, "u1", first.ReservationID); rel.Code != "RELEASED" {
 		t.Fatalf("release: %s", rel.Raw)
 	}
-	if r := s.reserve(t, a, "u3", "r-flag"); r.Code != "SOLD_OUT" {
-		t.Fatalf("right after the release: %s; want SOLD_OUT from the flag (it holds for %s)", r.Raw, ttl)
+	if r := s.reserve(t, a, "u3", "r-flag"); r.Code != "SOLD_OUT" || r.Source != SourceLocalFlag {
+		t.Fatalf("right after the release: %s; want SOLD_OUT from the flag, source %s (it holds for %s)", r.Raw, SourceLocalFlag, ttl)
 	}
 	if _, found, _ := testStore.LookupRequest(ctxT(t, 5*time.Second), a.Scope(0), "r-flag"); found {
 		t.Fatal("the flag's SOLD_OUT reached Redis: want it answered locally")

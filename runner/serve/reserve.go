@@ -80,7 +80,9 @@ func (s *Service) reserve(ctx context.Context, req reserveRequest) Answer {
 	}
 	if errors.Is(err, sut.ErrAnsweredLocally) {
 		s.m.localSoldOut.Inc()
-		return business(req.RequestID, lua.SoldOut, "", b)
+		a := business(req.RequestID, lua.SoldOut, "", b)
+		a.Source = SourceLocalFlag
+		return a
 	}
 	final := info.call
 	if err == nil {
