@@ -63,8 +63,8 @@ func busy(reqID, why string) Answer {
 }
 
 // unknown is OUTCOME_UNKNOWN: re-send the same request_id or query it.
-func unknown(reqID, rid, why string) Answer {
-	return Answer{Code: CodeOutcomeUnknown, RequestID: reqID, ReservationID: rid, Retryable: true, Message: why, status: http.StatusGatewayTimeout}
+func unknown(reqID, why string) Answer {
+	return Answer{Code: CodeOutcomeUnknown, RequestID: reqID, Retryable: true, Message: why, status: http.StatusGatewayTimeout}
 }
 
 // invalid is INVALID: a malformed request, not retryable.

@@ -87,23 +87,25 @@ func newBreakers() *breakers {
 	return &breakers{nodes: map[string]time.Time{}, skus: map[string]time.Time{}}
 }
 
-// open reports why a request to node for sku must not be sent now ("": it may).
-// A node whose hold has passed is closed again: the next request probes it.
-func (b *breakers) open(node, sku string, now time.Time) string {
+// open reports why a request to node for sku must not be sent now ("": it
+// may), and whether it is the node's circuit (Redis unreachable) that
+// says so. A node whose hold has passed is closed again: the next request
+// probes it.
+func (b *breakers) open(node, sku string, now time.Time) (why string, nodeDown bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
 	case now.Before(b.skus[sku]):
-		return "circuit open for " + sku + ": a call of it spanned slots (CROSSSLOT, a configuration error)"
+		return "circuit open for " + sku + ": a call of it spanned slots (CROSSSLOT, a configuration error)", false
 	case now.Before(b.oomUntil):
-		return "reservations stopped: Redis answered OOM (stop reserving, alert)"
+		return "reservations stopped: Redis answered OOM (stop reserving, alert)", false
 	case node != "" && now.Before(b.nodes[node]):
-		return "circuit open for node " + node + ": a call to it timed out"
+		return "circuit open for node " + node + ": a call to it timed out", true
 	}
 	if node != "" {
 		delete(b.nodes, node)
 	}
-	return ""
+	return "", false
 }
 
 // trip opens the circuit the failure calls for.

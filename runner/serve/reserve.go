@@ -63,8 +63,8 @@ func (s *Service) reserve(ctx context.Context, req reserveRequest) Answer {
 	}
 	b := call.Scope.Bucket
 	node, sku := s.nodeOf(ctx, call), act.a.ID+"/"+act.a.SKU
-	if why := s.brk.open(node, sku, time.Now()); why != "" {
-		if s.cfg.Defects.Has(DefectFailOpen) {
+	if why, nodeDown := s.brk.open(node, sku, time.Now()); why != "" {
+		if nodeDown && s.cfg.Defects.Has(DefectFailOpen) {
 			return s.failOpen(act, req.ActivityID, req.UserID, req.RequestID)
 		}
 		s.m.answeredOpen.Inc()
@@ -107,7 +107,7 @@ func (s *Service) degraded(act *activity, req reserveRequest, final lua.ReserveC
 		s.compensateNow(final)
 		return Answer{Code: CodeFailed, RequestID: final.RequestID, Message: why, status: http.StatusOK}
 	case f == failUnknown:
-		return unknown(final.RequestID, "", why)
+		return unknown(final.RequestID, why)
 	case reachability(f) && s.cfg.Defects.Has(DefectFailOpen):
 		return s.failOpen(act, req.ActivityID, req.UserID, req.RequestID)
 	}
