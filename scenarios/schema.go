@@ -157,6 +157,7 @@ var (
 		{"rate_scale", sFloat},
 		{"path", sString},
 		{"adapter", sString},
+		{"service", &schema{t: tMap, fields: []field{{"url", sString}, {"mapping", sString}}}},
 		{"local_soldout", sDuration},
 		{"tolerate_events", sStrings},
 		{"wait", &schema{t: tMap, fields: []field{{"replicas", sInt}, {"timeout", sDuration}}}},

@@ -16,6 +16,7 @@ import (
 	"seckill-harness/runner"
 	"seckill-harness/runner/adapter"
 	"seckill-harness/runner/checks"
+	"seckill-harness/runner/httpsut"
 	"seckill-harness/runner/sut"
 )
 
@@ -132,6 +133,7 @@ func (v *validator) scenario() {
 		v.bad("path", "%q: unknown reserve path; valid paths: %s", s.Path, strings.Join(v.paths, ", "))
 	}
 	v.adapter()
+	v.service()
 	if s.LocalSoldOut < 0 {
 		v.bad("local_soldout", "%s: want a positive TTL like 1s (or 0: no local sold-out flag)", s.LocalSoldOut)
 	}
@@ -861,6 +863,34 @@ func (v *validator) tolerateEvents() {
 		if j := slices.Index(v.s.TolerateEvents, e); j < i {
 			v.bad(path, "%q is listed twice (also tolerate_events[%d])", e, j)
 		}
+	}
+}
+
+// service checks service:: a URL the client can reach (http or https), a
+// mapping file that loads (its own errors name its file:line), and the
+// run's only system under test (no path:, no adapter:). A pipeline needs
+// state: reference (it works on the reference contract's records).
+func (v *validator) service() {
+	sv := v.s.Service
+	if sv.URL == "" {
+		if sv.Mapping != "" {
+			v.bad("service.mapping", "%s without service.url: give the service's URL (--service URL)", sv.Mapping)
+		}
+		return
+	}
+	if _, err := httpsut.CheckURL(sv.URL); err != nil {
+		v.bad("service.url", "%v", err)
+	}
+	if v.s.Path != DefaultPath || v.s.Adapter != "" {
+		v.bad("service", "%s with path %q / adapter %q: a run has one system under test: drop path: (--path), adapter: (--adapter) or service: (--service)", sv.URL, v.s.Path, v.s.Adapter)
+	}
+	m, err := httpsut.LoadMapping(sv.Mapping)
+	if err != nil {
+		v.bad("service.mapping", "%v", err)
+		return
+	}
+	if v.s.Pipeline != nil && !m.ReferenceState() {
+		v.bad("service", "%s with a pipeline: the async pipeline works on the reference contract's records and queues; a service keeps them only with state: reference in its mapping (--service-mapping)", sv.URL)
 	}
 }
 

@@ -49,3 +49,14 @@ func Given(fs *pflag.FlagSet) map[string]string {
 func AdapterFlag(f *pflag.FlagSet, file *string) {
 	f.StringVar(file, "adapter", "", "contract adapter file (YAML, docs/ADAPTERS.md): run a team's own reserve script instead of the reference (check it first with 'seckill-harness adapter validate FILE'; not with --path, --lua-dir, --pipeline or --generator)")
 }
+
+// ServiceFlags are run's --service and --service-mapping.
+type ServiceFlags struct{ URL, Mapping string }
+
+// ServiceFlag registers --service URL and --service-mapping FILE (run): a
+// running access service put under test over HTTP (runner/planner passes
+// them on as Overrides.Service and Overrides.ServiceMapping).
+func ServiceFlag(f *pflag.FlagSet, s *ServiceFlags) {
+	f.StringVar(&s.URL, "service", "", "base URL of a running access service to put under test over HTTP, e.g. http://127.0.0.1:8080 (docs/SERVICE.md; not with --path, --adapter, --lua-dir or --generator)")
+	f.StringVar(&s.Mapping, "service-mapping", "", "with --service: the service mapping file (YAML, docs/SERVICE.md): its endpoints, answer fields, codes, timeout, retry policy and state: reference (default: the HTTP contract)")
+}
