@@ -24,6 +24,7 @@ type runOptions struct {
 	history  string
 	luaDir   string
 	adapter  string // --adapter
+	service  cmdline.ServiceFlags
 	scenario string
 	faults   []string
 	progress string
@@ -42,7 +43,7 @@ type runOptions struct {
 	activity     string
 	activityWait time.Duration
 	localSoldOut time.Duration // --local-soldout TTL
-	service      cmdline.ServiceChild
+	child        cmdline.ServiceChild
 }
 
 func newRunCmd() *cobra.Command {
@@ -144,7 +145,8 @@ func (o *runOptions) registerFlags(cmd *cobra.Command, mode, shape *string) {
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may go, after the load, without bringing one more reservation to ORDER_CREATED or RELEASED (the drain ends then, or at 6x this in all)")
 	f.DurationVar(&o.localSoldOut, "local-soldout", 0, "TTL of a local sold-out flag in front of the path: SOLD_OUT sets it per bucket, Redis Pub/Sub tells the other service instances, requests are answered LOCAL_SOLD_OUT until it expires (0: none; overrides a scenario's local_soldout)")
 	cmdline.AdapterFlag(f, &o.adapter)
-	cmdline.ServiceChildFlags(f, &o.service)
+	cmdline.ServiceChildFlags(f, &o.child)
+	cmdline.ServiceFlag(f, &o.service)
 	f.StringVar(&o.path, "path", "", "reserve path to drive: reference (default) or a known-bad variant (negative control; see 'seckill-harness selftest')")
 	f.StringVar(&o.metrics, "metrics-addr", "", "serve live Prometheus metrics on http://127.0.0.1:PORT/metrics while the run goes on (loopback only; e.g. 127.0.0.1:9464)")
 	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (a rewritten line on a terminal, a plain line every 5 s otherwise), tty, plain, off")
@@ -202,7 +204,7 @@ func (o *runOptions) scenarioOf(cmd *cobra.Command, args []string) (*scenarios.S
 func (o *runOptions) inputs(cmd *cobra.Command) planner.Inputs {
 	return planner.Inputs{Cluster: o.cluster, Given: cmd.Flags().Changed, LuaDir: o.luaDir,
 		Overrides: o.wait.over(planner.Overrides{Faults: o.faults, Path: o.path, Adapter: o.adapter, LocalSoldOut: o.localSoldOut,
-			ServiceCmd: o.service.Cmd, ServiceReady: o.service.Ready}),
+			Service: o.service.URL, ServiceMapping: o.service.Mapping, ServiceCmd: o.child.Cmd, ServiceReady: o.child.Ready}),
 		Generator: o.cfg.Generator, ActivityID: o.activity, ActivityWait: o.activityWait, PostgresURL: o.pg, PostgresKeep: o.pgKeep}
 }
 

@@ -64,6 +64,13 @@ func (s *Scenario) Resolved() map[string]any {
 	if s.ServiceReady != "" {
 		m["service_ready"] = s.ServiceReady
 	}
+	if s.Service.URL != "" {
+		svc := map[string]any{"url": s.Service.URL}
+		if s.Service.Mapping != "" {
+			svc["mapping"] = s.Service.Mapping
+		}
+		m["service"] = svc
+	}
 	if s.LocalSoldOut > 0 {
 		m["local_soldout"] = s.LocalSoldOut.String()
 	}

@@ -159,6 +159,7 @@ var (
 		{"adapter", sString},
 		{"service_cmd", sString},
 		{"service_ready", sString},
+		{"service", &schema{t: tMap, fields: []field{{"url", sString}, {"mapping", sString}}}},
 		{"local_soldout", sDuration},
 		{"tolerate_events", sStrings},
 		{"wait", &schema{t: tMap, fields: []field{{"replicas", sInt}, {"timeout", sDuration}}}},

@@ -655,6 +655,9 @@ func (x *execution) assemble(ctx context.Context) *Result {
 		rep.Path = p.PathName
 	}
 	rep.SystemUnderTest = systemUnderTest(p, x.scripts)
+	if svc, ok := sut.Ability[sut.Service](x.sys); ok {
+		rep.Service = svc.ServiceSection()
+	}
 	if x.pre.Refused() && rep.SystemUnderTest != nil {
 		sys := *rep.SystemUnderTest // the plan's is shared by its re-runs
 		rep.SystemUnderTest = &sys

@@ -128,11 +128,15 @@ type Overrides struct {
 	// Adapter is --adapter: a contract adapter file (relative to the
 	// working directory) that puts a team's reserve script under test in
 	// place of the scenario's adapter: or the reference ("": the scenario's).
-	Adapter      string
-	LocalSoldOut time.Duration // --local-soldout (0: the scenario's)
+	Adapter string
 	// ServiceCmd and ServiceReady (--service-cmd, --service-ready) replace
 	// the scenario's service_cmd: and service_ready: when not "".
 	ServiceCmd, ServiceReady string
+	// Service and ServiceMapping are --service URL and --service-mapping
+	// FILE: a running access service under test over HTTP in place of the
+	// scenario's service: or the reference ("": the scenario's).
+	Service, ServiceMapping string
+	LocalSoldOut            time.Duration // --local-soldout (0: the scenario's)
 	// WaitReplicas and WaitTimeout (--wait-replicas, --wait-timeout) replace
 	// the scenario's wait: fields when not nil.
 	WaitReplicas *int
@@ -180,6 +184,9 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 		p.ActivityID, p.SharedActivity = in.ActivityID, true
 	}
 	if err := in.adapter(s, p); err != nil {
+		return nil, err
+	}
+	if err := in.service(s, p); err != nil {
 		return nil, err
 	}
 	if err := in.hand(p); err != nil {
@@ -236,6 +243,16 @@ func (in Inputs) apply(s *scenarios.Scenario) error {
 	if in.Adapter != "" {
 		s.Adapter = in.Adapter
 		s.MarkFlag("adapter", "--adapter "+in.Adapter)
+	}
+	if in.Service != "" {
+		s.Service = scenarios.Service{URL: in.Service, Mapping: in.ServiceMapping}
+		s.MarkFlag("service", "--service "+in.Service)
+		s.MarkFlag("service.url", "--service "+in.Service)
+		if in.ServiceMapping != "" {
+			s.MarkFlag("service.mapping", "--service-mapping "+in.ServiceMapping)
+		}
+	} else if in.ServiceMapping != "" {
+		return fmt.Errorf("--service-mapping %s without --service: give the service's URL", in.ServiceMapping)
 	}
 	if in.LocalSoldOut != 0 {
 		s.LocalSoldOut = in.LocalSoldOut
