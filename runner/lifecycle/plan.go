@@ -78,7 +78,11 @@ type Plan struct {
 	// (ClusterSpec.ServiceRouting, docs/SERVICE_ROUTING.md); "": none.
 	// ServiceReady is its readiness URL ("": http://<listen>/healthz).
 	ServiceCmd, ServiceReady string
-	Drain                    time.Duration // with a pipeline: how long it may finish after the load
+	// ServiceListen is the child's SECKILL_LISTEN ("": a free 127.0.0.1
+	// port picked when it starts); the planner sets it to the address the
+	// HTTP client (service:) sends to.
+	ServiceListen string
+	Drain         time.Duration // with a pipeline: how long it may finish after the load
 
 	Bounds   Bounds                                    // what the run must have done to pass (evidence rules)
 	Evaluate func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none

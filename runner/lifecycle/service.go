@@ -48,7 +48,7 @@ func (x *execution) startService(ctx context.Context) error {
 		return errors.New("--service-cmd: the stand's nodes do not announce their client proxies (a stand opened without ClusterSpec.ServiceRouting): the service could not be routed through the faults")
 	}
 	log := x.out.logger()
-	child, err := servicechild.Start(ctx, servicechild.Options{Cmd: p.ServiceCmd, Ready: p.ServiceReady, RedisAddrs: cr.Seeds(),
+	child, err := servicechild.Start(ctx, servicechild.Options{Cmd: p.ServiceCmd, Ready: p.ServiceReady, Listen: p.ServiceListen, RedisAddrs: cr.Seeds(),
 		Secret: string(x.secret()), PGURL: x.pgURL, Dir: x.out.Dir,
 		Logf: func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }})
 	if err != nil {

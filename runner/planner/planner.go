@@ -154,6 +154,9 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 	if err := in.apply(s); err != nil {
 		return nil, err
 	}
+	if err := childService(s); err != nil {
+		return nil, err
+	}
 	if err := Validate(s); err != nil {
 		return nil, err
 	}
@@ -185,6 +188,9 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 	}
 	if err := in.adapter(s, p); err != nil {
 		return nil, err
+	}
+	if s.ServiceCmd != "" {
+		p.ServiceListen = childListen(s)
 	}
 	if err := in.service(s, p); err != nil {
 		return nil, err

@@ -2,12 +2,14 @@ package planner
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner/httpsut"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/servicechild"
 	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
 )
@@ -74,4 +76,33 @@ func (in Inputs) service(s *scenarios.Scenario, p *lifecycle.Plan) error {
 	}
 	p.PathName, p.SystemUnderTest = "service:"+m.Name, sys
 	return nil
+}
+
+// childService gives a service the run starts (service_cmd:, --service-cmd)
+// its address before the run is validated and planned: the HTTP client
+// (service:) is built before the child starts. Without service.url the
+// child gets a free 127.0.0.1 port, which becomes service.url (sent to
+// with the contract's mapping, or service.mapping); with one, the child
+// listens on its host:port (childListen, the plan's ServiceListen, which
+// the lifecycle passes as SECKILL_LISTEN).
+func childService(s *scenarios.Scenario) error {
+	if s.ServiceCmd == "" || s.Service.URL != "" {
+		return nil
+	}
+	l, err := servicechild.FreeListen()
+	if err != nil {
+		return err
+	}
+	s.Service.URL = "http://" + l
+	return nil
+}
+
+// childListen is the host:port of service.url ("" when it has none:
+// the child then picks a free port and no HTTP client sends to it).
+func childListen(s *scenarios.Scenario) string {
+	u, err := url.Parse(s.Service.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }

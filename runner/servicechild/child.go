@@ -52,7 +52,7 @@ type Options struct {
 	// http://<listen>/healthz.
 	Ready string
 	// Listen is the address given as SECKILL_LISTEN; "" means a free
-	// 127.0.0.1 port picked at Start.
+	// 127.0.0.1 port picked at Start (FreeListen).
 	Listen string
 	// RedisAddrs are SECKILL_REDIS_ADDRS: the cluster's seed addresses the
 	// service must use (the proxied ones).
@@ -109,7 +109,7 @@ func Start(ctx context.Context, opt Options) (*Child, error) {
 		opt.Grace = DefaultGrace
 	}
 	if opt.Listen == "" {
-		l, err := freeListen()
+		l, err := FreeListen()
 		if err != nil {
 			return nil, err
 		}
@@ -133,8 +133,8 @@ func Start(ctx context.Context, opt Options) (*Child, error) {
 	return c, nil
 }
 
-// freeListen picks a free 127.0.0.1 port.
-func freeListen() (string, error) {
+// FreeListen picks a free 127.0.0.1 port (host:port) for SECKILL_LISTEN.
+func FreeListen() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("service child: picking a free port for %s: %w", EnvListen, err)
