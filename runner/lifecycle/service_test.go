@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -104,5 +105,43 @@ func TestServiceChildRun(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(dir, "service-stderr.log")); tc.pass && !strings.Contains(string(b), "SIGTERM") {
 			t.Fatalf("%s: service-stderr.log in the run's directory lacks the child's SIGTERM line: %q", tc.name, b)
 		}
+	}
+}
+
+// Ctrl-C in the middle of the load (the run's context cancelled): Execute
+// returns, and the service child's process group is gone.
+func TestServiceChildStoppedOnInterrupt(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("needs redis-server")
+	}
+	bin := buildFakeService(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cfg := runner.DefaultConfig()
+	cfg.Shape.Rate, cfg.Duration, cfg.Users = 50, time.Minute, 2000
+	p := &Plan{Name: "service-interrupted", Cluster: ClusterSpec{Masters: 3, Replicas: 0}, Stock: 100, Buckets: 1,
+		ServiceCmd: "echo $$ > " + pidFile + "; exec " + bin, Phases: []runner.Phase{{Name: "load", Config: cfg}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
+				time.Sleep(2 * time.Second)
+				cancel()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	oc, err := Execute(ctx, p, Output{Dir: t.TempDir()})
+	cancel()
+	b, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid == 0 {
+		t.Fatalf("the child never started (Execute: %v)", err)
+	}
+	if oc != nil && oc.RunErr == nil {
+		t.Fatalf("the load was not interrupted: %+v", oc.Report.Interrupted)
+	}
+	if syscall.Kill(-pid, 0) == nil {
+		t.Fatalf("process group %d of the service still runs after an interrupted run", pid)
 	}
 }
