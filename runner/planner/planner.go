@@ -257,8 +257,11 @@ func (in Inputs) apply(s *scenarios.Scenario) error {
 		if in.ServiceMapping != "" {
 			s.MarkFlag("service.mapping", "--service-mapping "+in.ServiceMapping)
 		}
+	} else if in.ServiceMapping != "" && in.ServiceCmd == "" && s.ServiceCmd == "" {
+		return fmt.Errorf("--service-mapping %s without --service: give the service's URL (or --service-cmd to start it)", in.ServiceMapping)
 	} else if in.ServiceMapping != "" {
-		return fmt.Errorf("--service-mapping %s without --service: give the service's URL", in.ServiceMapping)
+		s.Service.Mapping = in.ServiceMapping // the child's URL comes with it (childService)
+		s.MarkFlag("service.mapping", "--service-mapping "+in.ServiceMapping)
 	}
 	if in.LocalSoldOut != 0 {
 		s.LocalSoldOut = in.LocalSoldOut

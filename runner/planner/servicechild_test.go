@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,6 +31,17 @@ func TestServiceChildFlags(t *testing.T) {
 	if p.ServiceListen != "127.0.0.1:18080" || p.ServiceReady != "http://127.0.0.1:9/ready" {
 		t.Fatalf("listen %q ready %q: want the --service URL's address and the --service-ready URL", p.ServiceListen, p.ServiceReady)
 	}
+	mapping := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(mapping, []byte("name: ref\nstate: reference\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err = Build(flagScenario(runner.DefaultConfig(), nil), Inputs{Overrides: Overrides{ServiceCmd: "x", ServiceMapping: mapping}})
+	if err != nil {
+		t.Fatalf("--service-cmd with --service-mapping: %v", err)
+	}
+	if p.SystemUnderTest == nil || p.SystemUnderTest.Name != "ref" || p.SystemUnderTest.URL != "http://"+p.ServiceListen {
+		t.Fatalf("--service-cmd with --service-mapping: system %+v, want the mapping's, sending to the child at %s", p.SystemUnderTest, p.ServiceListen)
+	}
 	for _, c := range []struct {
 		over Overrides
 		want string
@@ -36,6 +49,7 @@ func TestServiceChildFlags(t *testing.T) {
 		{Overrides{Faults: []string{"service-pause"}}, "service-pause freezes the service's process group, but this scenario starts no service"},
 		{Overrides{ServiceCmd: "x", ServiceReady: "ftp://h/"}, `--service-ready ftp://h/: service_ready: "ftp://h/": want an http:// URL`},
 		{Overrides{ServiceReady: "http://127.0.0.1:9/"}, "service_ready: without service_cmd"},
+		{Overrides{ServiceMapping: mapping}, "without --service: give the service's URL (or --service-cmd to start it)"},
 	} {
 		_, err := Build(flagScenario(runner.DefaultConfig(), nil), Inputs{Overrides: c.over})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
