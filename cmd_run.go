@@ -24,6 +24,7 @@ type runOptions struct {
 	history  string
 	luaDir   string
 	adapter  string // --adapter
+	service  cmdline.ServiceFlags
 	scenario string
 	faults   []string
 	progress string
@@ -43,6 +44,7 @@ type runOptions struct {
 	activity     string
 	activityWait time.Duration
 	localSoldOut time.Duration // --local-soldout TTL
+	child        cmdline.ServiceChild
 }
 
 func newRunCmd() *cobra.Command {
@@ -151,6 +153,8 @@ func (o *runOptions) registerFlags(cmd *cobra.Command, mode, shape *string) {
 	f.DurationVar(&o.localSoldOut, "local-soldout", 0, "TTL of a local sold-out flag in front of the path: SOLD_OUT sets it per bucket, Redis Pub/Sub tells the other service instances, requests are answered LOCAL_SOLD_OUT until it expires (0: none; overrides a scenario's local_soldout)")
 	cmdline.AdapterFlag(f, &o.adapter)
 	cmdline.ResultsFlags(f, &o.results, true)
+	cmdline.ServiceChildFlags(f, &o.child)
+	cmdline.ServiceFlag(f, &o.service)
 	f.StringVar(&o.path, "path", "", "reserve path to drive: reference (default) or a known-bad variant (negative control; see 'seckill-harness selftest')")
 	f.StringVar(&o.metrics, "metrics-addr", "", "serve live Prometheus metrics on http://127.0.0.1:PORT/metrics while the run goes on (loopback only; e.g. 127.0.0.1:9464)")
 	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (a rewritten line on a terminal, a plain line every 5 s otherwise), tty, plain, off")
@@ -207,7 +211,8 @@ func (o *runOptions) scenarioOf(cmd *cobra.Command, args []string) (*scenarios.S
 // inputs is what the run flags add to every plan (a suite's members included).
 func (o *runOptions) inputs(cmd *cobra.Command) planner.Inputs {
 	return planner.Inputs{Cluster: o.cluster, Given: cmd.Flags().Changed, LuaDir: o.luaDir,
-		Overrides: o.wait.over(planner.Overrides{Faults: o.faults, Path: o.path, Adapter: o.adapter, LocalSoldOut: o.localSoldOut}),
+		Overrides: o.wait.over(planner.Overrides{Faults: o.faults, Path: o.path, Adapter: o.adapter, LocalSoldOut: o.localSoldOut,
+			Service: o.service.URL, ServiceMapping: o.service.Mapping, ServiceCmd: o.child.Cmd, ServiceReady: o.child.Ready}),
 		Generator: o.cfg.Generator, ActivityID: o.activity, ActivityWait: o.activityWait, PostgresURL: o.pg, PostgresKeep: o.pgKeep}
 }
 

@@ -73,6 +73,20 @@ type Options struct {
 	// Dialer (which maps them back) or AnnouncedDialer; Addrs, Nodes and
 	// Admin keep using the real ports.
 	ReplicationProxies bool
+	// AnnounceClientProxies routes every client through the toxiproxy
+	// proxies without the client's cooperation: each node is started with
+	// cluster-announce-port set to the port of a proxy of its own (an
+	// embedded toxiproxy owned by the cluster, see ClientToxics) and
+	// cluster-announce-bus-port to its real bus port, so any cluster
+	// client seeded with the proxies' addresses (a service under test
+	// that knows nothing of the harness) learns only proxied addresses
+	// from CLUSTER SLOTS, MOVED and ASK. Replicas replicate from the
+	// announced address too: the master→replica stream passes the same
+	// proxies, so a toxic on a node's proxy acts on its clients and on its
+	// replicas (docs/SERVICE_ROUTING.md measures it), and ReplicationToxics
+	// reports none. Exclusive with ReplicationProxies (a node announces
+	// one port). Admin, Addrs and Nodes keep using the real ports.
+	AnnounceClientProxies bool
 	// Logf, if set, receives progress messages (starts, signals, unexpected
 	// exits). It is called from several goroutines, also after Start
 	// returned, until Close.
@@ -137,9 +151,12 @@ type LocalCluster struct {
 	// this cluster, including ports of failed start attempts.
 	reserved map[int]bool
 
-	// repl fronts every node's announced port (Options.ReplicationProxies);
-	// nil otherwise.
+	// repl fronts every node's announced port (Options.ReplicationProxies
+	// or Options.AnnounceClientProxies); nil otherwise.
 	repl *Proxies
+	// clientsAnnounced: repl are the client proxies
+	// (Options.AnnounceClientProxies), not replication-only ones.
+	clientsAnnounced bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -173,10 +190,8 @@ func Start(ctx context.Context, opt Options) (*LocalCluster, error) {
 	}
 
 	c := &LocalCluster{opt: opt, redisServer: bin, byAddr: map[string]*proc{}, reserved: map[int]bool{}}
-	if opt.ReplicationProxies {
-		if c.repl, err = NewProxies(nil); err != nil {
-			return nil, fmt.Errorf("compose: replication proxies: %w", err)
-		}
+	if err := c.openAnnouncedProxies(); err != nil {
+		return nil, err
 	}
 	ok := false
 	defer func() {
@@ -233,6 +248,7 @@ func Start(ctx context.Context, opt Options) (*LocalCluster, error) {
 	if err := c.form(fctx); err != nil {
 		return nil, fmt.Errorf("compose: cluster did not become ready (ReadyTimeout %v): %w\n%s", opt.ReadyTimeout, err, c.allLogTails(10))
 	}
+	c.bindAnnouncedProxies()
 	ok = true
 	c.logf("compose: cluster of %d masters x %d replicas ready in %v", opt.Masters, opt.ReplicasPerMaster, time.Since(t0).Round(time.Millisecond))
 	return c, nil

@@ -57,8 +57,11 @@ func (c *LocalCluster) RealAddr(addr string) string {
 
 // ReplicationToxics implements ReplicationLinks (ok false unless the
 // cluster was started with Options.ReplicationProxies).
+// With Options.AnnounceClientProxies the stream runs through the client
+// proxies instead (see ClientToxics): ok is false, since a toxic there
+// acts on the clients too.
 func (c *LocalCluster) ReplicationToxics() (Toxics, bool) {
-	if c == nil || c.repl == nil {
+	if c == nil || c.repl == nil || c.clientsAnnounced {
 		return nil, false
 	}
 	return c.repl, true
@@ -92,7 +95,9 @@ func (c *LocalCluster) announceThroughProxy(p *proc) error {
 // AnnouncedDialer returns, for a go-redis client that does not dial
 // through client proxies, a Dialer that maps the addresses c announces
 // back to the nodes' own (so client traffic does not pass the replication
-// proxies); nil when c announces its real addresses (no Dialer needed).
+// proxies); nil when c announces its real addresses (no Dialer needed)
+// or its client proxies (ClientRouting: dialling what it announces is the
+// route through the client toxics).
 // Clients that dial through a Toxics need nothing: its Dialer maps them.
 func AnnouncedDialer(c Cluster) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	an, ok := c.(AnnouncedAddrs)

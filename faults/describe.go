@@ -34,11 +34,12 @@ type RulesDoc struct {
 	// "default") with which the fault signals a node's process, refused
 	// wherever the harness did not start the processes.
 	SignalsProcessWhen []string `json:"signals_process_when,omitempty"`
-	// NeedsProxies, NeedsReplicationProxies and NeedsPipeline say why the
+	// NeedsProxies, NeedsReplicationProxies, NeedsPipeline and NeedsService say why the
 	// kind needs them ("": it does not).
 	NeedsProxies            string `json:"needs_proxies,omitempty"`
 	NeedsReplicationProxies string `json:"needs_replication_proxies,omitempty"`
 	NeedsPipeline           string `json:"needs_pipeline,omitempty"`
+	NeedsService            string `json:"needs_service,omitempty"`
 	// Overlap is "stacks" (may overlap any fault) or "exclusive" (not with
 	// another exclusive fault on the same target).
 	Overlap string `json:"overlap"`
@@ -72,7 +73,7 @@ func describeRules(s Spec) RulesDoc {
 	r := s.Rules
 	d := RulesDoc{MayBeDestructive: r.Destructive.may, NeedsProxies: r.NeedsProxies,
 		NeedsReplicationProxies: r.NeedsReplicationProxies, NeedsPipeline: r.NeedsPipeline,
-		MinMasters: r.Topology.Masters, MinReplicas: r.Topology.Replicas, Overlap: "stacks"}
+		NeedsService: r.NeedsService, MinMasters: r.Topology.Masters, MinReplicas: r.Topology.Replicas, Overlap: "stacks"}
 	if r.Overlap == Exclusive {
 		d.Overlap = "exclusive"
 	}

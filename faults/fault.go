@@ -56,6 +56,23 @@ type Env struct {
 	// SoldOutNotices is the reserve path's local sold-out flag when the run
 	// has one (--local-soldout); nil otherwise (soldout-notice-lost refuses).
 	SoldOutNotices SoldOutNotices
+	// Service is the access service the run started as a child
+	// (--service-cmd); nil otherwise (the service kinds refuse).
+	Service ServiceControl
+}
+
+// ServiceControl is what the service kinds do to the access service the
+// run started as a child (runner/servicechild.Child implements it): signals
+// to the process group the harness created, and a start of the same
+// command that awaits its readiness.
+type ServiceControl interface {
+	Kill() error                       // SIGKILL, reaped; down until Restart
+	Pause() error                      // SIGSTOP
+	Resume() error                     // SIGCONT; idempotent
+	Terminate() bool                   // SIGTERM, SIGKILL after the grace; true: exited within it
+	Restart(ctx context.Context) error // stop if running, start again, await readiness
+	PGID() int                         // the running process group; 0: down
+	Starts() int                       // starts so far
 }
 
 // PipelineControl is what faults may do to the background pipeline:

@@ -55,6 +55,9 @@ func TestLoadedRunPerKind(t *testing.T) {
 		// Acts on the pipeline's access service: its loaded runs (with the
 		// scanner, and with the scanner disabled) are in runner/pipeline.
 		kindServiceCrash: true,
+		// Act on the service child (--service-cmd): their loaded runs are
+		// in runner/lifecycle (TestServiceChildRun).
+		kindServiceKill: true, kindServicePause: true, kindServiceRestart: true,
 	}
 	for _, spec := range kinds {
 		covered[strings.SplitN(spec, ":", 2)[0]] = true

@@ -52,6 +52,11 @@ type Rules struct {
 	// dispatcher"); the scenario validator refuses it in a scenario without
 	// a pipeline: section, Available without Setting.Pipeline.
 	NeedsPipeline string
+	// NeedsService, when not "", says what the kind does to the access
+	// service the run started as a child (--service-cmd; a clause: "kills
+	// the service's process group"); Available refuses it without
+	// Setting.Service, the scenario validator without service_cmd.
+	NeedsService string
 	// PipelineOutage, when its Name is set, declares that reservations
 	// accepted during the fault wait for it to end: the scenario validator
 	// then requires the reservation TTL to exceed the fault's window.
@@ -267,6 +272,7 @@ type Setting struct {
 	Proxies          bool   // toxiproxy sits in front of the nodes
 	Pipeline         bool   // the run has the order pipeline
 	LocalSoldOut     bool   // the reserve path has the local sold-out flag (--local-soldout)
+	Service          bool   // the run started the access service as a child (--service-cmd)
 	// ReplicationProxies: the cluster's replication runs through proxies
 	// of the harness (compose.ReplicationLinks), which the replication
 	// kinds act on.
@@ -331,6 +337,9 @@ func Available(p *Planned, s Setting) error {
 	if r.NeedsPipeline != "" && !s.Pipeline {
 		return fmt.Errorf("fault %q: %s %s, but this run has no pipeline: turn the pipeline on (a scenario's pipeline: section)", name, p.Kind, r.NeedsPipeline)
 	}
+	if r.NeedsService != "" && !s.Service {
+		return fmt.Errorf("fault %q: %s %s, but this run started no service: give the command that starts your access service (--service-cmd 'CMD', or a scenario's service_cmd:)", name, p.Kind, r.NeedsService)
+	}
 	if r.Available != nil {
 		if err := r.Available(s, withoutTiming(p.Params)); err != nil {
 			return fmt.Errorf("fault %q: %w", name, err)
@@ -354,6 +363,14 @@ func withoutTiming(params map[string]string) map[string]string {
 		delete(out, k)
 	}
 	return out
+}
+
+// ActsOnProxies reports whether kind declares that it acts through the
+// client proxies (Rules.NeedsProxies): traffic that bypasses them escapes
+// it.
+func ActsOnProxies(kind string) bool {
+	r, ok := rulesOf(kind)
+	return ok && r.NeedsProxies != ""
 }
 
 // NeedReplicationProxies reports whether any planned fault declares that it

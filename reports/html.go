@@ -476,6 +476,9 @@ func headerMeta(r *Report) []kvView {
 	add("topology", topo)
 	add("path", r.Path)
 	add("system under test", r.SystemUnderTest.Line())
+	if r.Service != nil {
+		add("service", r.Service.Line())
+	}
 	var vers []string
 	for _, kv := range [][2]string{
 		{"harness", r.Versions.Harness}, {"redis", r.Versions.Redis},

@@ -95,6 +95,10 @@ type Report struct {
 	// known-bad path or a team's script through an adapter file, with
 	// each script's path and SHA1 (additive).
 	SystemUnderTest *SystemUnderTest `json:"system_under_test,omitempty"`
+	// Service is what a service under test answered over HTTP: the
+	// client's policy, its answers by meaning, and vegeta's view of the
+	// requests (additive; kind service only).
+	Service *ServiceSection `json:"service,omitempty"`
 	// Pipeline summarises the async stages after ACCEPTED (sends, duplicates,
 	// unknown sends, orders, releases, stuck), when they ran (additive).
 	Pipeline map[string]any `json:"pipeline,omitempty"`
@@ -716,10 +720,16 @@ type SystemUnderTest struct {
 	Name string `json:"name"`
 	// Kind is "reference" (the harness's own scripts, embedded or
 	// --lua-dir), "path" (a known-bad path of the self-test) or "adapter"
-	// (a team's script through an adapter file).
+	// (a team's script through an adapter file) or "service" (a running
+	// access service, over HTTP).
 	Kind string `json:"kind"`
 	// Adapter is the adapter file, as given (kind adapter).
 	Adapter string `json:"adapter,omitempty"`
+	// URL is the service's URL (kind service).
+	URL string `json:"url,omitempty"`
+	// Mapping is the service mapping file, as given ("" : the HTTP
+	// contract's defaults; kind service).
+	Mapping string `json:"mapping,omitempty"`
 	// Scripts are the scripts the system runs, each with its role
 	// (reserve, release, setup, transition, compensate), path and SHA1.
 	Scripts []SUTScript `json:"scripts,omitempty"`
@@ -743,8 +753,10 @@ func (s *SystemUnderTest) Line() string {
 		return ""
 	}
 	var parts []string
-	if s.Adapter != "" {
-		parts = append(parts, s.Adapter)
+	for _, p := range []string{s.Adapter, s.URL, s.Mapping} {
+		if p != "" {
+			parts = append(parts, p)
+		}
 	}
 	for _, sc := range s.Scripts {
 		if sc.Role == "reserve" { // the others are in report.json

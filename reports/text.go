@@ -145,6 +145,9 @@ func (t *textWriter) header(r *Report) {
 	if r.SystemUnderTest != nil {
 		fmt.Fprintf(tw, "system under test\t%s\n", r.SystemUnderTest.Line())
 	}
+	if r.Service != nil {
+		fmt.Fprintf(tw, "service\t%s\n", r.Service.Line())
+	}
 
 	l := r.Load
 	load := []string{strings.TrimSpace(l.Mode + " " + l.Shape)}

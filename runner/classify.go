@@ -33,9 +33,14 @@ const (
 	// mitigation at work, not an error of the path under test. (Last, so
 	// the other classes keep their values.)
 	ErrNoReplicas
+	// ErrSystemBusy: a service under test answered fail-closed (the HTTP
+	// contract's SYSTEM_BUSY: Redis unavailable, a slot without a master,
+	// a circuit open): nothing was reserved. The service's degradation at
+	// work, not an error of the path under test.
+	ErrSystemBusy
 )
 
-var errClassNames = [...]string{"", "CLUSTERDOWN", "TRYAGAIN", "MOVED_ASK_EXHAUSTED", "OOM", "NOSCRIPT", "CROSSSLOT", "CONNECT", "MASTERDOWN", "OTHER", "NOREPLICAS"}
+var errClassNames = [...]string{"", "CLUSTERDOWN", "TRYAGAIN", "MOVED_ASK_EXHAUSTED", "OOM", "NOSCRIPT", "CROSSSLOT", "CONNECT", "MASTERDOWN", "OTHER", "NOREPLICAS", "SYSTEM_BUSY"}
 
 func (c ErrClass) String() string {
 	if int(c) < len(errClassNames) {
@@ -47,11 +52,19 @@ func (c ErrClass) String() string {
 // ErrClasses lists the error class names.
 func ErrClasses() []string { return errClassNames[1:] }
 
+// failedClosed is the error of a system that answered fail-closed: it
+// refused the call and reserved nothing (sut.System's error contract).
+type failedClosed interface{ FailedClosed() bool }
+
 // Classify turns the error of one send into an outcome. A nil error is not
 // classified here. Lost replies and deadlines after the write are UNKNOWN.
 func Classify(err error) (Outcome, ErrClass) {
 	if lua.IsOutcomeUnknown(err) {
 		return OutcomeUnknown, ErrNone
+	}
+	var fc failedClosed
+	if errors.As(err, &fc) && fc.FailedClosed() {
+		return OutcomeError, ErrSystemBusy
 	}
 	var re redis.Error
 	if errors.As(err, &re) {

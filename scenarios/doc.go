@@ -21,6 +21,12 @@
 //	                              # relative to this file: a team's own
 //	                              # reserve script is the system under test
 //	                              # (not with path: or pipeline:)
+//	service_cmd: ''               # starts the access service under test as
+//	                              # a child (sh -c; env SECKILL_LISTEN,
+//	                              # SECKILL_REDIS_ADDRS = the proxied nodes,
+//	                              # SECKILL_SECRET, SECKILL_PG_URL); faults
+//	                              # service-kill|pause|restart act on it
+//	service_ready: ''             # its readiness URL ('': http://LISTEN/healthz)
 //	local_soldout: 0s             # TTL of the path's local sold-out flag
 //	                              # (set by SOLD_OUT, broadcast over Redis
 //	                              # Pub/Sub, answers LOCAL_SOLD_OUT until it

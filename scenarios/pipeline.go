@@ -238,6 +238,9 @@ func (v *validator) faultPipeline(i int, total time.Duration) {
 		v.bad(path+".kind", "%s %s, but this scenario has no pipeline (no pipeline: section): add one (pipeline: {drain: 10s} runs it with the defaults) or --set pipeline.drain=10s",
 			f.Kind, why)
 	}
+	if why := spec.Rules.NeedsService; why != "" && strings.TrimSpace(s.ServiceCmd) == "" {
+		v.bad(path+".kind", "%s %s, but this scenario starts no service: add service_cmd: 'the command that starts your access service' (or --service-cmd)", f.Kind, why)
+	}
 	outage := spec.Rules.PipelineOutage
 	if outage.Name == "" {
 		return

@@ -58,6 +58,7 @@ func (s *Scenario) Resolved() map[string]any {
 	if s.Adapter != "" {
 		m["adapter"] = s.Adapter
 	}
+	s.resolvedService(m)
 	if s.LocalSoldOut > 0 {
 		m["local_soldout"] = s.LocalSoldOut.String()
 	}
@@ -202,4 +203,22 @@ func (s *Scenario) assertionsMap() map[string]any {
 		m["outcomes"] = om
 	}
 	return m
+}
+
+// resolvedService puts the service under test on m: service: {url,
+// mapping}, service_cmd and service_ready, when set.
+func (s *Scenario) resolvedService(m map[string]any) {
+	if s.ServiceCmd != "" {
+		m["service_cmd"] = s.ServiceCmd
+	}
+	if s.ServiceReady != "" {
+		m["service_ready"] = s.ServiceReady
+	}
+	if s.Service.URL != "" {
+		svc := map[string]any{"url": s.Service.URL}
+		if s.Service.Mapping != "" {
+			svc["mapping"] = s.Service.Mapping
+		}
+		m["service"] = svc
+	}
 }

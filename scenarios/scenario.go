@@ -62,6 +62,16 @@ type Scenario struct {
 	// script. Written in a file it is relative to the file's directory;
 	// here it is resolved ("" : none).
 	Adapter string
+	// ServiceCmd starts the access service under test as a child of the
+	// run (runner/servicechild: `sh -c`, the service contract's
+	// environment, stopped by its process group); "": none. ServiceReady
+	// is its readiness URL ("": http://<its SECKILL_LISTEN>/healthz).
+	ServiceCmd, ServiceReady string
+	// Service is a running access service put under test over HTTP in
+	// place of the reference (runner/httpsut): `service: {url: URL,
+	// mapping: FILE}`. The mapping file, written in a file, is relative to
+	// the file's directory; here it is resolved. Zero: none.
+	Service Service
 	// LocalSoldOut is the TTL of the reserve path's local sold-out flag
 	// (sut.LocalSoldOut: a flag per bucket set by SOLD_OUT, broadcast
 	// over Redis Pub/Sub, answering SOLD_OUT locally until it expires);
@@ -113,6 +123,12 @@ type Scenario struct {
 	defects  []string            // pipeline.defects as written (Validate checks the names)
 	// regressionText is regressions: as written (Validate checks each).
 	regressionText map[string]string
+}
+
+// Service is a running access service under test over HTTP.
+type Service struct {
+	URL     string // the service's base URL, e.g. http://127.0.0.1:8080
+	Mapping string // the service mapping file ("": the HTTP contract's defaults)
 }
 
 // Topology is the cluster the scenario runs on.
@@ -416,6 +432,14 @@ func (d *dec) scenario(root *node) {
 	s.Adapter = d.str(root, "adapter", "adapter", "")
 	if s.Adapter != "" && !filepath.IsAbs(s.Adapter) && !strings.HasPrefix(s.Source, "builtin:") && s.Source != FlagSource {
 		s.Adapter = filepath.Join(filepath.Dir(s.Source), s.Adapter)
+	}
+	s.ServiceCmd = d.str(root, "service_cmd", "service_cmd", "")
+	s.ServiceReady = d.str(root, "service_ready", "service_ready", "")
+	svc := d.section(root, "service", "service")
+	s.Service.URL = d.str(svc, "url", "service.url", "")
+	s.Service.Mapping = d.str(svc, "mapping", "service.mapping", "")
+	if m := s.Service.Mapping; m != "" && !filepath.IsAbs(m) && !strings.HasPrefix(s.Source, "builtin:") && s.Source != FlagSource {
+		s.Service.Mapping = filepath.Join(filepath.Dir(s.Source), m)
 	}
 	s.LocalSoldOut = d.dur(root, "local_soldout", "local_soldout", 0)
 	s.TolerateEvents = d.strs(root, "tolerate_events", "tolerate_events")

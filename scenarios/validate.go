@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -16,6 +17,7 @@ import (
 	"seckill-harness/runner"
 	"seckill-harness/runner/adapter"
 	"seckill-harness/runner/checks"
+	"seckill-harness/runner/httpsut"
 	"seckill-harness/runner/sut"
 )
 
@@ -132,6 +134,8 @@ func (v *validator) scenario() {
 		v.bad("path", "%q: unknown reserve path; valid paths: %s", s.Path, strings.Join(v.paths, ", "))
 	}
 	v.adapter()
+	v.service()
+	v.serviceChild()
 	if s.LocalSoldOut < 0 {
 		v.bad("local_soldout", "%s: want a positive TTL like 1s (or 0: no local sold-out flag)", s.LocalSoldOut)
 	}
@@ -876,6 +880,34 @@ func AdapterCannotRun(s *Scenario) string {
 	return ""
 }
 
+// service checks service:: a URL the client can reach (http or https), a
+// mapping file that loads (its own errors name its file:line), and the
+// run's only system under test (no path:, no adapter:). A pipeline needs
+// state: reference (it works on the reference contract's records).
+func (v *validator) service() {
+	sv := v.s.Service
+	if sv.URL == "" {
+		if sv.Mapping != "" {
+			v.bad("service.mapping", "%s without service.url: give the service's URL (--service URL)", sv.Mapping)
+		}
+		return
+	}
+	if _, err := httpsut.CheckURL(sv.URL); err != nil {
+		v.bad("service.url", "%v", err)
+	}
+	if v.s.Path != DefaultPath || v.s.Adapter != "" {
+		v.bad("service", "%s with path %q / adapter %q: a run has one system under test: drop path: (--path), adapter: (--adapter) or service: (--service)", sv.URL, v.s.Path, v.s.Adapter)
+	}
+	m, err := httpsut.LoadMapping(sv.Mapping)
+	if err != nil {
+		v.bad("service.mapping", "%v", err)
+		return
+	}
+	if v.s.Pipeline != nil && !m.ReferenceState() {
+		v.bad("service", "%s with a pipeline: the async pipeline works on the reference contract's records and queues; a service keeps them only with state: reference in its mapping (--service-mapping)", sv.URL)
+	}
+}
+
 // adapter checks adapter:: the file loads (its own errors name its
 // file:line), it is the run's only system under test (path: stays the
 // reference) and the run has no pipeline (the pipeline works on the
@@ -893,5 +925,20 @@ func (v *validator) adapter() {
 	}
 	if _, err := adapter.Load(s.Adapter); err != nil {
 		v.bad("adapter", "%v", err)
+	}
+}
+
+// serviceChild checks service_cmd: and service_ready: (--service-cmd,
+// --service-ready): a readiness URL is an http(s) URL, and needs a command.
+func (v *validator) serviceChild() {
+	s := v.s
+	if s.ServiceReady == "" {
+		return
+	}
+	if u, err := url.Parse(s.ServiceReady); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.bad("service_ready", "%q: want an http:// URL the service answers 200 on once ready, e.g. http://127.0.0.1:8080/healthz", s.ServiceReady)
+	}
+	if strings.TrimSpace(s.ServiceCmd) == "" {
+		v.bad("service_ready", "without service_cmd (--service-cmd): the harness polls the readiness of a service it starts; give the command that starts it")
 	}
 }

@@ -49,3 +49,25 @@ func Given(fs *pflag.FlagSet) map[string]string {
 func AdapterFlag(f *pflag.FlagSet, file *string) {
 	f.StringVar(file, "adapter", "", "contract adapter file (YAML, docs/ADAPTERS.md): run a team's own reserve script instead of the reference (check it first with 'seckill-harness adapter validate FILE'; not with --path, --lua-dir, --pipeline or --generator)")
 }
+
+// ServiceChild is what --service-cmd and --service-ready say (runner/planner
+// passes them on as Overrides.ServiceCmd and ServiceReady).
+type ServiceChild struct{ Cmd, Ready string }
+
+// ServiceChildFlags registers --service-cmd and --service-ready (run): the
+// access service under test started as a child of the run.
+func ServiceChildFlags(f *pflag.FlagSet, s *ServiceChild) {
+	f.StringVar(&s.Cmd, "service-cmd", "", "start the access service under test as a child: sh -c CMD in its own process group, with SECKILL_LISTEN (a free 127.0.0.1 port), SECKILL_REDIS_ADDRS (the nodes' proxies: its Redis traffic goes through the faults), SECKILL_SECRET and, with the pipeline, SECKILL_PG_URL; stopped by its process group at the end; faults service-kill|pause|restart act on it (overrides a scenario's service_cmd; local cluster only, docs/SERVICE_ROUTING.md)")
+	f.StringVar(&s.Ready, "service-ready", "", "with --service-cmd: the URL polled until it answers 200 before the load (default http://SECKILL_LISTEN/healthz)")
+}
+
+// ServiceFlags are run's --service and --service-mapping.
+type ServiceFlags struct{ URL, Mapping string }
+
+// ServiceFlag registers --service URL and --service-mapping FILE (run): a
+// running access service put under test over HTTP (runner/planner passes
+// them on as Overrides.Service and Overrides.ServiceMapping).
+func ServiceFlag(f *pflag.FlagSet, s *ServiceFlags) {
+	f.StringVar(&s.URL, "service", "", "base URL of a running access service to put under test over HTTP, e.g. http://127.0.0.1:8080 (docs/SERVICE.md; not with --path, --adapter, --lua-dir or --generator)")
+	f.StringVar(&s.Mapping, "service-mapping", "", "with --service: the service mapping file (YAML, docs/SERVICE.md): its endpoints, answer fields, codes, timeout, retry policy and state: reference (default: the HTTP contract)")
+}

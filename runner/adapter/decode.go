@@ -20,9 +20,21 @@ import (
 
 type decoder struct {
 	source string
+	kind   Kind
 	lines  map[string]int
 	err    error
 }
+
+// Kind names the kind of file a strict decode reads, for its messages.
+type Kind struct {
+	What  string // "adapter file"
+	Empty string // what an empty file lacks: "want a mapping with at least reserve: (script:, reply:)"
+	One   string // "one adapter per file"
+	Docs  string // where its fields are documented: "docs/ADAPTERS.md"
+}
+
+var adapterKind = Kind{What: "adapter file", Empty: "want a mapping with at least reserve: (script:, reply:)",
+	One: "one adapter per file", Docs: "docs/ADAPTERS.md"}
 
 // fail records the first error: source:line: path: problem.
 func (d *decoder) fail(line int, path, format string, args ...any) {
@@ -40,13 +52,27 @@ func lineOf(n ast.Node) int {
 
 // decodeFile parses data (one YAML document, a mapping) into f.
 func decodeFile(source string, data []byte, f *File) error {
+	lines, err := DecodeStrict(source, data, f, adapterKind)
+	f.lines = lines
+	return err
+}
+
+// DecodeStrict parses data (one YAML document, a mapping) into out, a
+// pointer to a struct whose fields carry their YAML names (`yaml:"name"`;
+// `adapter:"required"` marks a field that must be present), as an adapter
+// file is read: an unknown field, a wrong type, a missing required field,
+// a key given twice, an anchor or a second document is an error
+// source:line: path: problem and fix. It returns the line of every field
+// path it read ("reserve.keys[2]"). Fields may be structs, pointers to
+// them, maps of string keys, slices, strings and ints.
+func DecodeStrict(source string, data []byte, out any, kind Kind) (map[string]int, error) {
 	file, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey()) // the decoder names both lines
 	if err != nil {
 		var se *yaml.SyntaxError
 		if errors.As(err, &se) && se.Token != nil {
-			return fmt.Errorf("%s:%d: YAML syntax: %s: fix the YAML at that line", source, se.Token.Position.Line, se.Message)
+			return nil, fmt.Errorf("%s:%d: YAML syntax: %s: fix the YAML at that line", source, se.Token.Position.Line, se.Message)
 		}
-		return fmt.Errorf("%s: YAML syntax: %v", source, err)
+		return nil, fmt.Errorf("%s: YAML syntax: %v", source, err)
 	}
 	var docs []*ast.DocumentNode
 	for _, doc := range file.Docs {
@@ -55,15 +81,14 @@ func decodeFile(source string, data []byte, f *File) error {
 		}
 	}
 	if len(docs) == 0 {
-		return fmt.Errorf("%s:1: empty adapter file: want a mapping with at least reserve: (script:, reply:)", source)
+		return nil, fmt.Errorf("%s:1: empty %s: %s", source, kind.What, kind.Empty)
 	}
 	if len(docs) > 1 {
-		return fmt.Errorf("%s:%d: one adapter per file: a second YAML document starts here; move it to its own file", source, lineOf(docs[1].Body))
+		return nil, fmt.Errorf("%s:%d: %s: a second YAML document starts here; move it to its own file", source, lineOf(docs[1].Body), kind.One)
 	}
-	d := &decoder{source: source, lines: map[string]int{}}
-	d.value(docs[0].Body, reflect.ValueOf(f).Elem(), "")
-	f.lines = d.lines
-	return d.err
+	d := &decoder{source: source, kind: kind, lines: map[string]int{}}
+	d.value(docs[0].Body, reflect.ValueOf(out).Elem(), "")
+	return d.lines, d.err
 }
 
 func label(path string) string {
@@ -82,7 +107,7 @@ func (d *decoder) unwrap(n ast.Node, path string) ast.Node {
 		case *ast.CommentGroupNode:
 			return nil
 		case *ast.AnchorNode, *ast.AliasNode:
-			d.fail(lineOf(n), label(path), "anchors and aliases are not supported in an adapter file: write the value out")
+			d.fail(lineOf(n), label(path), "anchors and aliases are not supported in an %s: write the value out", d.kind.What)
 			return nil
 		default:
 			return n
@@ -187,7 +212,7 @@ func (d *decoder) structValue(n ast.Node, v reflect.Value, path string) {
 	}
 	for i := 0; i < t.NumField(); i++ {
 		if name := yamlName(t.Field(i)); name != "" && required(t.Field(i)) && !present[name] {
-			d.fail(lineOf(n), label(path), "missing required field %s: add %s: (see docs/ADAPTERS.md)", join(path, name), name)
+			d.fail(lineOf(n), label(path), "missing required field %s: add %s: (see %s)", join(path, name), name, d.kind.Docs)
 			return
 		}
 	}

@@ -68,7 +68,7 @@ type collector struct {
 func newCollector(sale sut.Sale, sys sut.System, in CheckInput) *collector {
 	a := sale.Activity
 	f := &Facts{Samples: in.Samples, FaultsInjected: in.FaultsInjected, LocalSoldOutTTL: in.LocalSoldOutTTL, Generator: in.Generator,
-		ClockSkew: in.ClockSkew, Pipeline: in.Pipeline, Evictions: in.Evictions, Preflight: in.Preflight, Requests: map[RequestKey]RequestFact{},
+		ClockSkew: in.ClockSkew, Pipeline: in.Pipeline, Evictions: in.Evictions, Preflight: in.Preflight, Service: in.Service, Requests: map[RequestKey]RequestFact{},
 		OwnReservation:  map[UserRequest]string{},
 		SendPendingLeft: make([]int64, a.Buckets), ExpiryLeft: make([]int64, a.Buckets), Unexposed: map[sut.Fact]bool{}}
 	if in.History.Spooled() {

@@ -77,6 +77,12 @@ func TestSystemThatExposesNothingSkipsEveryCheck(t *testing.T) {
 			if c.Status != StatusSkip || !strings.Contains(c.Detail, "not an adapter file") {
 				t.Errorf("A1: %s %q, want skip: not an adapter file", c.Status, c.Detail)
 			}
+		case c.ID == "R1":
+			// Judges the service child's connections, not the system's
+			// state: a run without a service child skips.
+			if c.Status != StatusSkip || !strings.Contains(c.Detail, "no service child") {
+				t.Errorf("R1: %s %q, want skip: no service child", c.Status, c.Detail)
+			}
 		case needs[c.ID] && (c.Status != StatusSkip || !strings.HasPrefix(c.Detail, "this system under test does not expose ")):
 			t.Errorf("%s: %s %q, want skip: this system under test does not expose …", c.ID, c.Status, c.Detail)
 		case !needs[c.ID] && (c.Status == StatusSkip || !strings.Contains(c.Detail, "not compared: this system under test does not expose ")):

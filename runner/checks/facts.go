@@ -68,6 +68,9 @@ type Facts struct {
 	// Evictions are the servers' evicted_keys counters over the run (K2),
 	// as the caller read them (CheckInput.Evictions); nil when not read.
 	Evictions *EvictionFacts
+	// Service are the service child's connections (CheckInput.Service);
+	// nil: no service child.
+	Service *ServiceRoutingFacts
 	// Preflight is what the system's pre-flight found before the load
 	// (A1); nil when the system has none (it is not an adapter file).
 	Preflight *sut.Preflight

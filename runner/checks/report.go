@@ -83,6 +83,9 @@ type CheckInput struct {
 	// Preflight is what the system's pre-flight found before the load
 	// (sut.Preflighter; A1 judges it); nil: the system has none.
 	Preflight *sut.Preflight
+	// Service is what the lifecycle saw of the connections of the service
+	// it started as a child (R1); nil: no service child (R1 skips).
+	Service *ServiceRoutingFacts
 }
 
 // UnknownSummary is how the UNKNOWN outcomes were resolved (I7).

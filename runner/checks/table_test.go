@@ -230,6 +230,20 @@ var okFixtures = map[string][]fixture{
 		f.Preflight = &sut.Preflight{System: "cluster-safe"}
 		return f
 	}}},
+	"R1": {{"every round saw the service's connections through the proxies, during a latency fault too", func() *Facts {
+		return routed(func(r *ServiceRoutingFacts) {
+			r.Add(0.5, 3, nil, nil)
+			r.Add(1.0, 3, nil, []string{"latency"})
+		})
+	}}},
+}
+
+// routed is soldOut with the service child's connection rounds add makes.
+func routed(add func(*ServiceRoutingFacts)) *Facts {
+	f := soldOut()
+	f.Service = &ServiceRoutingFacts{}
+	add(f.Service)
+	return f
 }
 
 // bad: broken histories, each caught by the check.
@@ -383,6 +397,14 @@ var badFixtures = map[string][]fixture{
 			Where: "keys-from-argv.lua:11", Keys: []string{"buyers:act1"}, Detail: "SISMEMBER touches \"buyers:act1\""}}}
 		return f
 	}}},
+	"R1": {{"the service reached a node at its own address while a latency fault acted on the proxies", func() *Facts {
+		return routed(func(r *ServiceRoutingFacts) {
+			r.Add(0.5, 2, nil, nil)
+			r.Add(1.0, 2, []string{"127.0.0.1:30001"}, []string{"latency"})
+		})
+	}}, {"the service never held a connection through the proxies", func() *Facts {
+		return routed(func(r *ServiceRoutingFacts) { r.Add(0.5, 0, nil, nil); r.Add(1.0, 0, nil, []string{"latency"}) })
+	}}},
 }
 
 // vacuous: histories that give the check nothing to judge.
@@ -435,6 +457,9 @@ var vacuousFixtures = map[string][]fixture{
 	"K1": {{"only the set-up keys", keysSetUpOnly}, {"keys not read", keysNotRead}},
 	"K2": {{"counters not read", soldOut}, {"no node read at both ends", evictionsUnread}},
 	"A1": {{"not an adapter file: no pre-flight", soldOut}},
+	"R1": {{"no service child", soldOut}, {"the service's connections never read", func() *Facts {
+		return routed(func(*ServiceRoutingFacts) {})
+	}}},
 }
 
 func judgeOne(t *testing.T, id string, f *Facts) Check {

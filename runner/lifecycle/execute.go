@@ -18,6 +18,7 @@ import (
 	"seckill-harness/runner/checks"
 	"seckill-harness/runner/host"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/runner/servicechild"
 	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
 	"seckill-harness/servers"
@@ -67,6 +68,10 @@ type execution struct {
 	servers     *servers.Sampler // the nodes' view, sampled beside the load
 	host        *host.Sampler    // the machine's and the harness's view, sampled beside the load
 	live        *metrics.Live    // --metrics-addr's server; nil: none
+
+	svc      *servicechild.Child // the service under test started as a child; nil: none
+	svcConns *connSampler        // its connections, sorted (service_behind_proxies)
+	pgURL    string              // the orders' database with the run's schema, for the service child
 }
 
 // Execute runs a plan from start to finish (see the package doc for the
@@ -112,6 +117,7 @@ func (x *execution) steps(after context.Context) []step {
 		{"guard", x.guard},
 		{"set up the activity", x.setUp},
 		{"start the faults and the pipeline", x.startFaults},
+		{"start the service", x.startService},
 		{"warm up", x.warmUp},
 		{"observe the servers", x.observe},
 		{"drive the load", x.driveLoad},
@@ -223,6 +229,7 @@ func (x *execution) openStand(ctx context.Context) error {
 	}
 	spec := x.plan.Cluster
 	spec.ReplicationProxies = spec.ReplicationProxies || faults.NeedReplicationProxies(x.plan.Faults)
+	spec.ServiceRouting = x.plan.ServiceCmd != ""
 	st, err := OpenStand(ctx, x.out.logger(), spec, x.plan.MaxConcurrency(), len(x.plan.Faults) > 0)
 	if err != nil {
 		return err
@@ -259,6 +266,7 @@ func (x *execution) guard(ctx context.Context) error {
 		return err
 	}
 	s.LocalSoldOut = x.plan.LocalSoldOut.TTL > 0
+	s.Service = x.plan.ServiceCmd != ""
 	var errs []error
 	for _, p := range x.plan.Faults {
 		errs = append(errs, faults.Available(p, s))
@@ -455,6 +463,7 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 		return nil, err
 	}
 	x.cleanup = append(x.cleanup, func() { _ = db.Close() })
+	x.pgURL = serviceDBURL(x.plan.PostgresURL, db)
 	kept := ""
 	switch {
 	case x.plan.PostgresKeep:
@@ -594,7 +603,8 @@ func (x *execution) judge(ctx context.Context) error {
 	// checks down to the order database.
 	chk, err := checks.Judge(ctx, x.sale, x.sys, checks.CheckInput{History: history, Samples: x.res.Samples,
 		FaultsInjected: len(x.plan.Faults) > 0, LocalSoldOutTTL: x.plan.LocalSoldOut.TTL, Generator: x.plan.Generator,
-		Pipeline: x.ev, Orders: x.orders, Evictions: x.evicted, ExpiryAllowances: expiryAllowances(x.tl), Preflight: x.pre})
+		Pipeline: x.ev, Orders: x.orders, Evictions: x.evicted, ExpiryAllowances: expiryAllowances(x.tl), Preflight: x.pre,
+		Service: x.svcConns.result()})
 	if err != nil {
 		return fmt.Errorf("reading the final state back: %w", err)
 	}
@@ -645,6 +655,9 @@ func (x *execution) assemble(ctx context.Context) *Result {
 		rep.Path = p.PathName
 	}
 	rep.SystemUnderTest = systemUnderTest(p, x.scripts)
+	if svc, ok := sut.Ability[sut.Service](x.sys); ok {
+		rep.Service = svc.ServiceSection()
+	}
 	if x.pre.Refused() && rep.SystemUnderTest != nil {
 		sys := *rep.SystemUnderTest // the plan's is shared by its re-runs
 		rep.SystemUnderTest = &sys

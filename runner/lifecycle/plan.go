@@ -73,7 +73,17 @@ type Plan struct {
 	// PostgresKeep leaves the run's schema in the PostgresURL database
 	// (its name is logged) instead of dropping it; refused without PostgresURL.
 	PostgresKeep bool
-	Drain        time.Duration // with a pipeline: how long it may finish after the load
+	// ServiceCmd starts the access service under test as a child of the
+	// run (the "start the service" step, runner/servicechild), its Redis
+	// client routed through the proxies by the nodes' announced addresses
+	// (ClusterSpec.ServiceRouting, docs/SERVICE_ROUTING.md); "": none.
+	// ServiceReady is its readiness URL ("": http://<listen>/healthz).
+	ServiceCmd, ServiceReady string
+	// ServiceListen is the child's SECKILL_LISTEN ("": a free 127.0.0.1
+	// port picked when it starts); the planner sets it to the address the
+	// HTTP client (service:) sends to.
+	ServiceListen string
+	Drain         time.Duration // with a pipeline: how long it may finish after the load
 
 	Bounds   Bounds                                    // what the run must have done to pass (evidence rules)
 	Evaluate func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none

@@ -42,6 +42,15 @@ type ClusterSpec struct {
 	// a proxy of its own (local clusters), so replica-lag and
 	// replica-partition can act on it while client traffic is untouched.
 	ReplicationProxies bool
+	// ServiceRouting makes the nodes of a local cluster announce their
+	// client proxies (compose.Options.AnnounceClientProxies), which become
+	// the stand's Proxies: a service that is handed Stand.Seeds learns
+	// only proxied addresses, so the faults on the proxies reach its
+	// traffic without changes to its code. Replication then passes the
+	// same proxies (docs/SERVICE_ROUTING.md); refused with
+	// ReplicationProxies, a remote toxiproxy and clusters the harness does
+	// not start locally.
+	ServiceRouting bool
 	// ExtraConfig lines go verbatim into every node's redis.conf of a
 	// local cluster (e.g. "min-replicas-to-write 1"), so a restarted node
 	// keeps them, and onto every container's redis-server command line of
@@ -152,7 +161,10 @@ func OpenStand(ctx context.Context, log *slog.Logger, cf ClusterSpec, workers in
 	t0 := time.Now()
 	local := compose.Options{Masters: cf.Masters, ReplicasPerMaster: replicasOpt(cf.Replicas), NodeTimeout: cf.NodeTimeout,
 		AppendOnly: cf.AppendOnly, RedisServer: cf.RedisServer, ReplicationProxies: cf.ReplicationProxies,
-		ExtraConfig: cf.ExtraConfig}
+		ExtraConfig: cf.ExtraConfig, AnnounceClientProxies: cf.ServiceRouting}
+	if err := refuseServiceRouting(cf); err != nil {
+		return nil, err
+	}
 	if err := refuseConfigOnOutsideCluster(cf); err != nil {
 		return nil, err
 	}
@@ -187,6 +199,9 @@ func OpenStand(ctx context.Context, log *slog.Logger, cf ClusterSpec, workers in
 	if d := compose.AnnouncedDialer(cl); d != nil {
 		opt.Dialer = d // nodes announce their replication proxies' ports: dial the real ones
 	}
+	if s.routeThroughAnnounced(opt) {
+		proxied = false
+	}
 	if proxied {
 		px, err := compose.OpenToxics(cf.Toxiproxy, cl)
 		if err != nil {
@@ -203,6 +218,24 @@ func OpenStand(ctx context.Context, log *slog.Logger, cf ClusterSpec, workers in
 	}
 	s.Client = lua.NewClusterClient(opt)
 	return s, nil
+}
+
+// routeThroughAnnounced makes the proxies the nodes announce
+// (ClusterSpec.ServiceRouting) the stand's Proxies and dials opt through
+// them; false when the stand has no such proxies.
+func (s *Stand) routeThroughAnnounced(opt *redis.ClusterOptions) bool {
+	cr, ok := s.Cluster.(compose.ClientRouting)
+	if !ok || !s.spec.ServiceRouting {
+		return false
+	}
+	px, on := cr.ClientToxics()
+	if !on {
+		return false
+	}
+	s.Proxies = px // owned by the cluster; Stand.Close closes it first (idempotent)
+	opt.Dialer = compose.ProxiedDialer(px, opt.TLSConfig)
+	s.logger().Info("proxies: embedded toxiproxy in front of every node, announced by the nodes (the service's and the harness's client connections; replication too)")
+	return true
 }
 
 // WaitSettled waits, on a cluster the harness did not create, for its

@@ -128,8 +128,15 @@ type Overrides struct {
 	// Adapter is --adapter: a contract adapter file (relative to the
 	// working directory) that puts a team's reserve script under test in
 	// place of the scenario's adapter: or the reference ("": the scenario's).
-	Adapter      string
-	LocalSoldOut time.Duration // --local-soldout (0: the scenario's)
+	Adapter string
+	// ServiceCmd and ServiceReady (--service-cmd, --service-ready) replace
+	// the scenario's service_cmd: and service_ready: when not "".
+	ServiceCmd, ServiceReady string
+	// Service and ServiceMapping are --service URL and --service-mapping
+	// FILE: a running access service under test over HTTP in place of the
+	// scenario's service: or the reference ("": the scenario's).
+	Service, ServiceMapping string
+	LocalSoldOut            time.Duration // --local-soldout (0: the scenario's)
 	// WaitReplicas and WaitTimeout (--wait-replicas, --wait-timeout) replace
 	// the scenario's wait: fields when not nil.
 	WaitReplicas *int
@@ -147,6 +154,9 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 	if err := in.apply(s); err != nil {
 		return nil, err
 	}
+	if err := childService(s); err != nil {
+		return nil, err
+	}
 	if err := Validate(s); err != nil {
 		return nil, err
 	}
@@ -159,7 +169,7 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 		Waived: s.Waived, Resolved: s.Resolved(), ExpectFail: s.Assertions.ExpectFail, Wait: s.Wait, TolerateEvents: s.TolerateEvents, Regressions: s.Regressions,
 		Pipeline: s.Pipeline, Drain: s.Drain, LocalSoldOut: sut.LocalSoldOutConfig{TTL: s.LocalSoldOut},
 		LuaDir: in.LuaDir, Generator: in.Generator, ActivityWait: in.ActivityWait,
-		PostgresURL: in.PostgresURL, PostgresKeep: in.PostgresKeep}
+		PostgresURL: in.PostgresURL, PostgresKeep: in.PostgresKeep, ServiceCmd: s.ServiceCmd, ServiceReady: s.ServiceReady}
 	if r := s.Assertions.MaxDroppedRatio; r != nil {
 		p.Bounds.MaxDroppedRatio = *r
 	}
@@ -177,6 +187,12 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 		p.ActivityID, p.SharedActivity = in.ActivityID, true
 	}
 	if err := in.adapter(s, p); err != nil {
+		return nil, err
+	}
+	if s.ServiceCmd != "" {
+		p.ServiceListen = childListen(s)
+	}
+	if err := in.service(s, p); err != nil {
 		return nil, err
 	}
 	if err := in.hand(p); err != nil {
@@ -234,9 +250,30 @@ func (in Inputs) apply(s *scenarios.Scenario) error {
 		s.Adapter = in.Adapter
 		s.MarkFlag("adapter", "--adapter "+in.Adapter)
 	}
+	if in.Service != "" {
+		s.Service = scenarios.Service{URL: in.Service, Mapping: in.ServiceMapping}
+		s.MarkFlag("service", "--service "+in.Service)
+		s.MarkFlag("service.url", "--service "+in.Service)
+		if in.ServiceMapping != "" {
+			s.MarkFlag("service.mapping", "--service-mapping "+in.ServiceMapping)
+		}
+	} else if in.ServiceMapping != "" && in.ServiceCmd == "" && s.ServiceCmd == "" {
+		return fmt.Errorf("--service-mapping %s without --service: give the service's URL (or --service-cmd to start it)", in.ServiceMapping)
+	} else if in.ServiceMapping != "" {
+		s.Service.Mapping = in.ServiceMapping // the child's URL comes with it (childService)
+		s.MarkFlag("service.mapping", "--service-mapping "+in.ServiceMapping)
+	}
 	if in.LocalSoldOut != 0 {
 		s.LocalSoldOut = in.LocalSoldOut
 		s.MarkFlag("local_soldout", "--local-soldout "+in.LocalSoldOut.String())
+	}
+	if in.ServiceCmd != "" {
+		s.ServiceCmd = in.ServiceCmd
+		s.MarkFlag("service_cmd", "--service-cmd "+in.ServiceCmd)
+	}
+	if in.ServiceReady != "" {
+		s.ServiceReady = in.ServiceReady
+		s.MarkFlag("service_ready", "--service-ready "+in.ServiceReady)
 	}
 	in.applyWait(s)
 	return s.AddFaultFlags(in.Faults)

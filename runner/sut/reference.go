@@ -172,3 +172,28 @@ func requestFact(id string, c *redis.StringCmd) (RequestFact, error) {
 func (r ReferenceState) ReadKeys(ctx context.Context, a *lua.Activity, q KeyQuery) (*KeyFacts, error) {
 	return readKeyFacts(ctx, r.Store.Client(), a, q)
 }
+
+var _ RequestLister = ReferenceState{}
+
+// ListRequestIDs lists the request ids cached in each bucket's 256
+// request shards (HKEYS of keys the contract names; never KEYS or SCAN).
+func (r ReferenceState) ListRequestIDs(ctx context.Context, a *lua.Activity) (map[uint32][]string, error) {
+	out := map[uint32][]string{}
+	for b := uint32(0); b < a.Buckets; b++ {
+		sc := a.Scope(b)
+		cmds := make([]*redis.StringSliceCmd, lua.RequestShards)
+		_, err := r.Store.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
+			for n := range cmds {
+				cmds[n] = p.HKeys(ctx, sc.ReqShardKeyN(n))
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("list the cached request ids of bucket %d: %w", b, err)
+		}
+		for _, c := range cmds {
+			out[b] = append(out[b], c.Val()...)
+		}
+	}
+	return out, nil
+}

@@ -10,7 +10,10 @@ import (
 // System is the system under test as the load reaches it. Every method
 // follows lua.Store's error contract: nil means the system answered;
 // lua.ErrOutcomeUnknown means the reply was lost; a Redis error means the
-// call did not run; any other error means nothing was sent.
+// call did not run; any other error means nothing was sent. An error with
+// a method FailedClosed() bool that returns true is a fail-closed refusal
+// of a service (SYSTEM_BUSY: nothing reserved), counted apart from the
+// path's errors (the engine's error class SYSTEM_BUSY).
 type System interface {
 	// Name identifies the system in reports ("reference", "get-then-decr", …).
 	Name() string

@@ -1,0 +1,44 @@
+package sut
+
+import (
+	"context"
+	"time"
+
+	"seckill-harness/lua"
+	"seckill-harness/reports"
+)
+
+// Service is the ability of a system reached over HTTP (a running access
+// service) to say what it answered: the report's service section and the
+// facts of the service-level checks, which only its answers show.
+type Service interface {
+	// ServiceSection is report.json's service section, as of now.
+	ServiceSection() *reports.ServiceSection
+	// Answers is what the service's answers showed, as of now.
+	Answers() *Answers
+}
+
+// Answers are the facts of a service's answers that the history does not
+// keep: the contract fields of each answer, and which requests got none.
+type Answers struct {
+	// Deadline is the per-request deadline the client gave every request.
+	Deadline time.Duration
+	// Total counts the answers (HTTP responses) to reserve requests.
+	Total int64
+	// TimedOut counts the requests that got no answer within the deadline.
+	TimedOut int64
+	// Busy counts the SYSTEM_BUSY answers; BusyNotRetryable those without
+	// retryable=true; WrongRequestID the answers (of any code) whose
+	// request_id is not the request's own.
+	Busy, BusyNotRetryable, WrongRequestID int64
+	// Examples are the first few offending answers, in words.
+	Examples []string
+}
+
+// RequestLister is the ability to list every request id a system cached
+// for an activity (the reference contract's request shards): what
+// no-new-request-id compares with the ids the harness sent.
+type RequestLister interface {
+	// ListRequestIDs returns, per bucket, the request ids cached.
+	ListRequestIDs(ctx context.Context, a *lua.Activity) (map[uint32][]string, error)
+}
