@@ -6,6 +6,7 @@ import (
 	"math"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 	"slices"
 	"sort"
 	"time"
@@ -120,19 +121,26 @@ func noAcknowledgement(f *Facts, _ Verdict) string {
 // released, never exceed initial.
 func judgeI3(f *Facts) Verdict {
 	perBucket := heldByBucket(f)
+	// From the answers alone (a service that shows no records) the
+	// buckets are the harness's derivation, which the service may not
+	// share: only the total is bounded.
+	answersOnly := f.Unexposed[sut.Records]
 	var bad []string
 	var total, totalInitial, oversold int64
 	for b, n := range perBucket {
 		total += n
 		initial := f.Planned[b]
 		totalInitial += initial
-		if n > initial {
+		if n > initial && !answersOnly {
 			oversold += n - initial
 			bad = append(bad, fmt.Sprintf("bucket %d: %d held acknowledged reservations > initial %d", b, n, initial))
 		}
 	}
 	if total > totalInitial {
 		bad = append(bad, fmt.Sprintf("total: %d > %d", total, totalInitial))
+		if answersOnly {
+			oversold = total - totalInitial
+		}
 	}
 	detail := fmt.Sprintf("%d acknowledged reservations held against %d stock", total, totalInitial)
 	if len(bad) > 0 {
@@ -149,13 +157,30 @@ func judgeI3(f *Facts) Verdict {
 }
 
 // heldByBucket counts, per bucket, the distinct reservations acknowledged
-// ACCEPTED and not released (a lost one counts: it was sold).
+// ACCEPTED and not released (a lost one counts: it was sold). Released
+// means a RELEASED record; for a system that shows no records, a release
+// answered RELEASED or ALREADY_RELEASED, or whose answer was lost (it may
+// have run: never an oversell on a guess).
 func heldByBucket(f *Facts) []int64 {
 	acked := f.derive().ackedByBucket
 	perBucket := make([]int64, f.Buckets())
+	var answered map[string]bool
+	if f.Unexposed[sut.Records] {
+		answered = map[string]bool{}
+		for _, o := range f.all() {
+			if o.Kind == runner.KindRelease && (o.Outcome == runner.Outcome(lua.CompensateReleased) ||
+				o.Outcome == runner.Outcome(lua.CompensateAlreadyReleased) || o.Outcome == runner.OutcomeUnknown) {
+				answered[o.RID] = true
+			}
+		}
+	}
 	for b := range acked {
 		for rid := range acked[b] {
-			if r, ok := f.Records[rid]; !ok || r.Status != lua.StatusReleased {
+			if answered != nil {
+				if !answered[rid] {
+					perBucket[b]++
+				}
+			} else if r, ok := f.Records[rid]; !ok || r.Status != lua.StatusReleased {
 				perBucket[b]++
 			}
 		}

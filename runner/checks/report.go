@@ -80,6 +80,10 @@ type CheckInput struct {
 	// Preflight is what the system's pre-flight found before the load
 	// (sut.Preflighter; A1 judges it); nil: the system has none.
 	Preflight *sut.Preflight
+	// Masterless are the windows in which a fault left slots without a
+	// master (faults.Masterless), by bucket of the activity: a service
+	// under test must fail closed for them (fail_closed).
+	Masterless []MasterlessWindow
 }
 
 // UnknownSummary is how the UNKNOWN outcomes were resolved (I7).

@@ -187,6 +187,9 @@ func (s *System) audit1(request string, ans answer) {
 	}
 	if ans.RequestID != request && (ans.RequestID != "" || ans.Meaning == Busy) {
 		au.WrongRequestID++
+		if ans.Meaning == Busy {
+			au.BusyWrongRequestID++
+		}
 		example(fmt.Sprintf("%s answered with request_id %q", orStatus(ans), ans.RequestID))
 	}
 }
