@@ -95,7 +95,8 @@ Exit codes: 0 pass, 1 a check failed, 2 harness or usage error,
 		return fmt.Errorf("%w: see '%s --help' for its flags", err, c.CommandPath())
 	})
 	root.AddCommand(newRunCmd(), newListCmd(), newValidateCmd(), newCompareCmd(), newCapacityCmd(),
-		newSelftestCmd(), newReportCmd(), newRaceCmd(), newFaultsCmd(), newVerifyCmd(), newExploreCmd(), newCatalogueCmd(), newAdapterCmd())
+		newSelftestCmd(), newReportCmd(), newRaceCmd(), newFaultsCmd(), newVerifyCmd(), newExploreCmd(), newCatalogueCmd(), newAdapterCmd(),
+		newServeCmd())
 	addVersion(root)
 	cmdline.AddCompletion(root)
 	cmdline.AddLogLevel(root)
