@@ -69,7 +69,7 @@ type Mapping struct {
 	// INVARIANT_VIOLATION, RESERVATION_ID_CONFLICT), SYSTEM_BUSY or
 	// OUTCOME_UNKNOWN; entries add to the contract's 1:1 table.
 	ReleaseCodes map[string]string `yaml:"release_codes"`
-	// Timeout is the per-request deadline (default 1s): no answer within
+	// Timeout is the per-request deadline (default 2s): no answer within
 	// it is an UNKNOWN outcome, never a failure.
 	Timeout string `yaml:"timeout"`
 	// Retry is the client's retry policy: the same request (same
@@ -119,7 +119,7 @@ type Retry struct {
 
 // The contract's defaults.
 const (
-	DefaultTimeout = time.Second
+	DefaultTimeout = 2 * time.Second
 	DefaultResends = 3
 	DefaultBackoff = 50 * time.Millisecond
 )
