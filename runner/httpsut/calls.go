@@ -91,6 +91,10 @@ func (s *System) Reserve(ctx context.Context, call lua.ReserveCall) (lua.Reserve
 		return res, &BusyError{Status: status}
 	case Invalid:
 		return res, &RefusedError{Msg: fmt.Sprintf("service: INVALID (HTTP %d): %s", status, snippet(body))}
+	case lua.SoldOut.String():
+		if ans.Local {
+			return res, sut.ErrAnsweredLocally // LOCAL_SOLD_OUT: the service's flag, not Redis
+		}
 	}
 	return s.result(res, ans, call)
 }
@@ -170,7 +174,10 @@ func (s *System) audit1(request string, ans answer) {
 	defer s.mu.Unlock()
 	au := &s.audit
 	au.Total++
-	if ans.Meaning != "" {
+	switch {
+	case ans.Local && ans.Meaning == lua.SoldOut.String():
+		s.answers["SOLD_OUT (local flag)"]++
+	case ans.Meaning != "":
 		s.answers[ans.Meaning]++
 	}
 	example := func(what string) {
