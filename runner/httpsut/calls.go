@@ -114,6 +114,11 @@ func (s *System) result(res lua.ReserveResult, ans answer, call lua.ReserveCall)
 			if c == lua.Accepted && res.ReservationID == "" {
 				res.ReservationID = call.ReservationID // the answer says ACCEPTED without the id: the call's
 			}
+			if c == lua.Accepted && res.ReservationID != call.ReservationID {
+				s.mu.Lock()
+				s.rids[call.ReservationID] = res.ReservationID // the engine releases by the id it derives
+				s.mu.Unlock()
+			}
 			return res, nil
 		}
 	}
@@ -208,7 +213,9 @@ func (*System) Resend(call lua.ReserveCall, _ int) lua.ReserveCall { return call
 // ErrNoRelease is Release's error when the mapping has no release endpoint.
 var ErrNoRelease = errors.New("the service mapping has no release endpoint")
 
-// Release sends the release endpoint once for reservation rid of userID.
+// Release sends the release endpoint once for reservation rid of userID
+// (the id the harness derives; the service's own when its ACCEPTED named
+// another).
 func (s *System) Release(ctx context.Context, _ lua.Scope, userID, rid string) (lua.CompensateResult, error) {
 	if s.m.Release == nil {
 		return lua.CompensateResult{}, ErrNoRelease
@@ -217,6 +224,11 @@ func (s *System) Release(ctx context.Context, _ lua.Scope, userID, rid string) (
 	if err != nil {
 		return lua.CompensateResult{}, err
 	}
+	s.mu.Lock()
+	if own, ok := s.rids[rid]; ok {
+		rid = own // the service named the reservation otherwise
+	}
+	s.mu.Unlock()
 	t, err := s.target(s.m.Release, values(a, userID, "", rid))
 	if err != nil {
 		return lua.CompensateResult{}, err
