@@ -177,3 +177,10 @@ type ExpiryDrift struct {
 	Drift  time.Duration
 	Reason string
 }
+
+// Masterless is the ability of a fault to say which slots it left without
+// a master from the return of Inject to the heal (slot-down): a service
+// under test must fail closed for them (the check fail_closed).
+type Masterless interface {
+	MasterlessSlots() [][2]int
+}

@@ -293,3 +293,15 @@ func (f *SlotDown) persist(ctx context.Context, c compose.Cluster, addr string) 
 	}
 	return nil
 }
+
+// MasterlessSlots are the slots the fault leaves without any server (the
+// killed master's), once Inject returned: no request for them can be
+// served until the heal (faults.Masterless).
+func (f *SlotDown) MasterlessSlots() [][2]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.master == nil {
+		return nil
+	}
+	return append([][2]int(nil), f.master.Slots...)
+}

@@ -50,6 +50,9 @@ func CollectFacts(ctx context.Context, sale sut.Sale, sys sut.System, in CheckIn
 	if err := c.keys(ctx); err != nil {
 		return nil, err
 	}
+	if err := c.service(ctx, sys); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -68,7 +71,7 @@ type collector struct {
 func newCollector(sale sut.Sale, sys sut.System, in CheckInput) *collector {
 	a := sale.Activity
 	f := &Facts{Samples: in.Samples, FaultsInjected: in.FaultsInjected, LocalSoldOutTTL: in.LocalSoldOutTTL, Generator: in.Generator,
-		ClockSkew: in.ClockSkew, Pipeline: in.Pipeline, Evictions: in.Evictions, Preflight: in.Preflight, Service: in.Service, Requests: map[RequestKey]RequestFact{},
+		ClockSkew: in.ClockSkew, Pipeline: in.Pipeline, Evictions: in.Evictions, Preflight: in.Preflight, Service: in.Service, Masterless: in.Masterless, Requests: map[RequestKey]RequestFact{},
 		OwnReservation:  map[UserRequest]string{},
 		SendPendingLeft: make([]int64, a.Buckets), ExpiryLeft: make([]int64, a.Buckets), Unexposed: map[sut.Fact]bool{}}
 	if in.History.Spooled() {
@@ -237,5 +240,28 @@ func (c *collector) keys(ctx context.Context) error {
 		return err
 	}
 	c.f.Keys = kf
+	return nil
+}
+
+// service reads what a service under test's answers showed and, when it
+// keeps the reference contract's keys, the request ids it cached.
+func (c *collector) service(ctx context.Context, sys sut.System) error {
+	svc, ok := sut.Ability[sut.Service](sys)
+	if !ok {
+		return nil
+	}
+	c.f.Answers = svc.Answers()
+	l, ok := sut.Ability[sut.RequestLister](sys)
+	if !ok || !c.has(sut.Requests) {
+		return nil
+	}
+	ids, err := l.ListRequestIDs(ctx, c.sale.Activity)
+	if errors.Is(err, sut.ErrNoState) {
+		return nil // a service that keeps no state the harness can read
+	}
+	if err != nil {
+		return fmt.Errorf("checker: %w", err)
+	}
+	c.f.CachedRequestIDs = ids
 	return nil
 }

@@ -62,8 +62,14 @@ func TestSystemThatExposesNothingSkipsEveryCheck(t *testing.T) {
 		return JudgeFacts(f)
 	}
 	rep := judge(bare)
-	if len(rep.Checks) != len(Invariants()) {
-		t.Fatalf("%d checks judged, the table has %d", len(rep.Checks), len(Invariants()))
+	tableJudged := 0
+	for _, inv := range Invariants() {
+		if !inv.Service { // judged only in runs against a service (service_test.go)
+			tableJudged++
+		}
+	}
+	if len(rep.Checks) != tableJudged {
+		t.Fatalf("%d checks judged, the table has %d (not counting the service checks)", len(rep.Checks), tableJudged)
 	}
 	needs := map[string]bool{}
 	for _, inv := range Invariants() {

@@ -74,12 +74,31 @@ type Facts struct {
 	// Preflight is what the system's pre-flight found before the load
 	// (A1); nil when the system has none (it is not an adapter file).
 	Preflight *sut.Preflight
+	// Answers are what a service under test's answers showed (its
+	// contract fields, the requests without an answer); nil when the
+	// system is not a service (the service checks then skip).
+	Answers *sut.Answers
+	// Masterless are the windows in which a fault left buckets' slots
+	// without a master (CheckInput.Masterless).
+	Masterless []MasterlessWindow
+	// CachedRequestIDs are the request ids the service cached, per bucket,
+	// when it keeps the reference contract's keys (sut.RequestLister);
+	// nil when not read.
+	CachedRequestIDs map[uint32][]string
 	// Unexposed are the facts the system under test does not expose: a
 	// check that needs one skips (Invariant.Needs). Nil for facts built
 	// by hand: everything exposed.
 	Unexposed map[sut.Fact]bool
 
 	derived *derivedFacts // indexes shared by several checks, built on first use
+}
+
+// MasterlessWindow is a time of the load (the history's clock) in which
+// a fault left the slots of Buckets without any master.
+type MasterlessWindow struct {
+	Fault    string
+	From, To time.Duration
+	Buckets  []uint32
 }
 
 // ReservationRecord is what the checks read of one reservation record.

@@ -86,6 +86,10 @@ type CheckInput struct {
 	// Service is what the lifecycle saw of the connections of the service
 	// it started as a child (R1); nil: no service child (R1 skips).
 	Service *ServiceRoutingFacts
+	// Masterless are the windows in which a fault left slots without a
+	// master (faults.Masterless), by bucket of the activity: a service
+	// under test must fail closed for them (fail_closed).
+	Masterless []MasterlessWindow
 }
 
 // UnknownSummary is how the UNKNOWN outcomes were resolved (I7).

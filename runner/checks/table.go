@@ -30,6 +30,11 @@ type Invariant struct {
 	// and its detail says what it could not compare ("not compared: this
 	// system under test does not expose …"). Never a skip.
 	Compares []sut.Fact
+	// FromAnswers: for a service under test (Facts.Answers set) that does
+	// not expose the facts of Needs, the check is judged from the answers
+	// alone, its Needs then acting as Compares (the detail says what it
+	// could not compare). Other systems still skip.
+	FromAnswers bool
 
 	// Pipeline marks a check of the asynchronous pipeline: it is judged
 	// (and in the report) only when the run had a pipeline.
@@ -40,6 +45,9 @@ type Invariant struct {
 	// LocalSoldOut marks a check of the reserve path's local sold-out
 	// flag: judged only in runs with it (Facts.LocalSoldOutTTL > 0).
 	LocalSoldOut bool
+	// Service marks a check of a running access service under test: judged
+	// only in runs against one (Facts.Answers set).
+	Service bool
 	// WholeLoad marks a check of the activity's global counters against
 	// the history: a generator of a split load holds only part of the
 	// history, so it reports skip, "judged on the merge".
@@ -108,11 +116,11 @@ var invariants = []Invariant{
 	{ID: "I2", Name: "reservation_accounting", Needs: recordsAndStock,
 		Contract: "per bucket `reserved` == live reservation records, `released_total` == RELEASED records",
 		Judge:    judgeI2, WholeLoad: true, Vacuous: vacuousI2, SkipWhen: "no record and untouched counters"},
-	{ID: "I3", Name: "no_oversell", Needs: records,
+	{ID: "I3", Name: "no_oversell", Needs: records, FromAnswers: true,
 		Contract: "distinct reservation ids acknowledged ACCEPTED, less those released, ≤ initial stock (per bucket and in total)",
 		Judge:    judgeI3, Vacuous: noAcknowledgement, SkipWhen: "no ACCEPTED answer", ConsequenceOf: oversellOfLostAcks,
 		FailCount: "oversold_units", FailCountOf: "units acknowledged beyond the stock (sum over buckets)"},
-	{ID: "I4", Name: "one_per_user", Needs: records,
+	{ID: "I4", Name: "one_per_user", Needs: records, FromAnswers: true,
 		Contract: "no user holds two live reservations, nor was told ACCEPTED for a second before the first was released",
 		Judge:    judgeI4, Vacuous: vacuousI4, SkipWhen: "no ACCEPTED answer and no reservation record"},
 	{ID: "I5", Name: "idempotency", Compares: requests,
@@ -150,6 +158,21 @@ var invariants = []Invariant{
 	{ID: "R1", Name: "service_behind_proxies",
 		Contract: "every Redis connection of the service the run started (--service-cmd) went through the proxies, so the faults on them reached its traffic: none to a node's own address, and some through them",
 		Judge:    judgeR1, Applies: appliesR1, Vacuous: vacuousR1, SkipWhen: "no service child; its connections never read"},
+	{ID: "S1", Service: true, Name: "fail_closed",
+		Contract: "a service answers no ACCEPTED for a bucket while a fault leaves its slot without a master (the whole request inside the window), and every SYSTEM_BUSY carries retryable=true and the original request_id",
+		Judge:    judgeS1, Applies: appliesService, Vacuous: vacuousS1,
+		SkipWhen:  "the system under test is not a service; no SYSTEM_BUSY answer and no request inside a window without a master",
+		FailCount: "fail_open", FailCountOf: "ACCEPTED answers without a master, and SYSTEM_BUSY answers without retryable=true or the original request_id"},
+	{ID: "S2", Service: true, Name: "no_new_request_id", Compares: requests,
+		Contract: "a service never makes up a request id: every answer carries the request's own request_id, and every request id it cached in Redis (with the reference contract's keys) is one the harness sent",
+		Judge:    judgeS2, Applies: appliesService, Vacuous: vacuousS2,
+		SkipWhen:  "the system under test is not a service; no answer carried a request_id and the request cache was not read",
+		FailCount: "new_request_ids", FailCountOf: "request ids the harness never sent, in answers or in the request cache"},
+	{ID: "S3", Service: true, Name: "answer_within_deadline",
+		Contract: "a service answers every request (SYSTEM_BUSY and OUTCOME_UNKNOWN included) within the client's per-request deadline",
+		Judge:    judgeS3, Applies: appliesService, Vacuous: vacuousS3,
+		SkipWhen:  "the system under test is not a service; no request sent",
+		FailCount: "timed_out", FailCountOf: "requests without an answer within the deadline"},
 	{ID: "L1", Name: "local_soldout_recovery", Needs: stock, LocalSoldOut: true,
 		Contract: "with the local sold-out flag, every unit released after its bucket sold out is sold again within the flag's TTL + 1 s (the flag expires into a re-check of Redis): the undersell window is bounded",
 		Judge:    judgeL1, Vacuous: vacuousL1, SkipWhen: "no unit released after a sell-out"},
@@ -312,11 +335,21 @@ func (inv *Invariant) judge(f *Facts) Check {
 
 // unexposed says which of the facts the check needs the system under test
 // does not expose ("" when it exposes them all).
-func (inv *Invariant) unexposed(f *Facts) string { return missingFacts(f, inv.Needs) }
+func (inv *Invariant) unexposed(f *Facts) string {
+	if inv.FromAnswers && f.Answers != nil {
+		return ""
+	}
+	return missingFacts(f, inv.Needs)
+}
 
 // uncompared says which of the facts the check compares against the
 // system under test does not expose ("" when it exposes them all).
-func (inv *Invariant) uncompared(f *Facts) string { return missingFacts(f, inv.Compares) }
+func (inv *Invariant) uncompared(f *Facts) string {
+	if inv.FromAnswers && f.Answers != nil {
+		return missingFacts(f, append(slices.Clone(inv.Needs), inv.Compares...))
+	}
+	return missingFacts(f, inv.Compares)
+}
 
 func missingFacts(f *Facts, facts []sut.Fact) string {
 	var missing []string
@@ -357,7 +390,7 @@ func JudgeFacts(f *Facts) *CheckReport {
 	}
 	for i := range invariants {
 		inv := &invariants[i]
-		if (inv.Pipeline && !inv.EndToEnd && f.Pipeline == nil) || (inv.EndToEnd && f.EndToEnd == nil) || (inv.LocalSoldOut && f.LocalSoldOutTTL <= 0) {
+		if (inv.Pipeline && !inv.EndToEnd && f.Pipeline == nil) || (inv.EndToEnd && f.EndToEnd == nil) || (inv.LocalSoldOut && f.LocalSoldOutTTL <= 0) || (inv.Service && f.Answers == nil) {
 			continue
 		}
 		rep.Checks = append(rep.Checks, inv.judge(f))
@@ -392,6 +425,8 @@ func InvariantsMarkdown() string {
 			judged = "runs with a pipeline"
 		case inv.LocalSoldOut:
 			judged = "runs with `--local-soldout`"
+		case inv.Service:
+			judged = "runs against a service (`--service`)"
 		}
 		skip := inv.SkipWhen
 		if inv.WholeLoad {

@@ -16,6 +16,7 @@ type answer struct {
 	RequestID string
 	Retryable bool
 	HasRetry  bool // the body carried the retryable field
+	Local     bool // the source field says the service's local flag answered
 }
 
 // decode reads an answer's JSON body through the mapping's field names;
@@ -28,6 +29,7 @@ func (m *Mapping) decode(status int, body []byte, table map[string]string) (answ
 		a.Code = text(field(doc, m.Answer.Code))
 		a.RID = text(field(doc, m.Answer.ReservationID))
 		a.RequestID = text(field(doc, m.Answer.RequestID))
+		a.Local = m.Answer.Source != "" && text(field(doc, m.Answer.Source)) == m.Answer.LocalSource
 		if v, ok := field(doc, m.Answer.Retryable).(bool); ok {
 			a.Retryable, a.HasRetry = v, true
 		}

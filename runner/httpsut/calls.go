@@ -91,6 +91,10 @@ func (s *System) Reserve(ctx context.Context, call lua.ReserveCall) (lua.Reserve
 		return res, &BusyError{Status: status}
 	case Invalid:
 		return res, &RefusedError{Msg: fmt.Sprintf("service: INVALID (HTTP %d): %s", status, snippet(body))}
+	case lua.SoldOut.String():
+		if ans.Local {
+			return res, sut.ErrAnsweredLocally // LOCAL_SOLD_OUT: the service's flag, not Redis
+		}
 	}
 	return s.result(res, ans, call)
 }
@@ -109,6 +113,11 @@ func (s *System) result(res lua.ReserveResult, ans answer, call lua.ReserveCall)
 			res.Code, res.ReservationID = c, ans.RID
 			if c == lua.Accepted && res.ReservationID == "" {
 				res.ReservationID = call.ReservationID // the answer says ACCEPTED without the id: the call's
+			}
+			if c == lua.Accepted && res.ReservationID != call.ReservationID {
+				s.mu.Lock()
+				s.rids[call.ReservationID] = res.ReservationID // the engine releases by the id it derives
+				s.mu.Unlock()
 			}
 			return res, nil
 		}
@@ -170,7 +179,10 @@ func (s *System) audit1(request string, ans answer) {
 	defer s.mu.Unlock()
 	au := &s.audit
 	au.Total++
-	if ans.Meaning != "" {
+	switch {
+	case ans.Local && ans.Meaning == lua.SoldOut.String():
+		s.answers["SOLD_OUT (local flag)"]++
+	case ans.Meaning != "":
 		s.answers[ans.Meaning]++
 	}
 	example := func(what string) {
@@ -187,6 +199,9 @@ func (s *System) audit1(request string, ans answer) {
 	}
 	if ans.RequestID != request && (ans.RequestID != "" || ans.Meaning == Busy) {
 		au.WrongRequestID++
+		if ans.Meaning == Busy {
+			au.BusyWrongRequestID++
+		}
 		example(fmt.Sprintf("%s answered with request_id %q", orStatus(ans), ans.RequestID))
 	}
 }
@@ -198,7 +213,9 @@ func (*System) Resend(call lua.ReserveCall, _ int) lua.ReserveCall { return call
 // ErrNoRelease is Release's error when the mapping has no release endpoint.
 var ErrNoRelease = errors.New("the service mapping has no release endpoint")
 
-// Release sends the release endpoint once for reservation rid of userID.
+// Release sends the release endpoint once for reservation rid of userID
+// (the id the harness derives; the service's own when its ACCEPTED named
+// another).
 func (s *System) Release(ctx context.Context, _ lua.Scope, userID, rid string) (lua.CompensateResult, error) {
 	if s.m.Release == nil {
 		return lua.CompensateResult{}, ErrNoRelease
@@ -207,6 +224,11 @@ func (s *System) Release(ctx context.Context, _ lua.Scope, userID, rid string) (
 	if err != nil {
 		return lua.CompensateResult{}, err
 	}
+	s.mu.Lock()
+	if own, ok := s.rids[rid]; ok {
+		rid = own // the service named the reservation otherwise
+	}
+	s.mu.Unlock()
 	t, err := s.target(s.m.Release, values(a, userID, "", rid))
 	if err != nil {
 		return lua.CompensateResult{}, err

@@ -69,7 +69,7 @@ type Mapping struct {
 	// INVARIANT_VIOLATION, RESERVATION_ID_CONFLICT), SYSTEM_BUSY or
 	// OUTCOME_UNKNOWN; entries add to the contract's 1:1 table.
 	ReleaseCodes map[string]string `yaml:"release_codes"`
-	// Timeout is the per-request deadline (default 1s): no answer within
+	// Timeout is the per-request deadline (default 2s): no answer within
 	// it is an UNKNOWN outcome, never a failure.
 	Timeout string `yaml:"timeout"`
 	// Retry is the client's retry policy: the same request (same
@@ -107,6 +107,12 @@ type Answer struct {
 	ReservationID string `yaml:"reservation_id"`
 	Retryable     string `yaml:"retryable"`
 	RequestID     string `yaml:"request_id"`
+	// Source is the field that says a SOLD_OUT came from the service's
+	// local sold-out flag, not from Redis; LocalSource is its value then
+	// (default: source, local_flag). Such an answer is the harness's
+	// LOCAL_SOLD_OUT: fast, never the final truth, not a request's answer.
+	Source      string `yaml:"source"`
+	LocalSource string `yaml:"local_source"`
 }
 
 // Retry is the client's retry policy.
@@ -119,7 +125,7 @@ type Retry struct {
 
 // The contract's defaults.
 const (
-	DefaultTimeout = time.Second
+	DefaultTimeout = 2 * time.Second
 	DefaultResends = 3
 	DefaultBackoff = 50 * time.Millisecond
 )
@@ -143,8 +149,9 @@ func DefaultMapping() *Mapping {
 		Query: &Endpoint{Method: http.MethodGet, Path: "/v1/reserve/${request}?activity_id=${activity}&user_id=${user}"},
 		Release: &Endpoint{Method: http.MethodPost, Path: "/v1/release",
 			Body: map[string]string{"activity_id": "activity", "user_id": "user", "reservation_id": "reservation"}},
-		Answer: &Answer{Code: "code", ReservationID: "reservation_id", Retryable: "retryable", RequestID: "request_id"},
-		Codes:  codes, ReleaseCodes: rel,
+		Answer: &Answer{Code: "code", ReservationID: "reservation_id", Retryable: "retryable", RequestID: "request_id",
+			Source: "source", LocalSource: "local_flag"},
+		Codes: codes, ReleaseCodes: rel,
 		Statuses: map[string]string{"400": Invalid, "503": Busy, "504": Unknown},
 		Timeout:  DefaultTimeout.String(), Retry: &Retry{Sends: DefaultResends, Backoff: DefaultBackoff.String()},
 		State: "none", timeout: DefaultTimeout, backoff: DefaultBackoff, lines: map[string]int{}}
@@ -208,7 +215,8 @@ func (m *Mapping) merge(f *Mapping) error {
 	}
 	if a := f.Answer; a != nil {
 		for _, p := range []struct{ dst, src *string }{{&m.Answer.Code, &a.Code}, {&m.Answer.ReservationID, &a.ReservationID},
-			{&m.Answer.Retryable, &a.Retryable}, {&m.Answer.RequestID, &a.RequestID}} {
+			{&m.Answer.Retryable, &a.Retryable}, {&m.Answer.RequestID, &a.RequestID},
+			{&m.Answer.Source, &a.Source}, {&m.Answer.LocalSource, &a.LocalSource}} {
 			if *p.src != "" {
 				*p.dst = *p.src
 			}

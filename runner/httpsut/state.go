@@ -66,7 +66,7 @@ func (s *System) ListRequestIDs(ctx context.Context, a *lua.Activity) (map[uint3
 	return s.ref.ListRequestIDs(ctx, a)
 }
 
-var errNoState = fmt.Errorf("service: the mapping does not say state: reference, so the harness reads none of its state")
+var errNoState = fmt.Errorf("service: the mapping does not say state: reference, so the harness reads none of its state: %w", sut.ErrNoState)
 
 // ReadRequests reads each request's result: from the reference contract's
 // request cache with state: reference, otherwise through the query

@@ -58,6 +58,7 @@ type System struct {
 	mu       sync.Mutex
 	act      *lua.Activity
 	users    map[string]string // request id -> user, for the query
+	rids     map[string]string // the harness's derived reservation id -> the service's, where they differ
 	vm       vegeta.Metrics
 	answers  map[string]int64
 	audit    sut.Answers
@@ -86,7 +87,7 @@ func New(rawURL string, m *Mapping, workers int, st *lua.Store) (*System, error)
 	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: m.timeout, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns: workers * 2, MaxIdleConnsPerHost: workers * 2, IdleConnTimeout: 90 * time.Second,
 		ForceAttemptHTTP2: false, DisableCompression: true}
-	s := &System{m: m, base: base, client: &http.Client{Transport: tr}, users: map[string]string{}, answers: map[string]int64{}}
+	s := &System{m: m, base: base, client: &http.Client{Transport: tr}, users: map[string]string{}, rids: map[string]string{}, answers: map[string]int64{}}
 	s.audit.Deadline = m.timeout
 	if m.ReferenceState() && st != nil {
 		s.ref = &sut.ReferenceState{Store: st}

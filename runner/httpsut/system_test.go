@@ -17,6 +17,7 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 )
 
 // fixedService is a real HTTP server on loopback that answers each
@@ -69,11 +70,21 @@ func contractAnswer(w http.ResponseWriter, r *http.Request, body map[string]any)
 		writeJSON(w, 404, map[string]any{"code": "NOT_FOUND", "request_id": req})
 		return
 	}
+	if r.URL.Path == "/v1/release" { // RELEASED for the id u-ok's ACCEPTED named, else NOT_FOUND
+		code := "NOT_FOUND"
+		if body["reservation_id"] == "rid-req-u-ok" {
+			code = "RELEASED"
+		}
+		writeJSON(w, 200, map[string]any{"code": code, "reservation_id": body["reservation_id"]})
+		return
+	}
 	switch user {
 	case "u-ok":
 		writeJSON(w, 200, map[string]any{"code": "ACCEPTED", "request_id": req, "reservation_id": "rid-" + req, "retryable": false})
 	case "u-sold":
 		writeJSON(w, 200, map[string]any{"code": "SOLD_OUT", "request_id": req, "retryable": false})
+	case "u-flag":
+		writeJSON(w, 200, map[string]any{"code": "SOLD_OUT", "request_id": req, "retryable": false, "source": "local_flag"})
 	case "u-busy":
 		writeJSON(w, 503, map[string]any{"code": "SYSTEM_BUSY", "request_id": req, "retryable": true})
 	case "u-busy-bad":
@@ -134,8 +145,16 @@ func TestContractAnswersMapToTheEngineOutcomes(t *testing.T) {
 	if res, err := call("u-ok"); err != nil || res.Code != lua.Accepted || res.ReservationID != "rid-req-u-ok" {
 		t.Fatalf("u-ok: %+v, %v; want ACCEPTED rid-req-u-ok", res, err)
 	}
+	// The service named the reservation otherwise than the harness derives
+	// it: the release (by the derived id) is sent with the service's.
+	if res, err := s.Release(ctx, a.Scope(0), "u-ok", st.ReservationIDFor(a, "u-ok", "req-u-ok")); err != nil || res.Code != lua.CompensateReleased {
+		t.Fatalf("release of u-ok's reservation by the derived id: %+v, %v; want RELEASED (sent with the service's id)", res, err)
+	}
 	if res, err := call("u-sold"); err != nil || res.Code != lua.SoldOut {
 		t.Fatalf("u-sold: %+v, %v; want SOLD_OUT", res, err)
+	}
+	if _, err := call("u-flag"); !errors.Is(err, sut.ErrAnsweredLocally) {
+		t.Fatalf("u-flag: %v; want the local flag's SOLD_OUT (sut.ErrAnsweredLocally)", err)
 	}
 	_, err := call("u-busy")
 	if o, c := runner.Classify(err); o != runner.OutcomeError || c != runner.ErrSystemBusy || !lua.Retryable(err) {
@@ -165,7 +184,7 @@ func TestContractAnswersMapToTheEngineOutcomes(t *testing.T) {
 		t.Fatalf("audit %+v: want 2 busy, 1 without retryable, 1 wrong request id, 1 timed out", au)
 	}
 	sec := s.ServiceSection()
-	if v := sec.Vegeta; v.StatusCodes["503"] != 2 || v.StatusCodes["200"] < 3 || v.StatusCodes["0"] != 1 || v.BytesOut.Total == 0 {
+	if v := sec.Vegeta; v.StatusCodes["503"] != 2 || v.StatusCodes["200"] < 5 || v.StatusCodes["0"] != 1 || v.BytesOut.Total == 0 {
 		t.Fatalf("vegeta's view %+v: want two 503, the 200s, one request without an answer (code 0), bytes out", v.StatusCodes)
 	}
 	if sec.Queries < 2 || sec.Resolved != 1 {

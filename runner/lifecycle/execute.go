@@ -604,7 +604,8 @@ func (x *execution) judge(ctx context.Context) error {
 	chk, err := checks.Judge(ctx, x.sale, x.sys, checks.CheckInput{History: history, Samples: x.res.Samples,
 		FaultsInjected: len(x.plan.Faults) > 0, LocalSoldOutTTL: x.plan.LocalSoldOut.TTL, Generator: x.plan.Generator,
 		Pipeline: x.ev, Orders: x.orders, Evictions: x.evicted, ExpiryAllowances: expiryAllowances(x.tl), Preflight: x.pre,
-		Service: x.svcConns.result()})
+		Service:    x.svcConns.result(),
+		Masterless: masterless(x.plan.Faults, x.plan.FaultNames, x.act, x.res.Elapsed)})
 	if err != nil {
 		return fmt.Errorf("reading the final state back: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
@@ -188,4 +189,39 @@ func uniqueName(ws []runner.FaultWindow, i int) string {
 		return ws[i].Name
 	}
 	return fmt.Sprintf("%s#%d", ws[i].Name, n+1)
+}
+
+// masterless are the windows in which a planned fault left slots without
+// a master (faults.Masterless: from the return of Inject to the heal, or
+// the end of the load), by bucket of activity a: the facts of the service
+// check fail_closed.
+func masterless(planned []*faults.Planned, names []string, a *lua.Activity, loadEnd time.Duration) []checks.MasterlessWindow {
+	var out []checks.MasterlessWindow
+	for i, p := range planned {
+		m, ok := p.Fault.(faults.Masterless)
+		w := p.Window()
+		if !ok || !w.Injected || w.InjectErr != nil || w.InjectDone == 0 {
+			continue
+		}
+		mw := checks.MasterlessWindow{Fault: p.Kind, From: w.InjectDone, To: loadEnd}
+		if i < len(names) && names[i] != "" {
+			mw.Fault = names[i]
+		}
+		if w.Healed {
+			mw.To = w.HealedAt
+		}
+		for b := uint32(0); b < a.Buckets; b++ {
+			slot := compose.KeySlot(a.Scope(b).ReqShardKeyN(0))
+			for _, r := range m.MasterlessSlots() {
+				if slot >= r[0] && slot <= r[1] {
+					mw.Buckets = append(mw.Buckets, b)
+					break
+				}
+			}
+		}
+		if len(mw.Buckets) > 0 && mw.To > mw.From {
+			out = append(out, mw)
+		}
+	}
+	return out
 }

@@ -64,7 +64,7 @@ func (in Inputs) service(s *scenarios.Scenario, p *lifecycle.Plan) error {
 	}
 	sys.Notes = append(sys.Notes, "client: "+m.Policy())
 	if !m.ReferenceState() {
-		sys.Notes = append(sys.Notes, "state: none: the harness reads none of the service's state (the checks that need it skip); set state: reference in the mapping when the service keeps the reference contract's keys")
+		sys.Notes = append(sys.Notes, "state: none: the harness neither sets the activity up in Redis nor reads the service's state back (the checks that need it skip, I3 and I4 are judged from the answers); set state: reference in the mapping when the service keeps the reference contract's keys")
 	}
 	url := sv.URL
 	p.Path = func(st *lua.Store) sut.System {

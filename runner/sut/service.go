@@ -2,6 +2,7 @@ package sut
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"seckill-harness/lua"
@@ -29,11 +30,16 @@ type Answers struct {
 	TimedOut int64
 	// Busy counts the SYSTEM_BUSY answers; BusyNotRetryable those without
 	// retryable=true; WrongRequestID the answers (of any code) whose
-	// request_id is not the request's own.
-	Busy, BusyNotRetryable, WrongRequestID int64
+	// request_id is not the request's own, BusyWrongRequestID the busy
+	// ones among them.
+	Busy, BusyNotRetryable, WrongRequestID, BusyWrongRequestID int64
 	// Examples are the first few offending answers, in words.
 	Examples []string
 }
+
+// ErrNoState is the error of a state read of a system that keeps no
+// state the harness can read (a service without state: reference).
+var ErrNoState = errors.New("the system under test keeps no state the harness can read")
 
 // RequestLister is the ability to list every request id a system cached
 // for an activity (the reference contract's request shards): what

@@ -1,0 +1,153 @@
+package checks
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"seckill-harness/lua"
+	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
+)
+
+// served is soldOut as a service without state showed it: the same
+// answers over HTTP (each with its own request_id, within the deadline),
+// no record, stock or key read back.
+func served() *Facts {
+	f := soldOut()
+	f.Records, f.Stock = nil, nil
+	f.Answers = &sut.Answers{Total: int64(len(f.Ops)), Deadline: time.Second}
+	f.Unexposed = map[sut.Fact]bool{sut.Records: true, sut.Stock: true, sut.Keys: true, sut.Queues: true, sut.Requests: true}
+	return f
+}
+
+// busyOp is a reserve of user answered SYSTEM_BUSY between from and to.
+func busyOp(user uint32, from, to time.Duration) runner.Op {
+	o := reserveOp(user, user, lua.Accepted, "")
+	o.Outcome, o.ErrClass, o.Start, o.End = runner.OutcomeError, runner.ErrSystemBusy, from, to
+	return o
+}
+
+// slotDown is served with a window without a master on bucket 0 from 20
+// to 40 ms, in which user 4's request was answered SYSTEM_BUSY.
+func slotDown() *Facts {
+	f := served()
+	f.Masterless = []MasterlessWindow{{Fault: "slot-down", From: 20 * milli, To: 40 * milli, Buckets: []uint32{0}}}
+	f.Ops = append(f.Ops, busyOp(4, 25*milli, 26*milli))
+	f.Answers.Busy++
+	f.Answers.Total++
+	return f
+}
+
+func init() {
+	okFixtures["S1"] = []fixture{{"SYSTEM_BUSY inside the window without a master, retryable, its own request_id", slotDown},
+		{"a replay of a reservation accepted before the window", func() *Facts {
+			f := slotDown()
+			replay := reserveOp(1, 1, lua.Accepted, "r-a")
+			replay.Kind, replay.Flags, replay.Start, replay.End = runner.KindReplay, runner.FlagReplay, 30*milli, 31*milli
+			f.Ops = append(f.Ops, replay)
+			return f
+		}}}
+	badFixtures["S1"] = []fixture{{"ACCEPTED inside the window without a master (fail-open)", func() *Facts {
+		f := slotDown()
+		o := reserveOp(5, 5, lua.Accepted, "r-open")
+		o.Start, o.End = 30*milli, 31*milli
+		f.Ops = append(f.Ops, o)
+		return f
+	}}, {"SYSTEM_BUSY without retryable=true", func() *Facts {
+		f := slotDown()
+		f.Answers.BusyNotRetryable = 1
+		return f
+	}}, {"SYSTEM_BUSY with a new request_id", func() *Facts {
+		f := slotDown()
+		f.Answers.BusyWrongRequestID, f.Answers.WrongRequestID = 1, 1
+		return f
+	}}}
+	vacuousFixtures["S1"] = []fixture{{"never had to fail closed", served}, {"not a service", soldOut}}
+
+	okFixtures["S2"] = []fixture{{"own request ids in answers and cache", func() *Facts {
+		f := served()
+		f.CachedRequestIDs = map[uint32][]string{0: {runner.RequestID(1), runner.RequestID(2), runner.RequestID(3)}}
+		return f
+	}}}
+	badFixtures["S2"] = []fixture{{"a request id cached that the harness never sent", func() *Facts {
+		f := served()
+		f.CachedRequestIDs = map[uint32][]string{0: {runner.RequestID(1), "retry-of-" + runner.RequestID(2)}}
+		return f
+	}}, {"an answer with another request_id", func() *Facts {
+		f := served()
+		f.Answers.WrongRequestID = 1
+		return f
+	}}}
+	vacuousFixtures["S2"] = []fixture{{"no answer, cache not read", func() *Facts {
+		f := served()
+		f.Answers.Total = 0
+		return f
+	}}, {"not a service", soldOut}}
+
+	okFixtures["S3"] = []fixture{{"every request answered in time", served}}
+	badFixtures["S3"] = []fixture{{"requests without an answer within the deadline", func() *Facts {
+		f := served()
+		f.Answers.TimedOut = 2
+		return f
+	}}}
+	vacuousFixtures["S3"] = []fixture{{"no request sent", func() *Facts {
+		f := served()
+		f.Answers.Total = 0
+		return f
+	}}, {"not a service", soldOut}}
+}
+
+// From the answers alone (a service that shows no records), no-oversell
+// and one-per-user are judged, not skipped: the reference's answers pass,
+// an oversell and a second reservation of one user are caught, and a
+// unit sold again after a release answered RELEASED is no oversell.
+func TestCoreChecksFromTheAnswersAlone(t *testing.T) {
+	for _, id := range []string{"I3", "I4"} {
+		if c := judgeOne(t, id, served()); c.Status != StatusPass || c.Evidence["not_compared"] == nil {
+			t.Errorf("%s on the reference's answers: %s %s; want pass, saying what it could not compare", id, c.Status, c.Detail)
+		}
+	}
+	over := served()
+	over.Ops = append(over.Ops, reserveOp(4, 4, lua.Accepted, "r-c"))
+	if c := judgeOne(t, "I3", over); c.Status != StatusFail {
+		t.Errorf("I3 on three ACCEPTED against a stock of 2: %s %s; want fail", c.Status, c.Detail)
+	}
+	resold := served()
+	resold.Ops = append(resold.Ops, releaseOp(1, "r-a", lua.CompensateReleased, 20*milli), reserveOp(4, 40, lua.Accepted, "r-c"))
+	if c := judgeOne(t, "I3", resold); c.Status != StatusPass {
+		t.Errorf("I3 with a unit sold again after a release answered RELEASED: %s %s; want pass", c.Status, c.Detail)
+	}
+	twice := served()
+	twice.Ops = append(twice.Ops, reserveOp(1, 9, lua.Accepted, "r-second"))
+	if c := judgeOne(t, "I4", twice); c.Status != StatusFail {
+		t.Errorf("I4 on a user told ACCEPTED twice: %s %s; want fail", c.Status, c.Detail)
+	}
+	adapterLike := served()
+	adapterLike.Answers = nil
+	if c := judgeOne(t, "I3", adapterLike); c.Status != StatusSkip {
+		t.Errorf("I3 on a system (not a service) without records: %s; want skip as before", c.Status)
+	}
+}
+
+// The service checks are judged only in runs against a service, after
+// the core checks in table order; the other runs' reports do not change.
+func TestServiceChecksOnlyAgainstAService(t *testing.T) {
+	var got, want []string
+	for _, c := range JudgeFacts(served()).Checks {
+		got = append(got, c.ID)
+	}
+	for _, inv := range Invariants() {
+		if !inv.Pipeline && !inv.LocalSoldOut {
+			want = append(want, inv.ID)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("against a service: %v, want %v", got, want)
+	}
+	for _, c := range JudgeFacts(soldOut()).Checks {
+		if inv, _ := LookupInvariant(c.ID); inv.Service {
+			t.Errorf("%s judged on a run that is not against a service", c.ID)
+		}
+	}
+}
