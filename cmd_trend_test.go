@@ -24,7 +24,9 @@ func TestTrendExitCodes(t *testing.T) {
 		code int
 		want []string
 	}{
-		{[]string{"trend"}, exitHarnessError, []string{"pass --series FILE"}},
+		{[]string{"trend"}, exitHarnessError, []string{"pass --results-history DIR", "or --series FILE"}},
+		{[]string{"trend", "--results-history", filepath.Join(dir, "nohistory")}, exitHarnessError, []string{"nohistory: no results history there", "run --results-history DIR"}},
+		{[]string{"trend", "--results-history", dir, "--series", filepath.Join(dir, "x.json")}, exitHarnessError, []string{"give one source of series"}},
 		{[]string{"trend", "--series", filepath.Join(dir, "missing.json")}, exitHarnessError, []string{"missing.json", "no such file", "give a JSON array of series"}},
 		{[]string{"trend", "--series", write("bad.json", "[{")}, exitHarnessError, []string{"is not a JSON array of series", "line 1"}},
 		{[]string{"trend", "--series", good, "--figure", "p42"}, exitHarnessError, []string{`unknown figure`, "reserve.p99"}},
