@@ -100,6 +100,7 @@ func (c ReserveCall) Args() []any {
 // call then builds only its two own keys. prefix is the scope's key
 // prefix (seckill:{<hash tag>}:), reqShards its 256 request-result keys.
 type scopeConsts struct {
+	sha                                       any // reserve.lua's SHA1 (EVALSHA's first argument)
 	meta, stock, sendPending, expiry, soldout any
 	activityID, sku, version, schema, bucket  any
 	prefix                                    string
@@ -120,7 +121,7 @@ func (s *Store) constsOf(sc Scope, schema string) *scopeConsts {
 	if c != nil {
 		return c
 	}
-	c = &scopeConsts{meta: sc.MetaKey(), stock: sc.StockKey(), sendPending: sc.SendPendingKey(),
+	c = &scopeConsts{sha: s.scripts.Reserve.SHA1, meta: sc.MetaKey(), stock: sc.StockKey(), sendPending: sc.SendPendingKey(),
 		expiry: sc.ExpiryKey(), soldout: sc.SoldoutKey(), activityID: sc.ActivityID, sku: sc.SKUID,
 		version: strconv.FormatInt(sc.Version, 10), schema: schema, bucket: strconv.FormatUint(uint64(sc.Bucket), 10),
 		prefix: sc.Key("")}
@@ -155,7 +156,8 @@ type reserveWire struct {
 const wireKeyBuf = 192
 
 // reserveArgv is the whole EVALSHA command of call for Script.runArgv:
-// [_, _, 8, call.Keys()…, call.Args()…], the shared parts from the scope's
+// ["evalsha", SHA1, 8, call.Keys()…, call.Args()…], the shared parts (and the
+// SHA1, boxed once) from the scope's
 // cache and the write probe standing for ARGV[1] (see Script.Run): the same
 // values, with one allocation (the reserveWire, holding its two keys'
 // bytes unless they are longer than wireKeyBuf).
@@ -174,7 +176,7 @@ func (s *Store) reserveArgv(call ReserveCall) []any {
 	b = append(append(append(b, c.prefix...), "resv:"...), call.ReservationID...)
 	keys := unsafe.String(unsafe.SliceData(b), len(b))
 	w.userKey, w.resvKey = keys[:n], keys[n:]
-	w.argv = [22]any{nil, nil, 8,
+	w.argv = [22]any{"evalsha", c.sha, 8,
 		c.meta, c.stock, c.reqShards[RequestShard(call.RequestID)], &w.userKey,
 		&w.resvKey, c.sendPending, c.expiry, c.soldout,
 		&w.probe, &w.rid, c.activityID, c.sku, &w.uid,

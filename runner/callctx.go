@@ -19,6 +19,7 @@ import (
 type callCtx struct {
 	parent context.Context
 	timer  *time.Timer
+	endFn  func() // c.end, made once (a method value allocates)
 
 	mu        sync.Mutex
 	active    bool
@@ -36,7 +37,7 @@ type callCtxKey struct{}
 func withCallCtx(parent context.Context) (context.Context, func()) {
 	c := &callCtx{done: make(chan struct{})}
 	ctx := context.WithValue(parent, callCtxKey{}, c)
-	c.parent = ctx
+	c.parent, c.endFn = ctx, c.end
 	c.timer = time.AfterFunc(time.Hour, c.expire)
 	c.timer.Stop()
 	stop := context.AfterFunc(parent, c.parentDone)
@@ -47,7 +48,7 @@ func withCallCtx(parent context.Context) (context.Context, func()) {
 // when it has one (a worker's context) and that callCtx is free.
 func callTimeout(ctx context.Context, d time.Duration) (context.Context, func()) {
 	if c, ok := ctx.Value(callCtxKey{}).(*callCtx); ok && c.parent == ctx && c.begin(d) {
-		return c, c.end
+		return c, c.endFn
 	}
 	return context.WithTimeout(ctx, d)
 }
