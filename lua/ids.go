@@ -141,6 +141,12 @@ func newMACState(secret []byte) *macState { return &macState{mac: hmac.New(sha25
 
 // reservationID computes the id (ReservationID) with this state.
 func (m *macState) reservationID(activityID, skuID, userID, requestID string) string {
+	enc := m.encodeReservationID(activityID, skuID, userID, requestID)
+	return string(enc[:26])
+}
+
+// encodeReservationID is the reservation id's bytes in enc[:26].
+func (m *macState) encodeReservationID(activityID, skuID, userID, requestID string) (enc [52]byte) {
 	m.mac.Reset()
 	b := append(m.in[:0], activityID...)
 	b = append(b, 0)
@@ -150,9 +156,19 @@ func (m *macState) reservationID(activityID, skuID, userID, requestID string) st
 	b = append(b, 0)
 	b = append(b, requestID...)
 	_, _ = m.mac.Write(b)
-	var enc [52]byte // base32 of 32 bytes, unpadded
-	lowerBase32.Encode(enc[:], m.mac.Sum(m.sum[:0]))
-	return string(enc[:26])
+	lowerBase32.Encode(enc[:], m.mac.Sum(m.sum[:0])) // base32 of 32 bytes, unpadded
+	return enc
+}
+
+// reservationAndMessageID is reservationID and MessageID of it, both from
+// one allocation (the reservation id is a substring of the message id).
+func (m *macState) reservationAndMessageID(activityID, skuID, userID, requestID string) (rid, msgID string) {
+	enc := m.encodeReservationID(activityID, skuID, userID, requestID)
+	const pre, post = "reserve-order:", ":v1"
+	var buf [len(pre) + 26 + len(post)]byte
+	b := append(append(append(buf[:0], pre...), enc[:26]...), post...)
+	msgID = string(b)
+	return msgID[len(pre) : len(pre)+26], msgID
 }
 
 // MessageID is the id of the order message of a reservation: reserve-order:<id>:v1.

@@ -206,15 +206,23 @@ func TestBucketForIsFNV64a(t *testing.T) {
 // The store's one-slice EVALSHA command of a reserve call holds exactly
 // the contract's (ReserveCall.Keys and Args), as go-redis writes them
 // (per-call values by pointer), the write probe standing for ARGV[1], and
-// the first key a plain string (the slot go-redis routes by).
+// the first key a plain string (the slot go-redis routes by); its
+// reservation and message ids are ReservationIDFor's and MessageID's.
 func TestReserveKeysArgsAreTheContracts(t *testing.T) {
 	st := NewStore(nil, Embedded(), []byte("k"))
 	for _, b := range []uint32{1, 3} {
 		a := NewActivity("keys", "sku1", 10, b, 0)
 		for i := 0; i < 20; i++ {
-			call, err := st.NewReserveCall(a, fmt.Sprintf("u%d", i), fmt.Sprintf("r%d", i), 90_000_000_000)
+			uid := fmt.Sprintf("u%d", i)
+			if i%4 == 0 { // keys longer than the wire's own buffer
+				uid = fmt.Sprintf("%0*d", MaxIDLen, i)
+			}
+			call, err := st.NewReserveCall(a, uid, fmt.Sprintf("r%d", i), 90_000_000_000)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if rid := st.ReservationIDFor(a, uid, fmt.Sprintf("r%d", i)); call.ReservationID != rid || call.MessageID != MessageID(rid) {
+				t.Fatalf("call ids %q %q, want %q %q", call.ReservationID, call.MessageID, rid, MessageID(rid))
 			}
 			argv := st.reserveArgv(call)
 			if argv[2] != 8 {

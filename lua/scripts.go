@@ -64,12 +64,15 @@ func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, arg
 
 // runArgv is Run for a caller that built the whole command in one slice:
 // argv is [_, _, numkeys, keys…, args…] (slots 0 and 1 are filled here with
-// EVALSHA and the SHA1) with the write probe already first among the args.
+// EVALSHA and the SHA1 unless slot 1 is set: then they must be "evalsha" and
+// s's SHA1, boxed once by the caller) with the write probe already first among the args.
 // Built this way a call allocates one argument slice instead of three and
 // boxes no key twice. Semantics are Run's: EVAL with the same keys and args
 // on NOSCRIPT only.
 func (s *Script) runArgv(ctx context.Context, rdb redis.UniversalClient, argv []any) (reply any, fellBack bool, err error) {
-	argv[0], argv[1] = "evalsha", s.SHA1
+	if argv[1] == nil { // a caller may have filled them in, boxed once
+		argv[0], argv[1] = "evalsha", s.SHA1
+	}
 	cmd := redis.NewCmd(ctx, argv...)
 	cmd.SetFirstKeyPos(3)
 	_ = rdb.Process(ctx, cmd)

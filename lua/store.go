@@ -100,6 +100,7 @@ func (c ReserveCall) Args() []any {
 // call then builds only its two own keys. prefix is the scope's key
 // prefix (seckill:{<hash tag>}:), reqShards its 256 request-result keys.
 type scopeConsts struct {
+	sha                                       any // reserve.lua's SHA1 (EVALSHA's first argument)
 	meta, stock, sendPending, expiry, soldout any
 	activityID, sku, version, schema, bucket  any
 	prefix                                    string
@@ -120,7 +121,7 @@ func (s *Store) constsOf(sc Scope, schema string) *scopeConsts {
 	if c != nil {
 		return c
 	}
-	c = &scopeConsts{meta: sc.MetaKey(), stock: sc.StockKey(), sendPending: sc.SendPendingKey(),
+	c = &scopeConsts{sha: s.scripts.Reserve.SHA1, meta: sc.MetaKey(), stock: sc.StockKey(), sendPending: sc.SendPendingKey(),
 		expiry: sc.ExpiryKey(), soldout: sc.SoldoutKey(), activityID: sc.ActivityID, sku: sc.SKUID,
 		version: strconv.FormatInt(sc.Version, 10), schema: schema, bucket: strconv.FormatUint(uint64(sc.Bucket), 10),
 		prefix: sc.Key("")}
@@ -147,12 +148,19 @@ type reserveWire struct {
 	userKey, resvKey    string
 	rid, uid, messageID string
 	ttlMs, nowMs        int64
+	keyBuf              [wireKeyBuf]byte // the two keys' bytes, when they fit
 }
 
+// wireKeyBuf holds both per-call keys of a usual call (a prefix of tens
+// of bytes, short user and reservation ids) inside the reserveWire.
+const wireKeyBuf = 192
+
 // reserveArgv is the whole EVALSHA command of call for Script.runArgv:
-// [_, _, 8, call.Keys()…, call.Args()…], the shared parts from the scope's
+// ["evalsha", SHA1, 8, call.Keys()…, call.Args()…], the shared parts (and the
+// SHA1, boxed once) from the scope's
 // cache and the write probe standing for ARGV[1] (see Script.Run): the same
-// values, with two allocations (the reserveWire and its two keys' bytes).
+// values, with one allocation (the reserveWire, holding its two keys'
+// bytes unless they are longer than wireKeyBuf).
 func (s *Store) reserveArgv(call ReserveCall) []any {
 	sc := call.Scope
 	c := s.constsOf(sc, call.SchemaVersion)
@@ -160,12 +168,15 @@ func (s *Store) reserveArgv(call ReserveCall) []any {
 	w.probe.s = call.RequestID
 	// user:<user> and resv:<reservation> after the prefix, in one buffer.
 	n := len(c.prefix) + len("user:") + len(call.UserID)
-	b := make([]byte, 0, n+len(c.prefix)+len("resv:")+len(call.ReservationID))
+	b := w.keyBuf[:0]
+	if total := n + len(c.prefix) + len("resv:") + len(call.ReservationID); total > len(w.keyBuf) {
+		b = make([]byte, 0, total)
+	}
 	b = append(append(append(b, c.prefix...), "user:"...), call.UserID...)
 	b = append(append(append(b, c.prefix...), "resv:"...), call.ReservationID...)
 	keys := unsafe.String(unsafe.SliceData(b), len(b))
 	w.userKey, w.resvKey = keys[:n], keys[n:]
-	w.argv = [22]any{nil, nil, 8,
+	w.argv = [22]any{"evalsha", c.sha, 8,
 		c.meta, c.stock, c.reqShards[RequestShard(call.RequestID)], &w.userKey,
 		&w.resvKey, c.sendPending, c.expiry, c.soldout,
 		&w.probe, &w.rid, c.activityID, c.sku, &w.uid,
@@ -185,13 +196,15 @@ func (s *Store) NewReserveCall(a *Activity, userID, requestID string, ttl time.D
 	if ttl <= 0 {
 		return ReserveCall{}, fmt.Errorf("reservation TTL must be positive, got %s", ttl)
 	}
-	rid := s.ReservationIDFor(a, userID, requestID)
+	m := s.macs.Get().(*macState)
+	rid, msgID := m.reservationAndMessageID(a.ID, a.SKU, userID, requestID)
+	s.macs.Put(m)
 	return ReserveCall{
 		Scope:         a.Scope(a.BucketOf(userID)),
 		UserID:        userID,
 		RequestID:     requestID,
 		ReservationID: rid,
-		MessageID:     MessageID(rid),
+		MessageID:     msgID,
 		TTLMs:         ttl.Milliseconds(),
 		SchemaVersion: a.SchemaVersion,
 	}, nil

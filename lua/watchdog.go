@@ -61,7 +61,7 @@ type Watchdog struct {
 
 	sweeping atomic.Bool
 	sweeps   sync.WaitGroup
-	slow     sync.Map // script name -> its calls' timer function
+	slow     sync.Map // script name -> *slowTimers of its calls
 
 	mu    sync.Mutex
 	kills []ScriptKill
@@ -86,15 +86,23 @@ func (w *Watchdog) watch(script string) watchedCall {
 	if w == nil {
 		return watchedCall{}
 	}
-	return watchedCall{w: w, script: script, t: time.AfterFunc(w.limit, w.onSlow(script))}
+	st := w.timersOf(script)
+	t, _ := st.pool.Get().(*time.Timer)
+	if t == nil {
+		t = time.AfterFunc(w.limit, st.fire)
+	} else {
+		t.Reset(w.limit)
+	}
+	return watchedCall{w: w, script: script, t: t, st: st}
 }
 
-// watchedCall is one call under the watchdog (a value: no allocation
-// besides its timer).
+// watchedCall is one call under the watchdog (a value: no allocation;
+// its timer is one of the script's, reused from call to call).
 type watchedCall struct {
 	w      *Watchdog
 	script string
 	t      *time.Timer
+	st     *slowTimers
 }
 
 // done ends the watch of a call that answered err.
@@ -103,20 +111,31 @@ func (c watchedCall) done(err error) {
 		return
 	}
 	c.t.Stop()
+	// A timer that fired already (or is firing) goes back too: its
+	// function only starts a sweep for a slow call, which this one was.
+	c.st.pool.Put(c.t)
 	if IsBusy(err) {
 		c.w.Trigger(fmt.Sprintf("a %s call was answered BUSY", c.script))
 	}
 }
 
-// onSlow is the timer function of script's calls, made once per script.
-func (w *Watchdog) onSlow(script string) func() {
-	if f, ok := w.slow.Load(script); ok {
-		return f.(func())
+// slowTimers are the timers of one script's calls: each runs fire (a
+// sweep for a call that ran longer than the limit) and is reused, stopped,
+// by later calls.
+type slowTimers struct {
+	fire func()
+	pool sync.Pool // of *time.Timer, stopped
+}
+
+// timersOf returns script's timers, made once per script.
+func (w *Watchdog) timersOf(script string) *slowTimers {
+	if st, ok := w.slow.Load(script); ok {
+		return st.(*slowTimers)
 	}
-	f, _ := w.slow.LoadOrStore(script, func() {
+	st, _ := w.slow.LoadOrStore(script, &slowTimers{fire: func() {
 		w.Trigger(fmt.Sprintf("a %s call ran longer than %s", script, w.limit))
-	})
-	return f.(func())
+	}})
+	return st.(*slowTimers)
 }
 
 // IsBusy reports a BUSY answer: the node is running a script (its own or

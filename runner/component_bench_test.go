@@ -178,7 +178,8 @@ func benchEngineOp(b *testing.B, watched bool) {
 	}
 	e := &engine{sale: tgt.Sale(), sys: tgt.System(), cfg: cfg, began: time.Now(), ctx: ctx,
 		wl: NewWorkload(1, cfg.Users, cfg.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) })}
-	wctx := lua.WithWireStats(ctx, &lua.WireStats{})
+	wctx, release := withCallCtx(lua.WithWireStats(ctx, &lua.WireStats{})) // as a worker's
+	defer release()
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()

@@ -496,7 +496,8 @@ func claimID(next *atomic.Uint64, limit uint64) (uint64, bool) {
 
 // startWorkers starts cfg.Concurrency workers, each parked until gate is
 // closed; each gets a context carrying its own lua.WireStats (so
-// per-operation wire counts are deltas of it).
+// per-operation wire counts are deltas of it) and its own reusable
+// per-send deadline (callCtx).
 func (e *engine) startWorkers(gate <-chan struct{}, loop func(wctx context.Context, record func(slot uint64, o Op))) {
 	e.wg = &sync.WaitGroup{}
 	for w := 0; w < e.cfg.Concurrency; w++ {
@@ -504,7 +505,9 @@ func (e *engine) startWorkers(gate <-chan struct{}, loop func(wctx context.Conte
 		go func() {
 			defer e.wg.Done()
 			<-gate
-			loop(lua.WithWireStats(e.ctx, &lua.WireStats{}), func(slot uint64, o Op) {
+			wctx, release := withCallCtx(lua.WithWireStats(e.ctx, &lua.WireStats{}))
+			defer release()
+			loop(wctx, func(slot uint64, o Op) {
 				e.live.record(&o)
 				if e.observe != nil {
 					e.observe(&o)
@@ -563,7 +566,7 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 		if send > 0 {
 			call = path.Resend(call, send-1)
 		}
-		cctx, cancel := context.WithTimeout(ctx, e.cfg.CallTimeout)
+		cctx, cancel := callTimeout(ctx, e.cfg.CallTimeout)
 		res, err := path.Reserve(cctx, call)
 		cancel()
 		attempts += res.Attempts
@@ -615,7 +618,7 @@ func (e *engine) release(ctx context.Context, op *Op) {
 	sc := a.Scope(uint32(op.Bucket))
 	op.RID = rid
 	for send := 0; ; send++ {
-		cctx, cancel := context.WithTimeout(ctx, e.cfg.CallTimeout)
+		cctx, cancel := callTimeout(ctx, e.cfg.CallTimeout)
 		res, err := e.sys.Release(cctx, sc, uid, rid)
 		cancel()
 		op.Sends = sat8(send + 1)

@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// standPin is the fair stand's CPU split: the test cluster's redis-servers
+// on the first CPU this process may run on, the generator (this process,
+// and redis-benchmark, which inherits its mask) on the others, so the
+// comparison is client against client with the servers' core their own.
+type standPin struct {
+	all, servers, gen unix.CPUSet
+	pids              []int
+	split             string
+}
+
+// newStandPin reads the CPUs this process may use and the servers' PIDs;
+// ok is false (with the reason) when the split is impossible.
+func newStandPin(ctx context.Context) (p *standPin, why string) {
+	p = &standPin{}
+	if err := unix.SchedGetaffinity(0, &p.all); err != nil {
+		return nil, fmt.Sprintf("sched_getaffinity: %v", err)
+	}
+	var cpus []int
+	for c := 0; c < 1024 && len(cpus) < p.all.Count(); c++ {
+		if p.all.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	if len(cpus) < 2 {
+		return nil, fmt.Sprintf("only %d CPU available: no split", len(cpus))
+	}
+	p.servers.Set(cpus[0])
+	var gen []string
+	for _, c := range cpus[1:] {
+		p.gen.Set(c)
+		gen = append(gen, strconv.Itoa(c))
+	}
+	nodes, err := testCluster.Nodes(ctx)
+	if err != nil {
+		return nil, fmt.Sprintf("cluster nodes: %v", err)
+	}
+	for _, n := range nodes {
+		if n.PID > 0 {
+			p.pids = append(p.pids, n.PID)
+		}
+	}
+	p.split = fmt.Sprintf("redis-servers (%d) on CPU %d, generator on CPU %s", len(p.pids), cpus[0], strings.Join(gen, ","))
+	return p, ""
+}
+
+// pin applies the split; unpin gives every process back all CPUs.
+func (p *standPin) pin() error {
+	for _, pid := range p.pids {
+		if err := setTasks(pid, &p.servers); err != nil {
+			return err
+		}
+	}
+	return setTasks(os.Getpid(), &p.gen)
+}
+
+func (p *standPin) unpin() error {
+	for _, pid := range append(p.pids, os.Getpid()) {
+		if err := setTasks(pid, &p.all); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setTasks sets the affinity of every thread of pid (threads made later
+// inherit the mask of the thread that makes them).
+func setTasks(pid int, set *unix.CPUSet) error {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		tid, _ := strconv.Atoi(t.Name())
+		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
+			return fmt.Errorf("sched_setaffinity %d/%d: %w", pid, tid, err)
+		}
+	}
+	return nil
+}
+
+// loadAvg is /proc/loadavg's 1-minute figure, as printed ("?" unreadable).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
