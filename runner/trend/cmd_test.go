@@ -131,7 +131,7 @@ func TestBadInputNamesTheProblemAndTheFix(t *testing.T) {
 		c    Command
 		want []string
 	}{
-		{"no source", Command{Format: "text"}, []string{"pass --series FILE"}},
+		{"no source", Command{Format: "text"}, []string{"pass --results-history DIR", "or --series FILE"}},
 		{"missing file", Command{Source: FileSource(filepath.Join(dir, "nope.json")), Format: "text"}, []string{"--series file", "nope.json", "no such file", "give a JSON array of series"}},
 		{"malformed", Command{Source: FileSource(file("bad.json", "[{\"scenario\": \"a\",\n \"points\": [}]")), Format: "text"}, []string{"is not a JSON array of series", "line 2", "give a JSON array of series"}},
 		{"wrong shape", Command{Source: FileSource(file("obj.json", `{"scenario":"a"}`)), Format: "text"}, []string{"is not a JSON array of series", "give a JSON array"}},
