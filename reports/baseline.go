@@ -67,14 +67,20 @@ type BaselineFigure struct {
 	PValue          float64 `json:"p_value"`
 	Samples         int     `json:"samples"`
 	BaselineSamples int     `json:"baseline_samples"`
-	// Regressed: p < Alpha and Change > Threshold.
+	// RunZ is how many run-to-run deviations (1.4826 × the MAD of the
+	// window's runs' figures) tonight lies beyond their median, the worse
+	// way (additive).
+	RunZ float64 `json:"run_z"`
+	// Regressed: p < Alpha, Change > Threshold and RunZ above the
+	// history's bound (history.RunZ): significant within the run, material,
+	// and beyond the run-to-run noise.
 	Regressed bool `json:"regressed"`
 }
 
 // Line is the figure in one line, as text, JUnit and HTML state it.
 func (f BaselineFigure) Line(alpha float64) string {
-	return fmt.Sprintf("%s %.3f %s against a baseline median of %.3f (%s, allowed %.0f%% worse; Mann-Whitney p=%.2g over %d vs %d per-second samples, significant below %g)",
-		f.Figure, f.Tonight, f.Unit, f.Baseline, f.ChangeText(), 100*f.Threshold, f.PValue, f.Samples, f.BaselineSamples, alpha)
+	return fmt.Sprintf("%s %.3f %s against a baseline median of %.3f (%s, allowed %.0f%% worse; Mann-Whitney p=%.2g over %d vs %d per-second samples, significant below %g; %.1f run-to-run deviations beyond the runs' median)",
+		f.Figure, f.Tonight, f.Unit, f.Baseline, f.ChangeText(), 100*f.Threshold, f.PValue, f.Samples, f.BaselineSamples, alpha, f.RunZ)
 }
 
 // ThresholdText is the allowed worsening: "20% worse".

@@ -107,10 +107,38 @@ func TestBaselineWithinThresholdPasses(t *testing.T) {
 			t.Fatalf("%+v regressed: within its threshold", f)
 		}
 	}
-	// The same night against a scenario that allows 5%: it fails.
-	b = history.Judge(night(rand.New(rand.NewPCG(3, 4)), t0.Add(30*24*time.Hour), 5.8, 2000), past, history.DefaultThresholds().With(map[string]float64{"p99": 0.05}), "H")
+	// A night 35% slower is beyond the run-to-run noise (past nights vary
+	// by 5%): it regresses against the default 20%, and passes a scenario
+	// that allows 50% — the threshold decides.
+	slow := night(rand.New(rand.NewPCG(3, 4)), t0.Add(30*24*time.Hour), 6.75, 2000)
+	b = history.Judge(slow, past, history.DefaultThresholds(), "H")
 	if len(b.Figures) == 0 || !b.Figures[0].Regressed {
-		t.Fatalf("figures %+v: 16%% slower with p99: 5%% should regress", b.Figures)
+		t.Fatalf("figures %+v: 35%% slower should regress beyond 20%%", b.Figures)
+	}
+	b = history.Judge(slow, past, history.DefaultThresholds().With(map[string]float64{"p99": 0.5}), "H")
+	if len(b.Figures) == 0 || b.Figures[0].Regressed {
+		t.Fatalf("figures %+v: 35%% slower with p99: 50%% should pass", b.Figures)
+	}
+}
+
+// The measured false finding: five runs of sold-out-90 on the same
+// scripts had p99 0.95–1.50 ms and the sixth 1.96 ms, 45% above their
+// median and significant on its per-second samples (p=0.007), yet within
+// what runs of the same code differ by. It is not a regression; ten times
+// slower is.
+func TestBaselineRunToRunNoiseIsNoRegression(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var past []history.Record
+	for i, p99 := range []float64{1.352, 1.226, 0.952, 1.497, 1.416} {
+		past = append(past, night(rng, t0.Add(time.Duration(i)*time.Hour), p99, 2000))
+	}
+	b := history.Judge(night(rng, t0.Add(6*time.Hour), 1.957, 2000), past, history.DefaultThresholds(), "H")
+	f := b.Figures[0]
+	if f.Figure != "p99_ms" || f.PValue >= history.Alpha || f.Change <= 0.2 || f.Regressed {
+		t.Fatalf("%+v: want significant (p < %g) and beyond 20%%, yet no regression (run-to-run z %.1f)", f, history.Alpha, f.RunZ)
+	}
+	if b = history.Judge(night(rng, t0.Add(6*time.Hour), 13.5, 2000), past, history.DefaultThresholds(), "H"); !b.Figures[0].Regressed {
+		t.Fatalf("%+v: ten times slower must regress", b.Figures[0])
 	}
 }
 
