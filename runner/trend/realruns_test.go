@@ -2,6 +2,7 @@ package trend_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 )
 
 // The trend page of a results history of ten real runs (a shortened
-// smoke, each on its own local cluster, each appending its record as
+// smoke, one after another on one local cluster, each appending its record as
 // `run --results-history` does) draws in headless Chromium: one chart per
 // scenario and figure, one symbol per run in each, nothing on the console.
 func TestTrendOfTenRealRunsInChromium(t *testing.T) {
@@ -30,10 +31,18 @@ func TestTrendOfTenRealRunsInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	// One local cluster for the ten runs (each run sets up its own
+	// activity on it, as catalogue's runs on a shared stand do): the
+	// runs are real, the cluster start is paid once.
+	stand, err := lifecycle.OpenStand(ctx, nil, lifecycle.ClusterSpec{Masters: 3, Replicas: 1}, 32, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stand.Close()
 	const runs = 10
 	sets := []string{"phases.0.duration=1s", "phases.1.duration=1s"}
 	for i := 0; i < runs; i++ {
-		p, err := planner.Load(ctx, "smoke", sets, nil, planner.Inputs{})
+		p, err := planner.Load(ctx, "smoke", sets, nil, planner.Inputs{Stand: stand, RunActivityID: fmt.Sprintf("trend-%d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
