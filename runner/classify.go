@@ -38,9 +38,15 @@ const (
 	// a circuit open): nothing was reserved. The service's degradation at
 	// work, not an error of the path under test.
 	ErrSystemBusy
+	// ErrFailed: a service under test answered a definitive failure (the
+	// HTTP contract's FAILED: not retryable, the request said to have no
+	// effect). The contract has no such answer for a request that may
+	// have run: a timeout is OUTCOME_UNKNOWN (check S4 compares each
+	// FAILED with Redis).
+	ErrFailed
 )
 
-var errClassNames = [...]string{"", "CLUSTERDOWN", "TRYAGAIN", "MOVED_ASK_EXHAUSTED", "OOM", "NOSCRIPT", "CROSSSLOT", "CONNECT", "MASTERDOWN", "OTHER", "NOREPLICAS", "SYSTEM_BUSY"}
+var errClassNames = [...]string{"", "CLUSTERDOWN", "TRYAGAIN", "MOVED_ASK_EXHAUSTED", "OOM", "NOSCRIPT", "CROSSSLOT", "CONNECT", "MASTERDOWN", "OTHER", "NOREPLICAS", "SYSTEM_BUSY", "FAILED"}
 
 func (c ErrClass) String() string {
 	if int(c) < len(errClassNames) {
@@ -56,6 +62,10 @@ func ErrClasses() []string { return errClassNames[1:] }
 // refused the call and reserved nothing (sut.System's error contract).
 type failedClosed interface{ FailedClosed() bool }
 
+// definitiveFailure is the error of a system that answered the call
+// failed for good (a service's FAILED): not retryable, no effect claimed.
+type definitiveFailure interface{ DefinitiveFailure() bool }
+
 // Classify turns the error of one send into an outcome. A nil error is not
 // classified here. Lost replies and deadlines after the write are UNKNOWN.
 func Classify(err error) (Outcome, ErrClass) {
@@ -65,6 +75,10 @@ func Classify(err error) (Outcome, ErrClass) {
 	var fc failedClosed
 	if errors.As(err, &fc) && fc.FailedClosed() {
 		return OutcomeError, ErrSystemBusy
+	}
+	var df definitiveFailure
+	if errors.As(err, &df) && df.DefinitiveFailure() {
+		return OutcomeError, ErrFailed
 	}
 	var re redis.Error
 	if errors.As(err, &re) {

@@ -121,7 +121,7 @@ func (c *collector) needReq(k RequestKey) {
 // scanHistory names the reservation ids the history names or may have
 // created (an UNKNOWN reserve's derived id), the request results to read,
 // and the reservation id each re-sent or USER_ALREADY_RESERVED request
-// derives (I5).
+// derives (I5), or each request answered FAILED (S4).
 func (c *collector) scanHistory() {
 	a, ids, f := c.sale.Activity, c.sale.IDs, c.f
 	for _, o := range f.all() {
@@ -131,17 +131,18 @@ func (c *collector) scanHistory() {
 		if !o.Kind.IsReserve() {
 			continue
 		}
-		if o.Outcome == runner.OutcomeUnknown || o.HadUnknown() {
+		failed := o.Outcome == runner.OutcomeError && o.ErrClass == runner.ErrFailed // S4
+		if o.Outcome == runner.OutcomeUnknown || o.HadUnknown() || failed {
 			c.cand[ids.ReservationIDFor(a, o.UserID(), o.RequestID())] = uint32(o.Bucket)
 		}
 		code := lua.ReserveCode(o.Outcome)
 		switch {
-		case o.Outcome == runner.OutcomeUnknown:
+		case o.Outcome == runner.OutcomeUnknown || failed:
 			c.needReq(RequestKey{o.Bucket, o.Req})
 		case o.Outcome >= 0 && (o.Sends >= 2 || code == lua.RequestIDConflict):
 			c.needReq(RequestKey{o.Bucket, o.Req})
 		}
-		if o.Outcome >= 0 && (o.Sends >= 2 || code == lua.UserAlreadyReserved) {
+		if failed || o.Outcome >= 0 && (o.Sends >= 2 || code == lua.UserAlreadyReserved) {
 			k := UserRequest{o.User, o.Req}
 			if _, ok := f.OwnReservation[k]; !ok {
 				f.OwnReservation[k] = ids.ReservationIDFor(a, o.UserID(), o.RequestID())

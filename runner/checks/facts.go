@@ -37,11 +37,13 @@ type Facts struct {
 	Records map[string]ReservationRecord
 	// Requests are the cached request results read back for the reserve
 	// requests judged against Redis: those that ended UNKNOWN (I7), were
-	// re-sent, or answered REQUEST_ID_CONFLICT to someone (I5).
+	// re-sent, or answered REQUEST_ID_CONFLICT to someone (I5), or were
+	// answered FAILED by a service (S4).
 	Requests map[RequestKey]RequestFact
 	// OwnReservation is the reservation id the contract derives from a
 	// user and request id, for the reserve operations I5 compares with it
-	// (re-sent ones and USER_ALREADY_RESERVED answers).
+	// (re-sent ones and USER_ALREADY_RESERVED answers) and those a service
+	// answered FAILED (S4).
 	OwnReservation map[UserRequest]string
 	// SendPendingLeft and ExpiryLeft are the sizes of each bucket's
 	// send_pending and reservation_expiry zsets at the end.

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"seckill-harness/lua"
+	"seckill-harness/runner"
 )
 
-// The service checks (S1-S3) judge a running access service under test
+// The service checks (S1-S4) judge a running access service under test
 // from what only its answers show (Facts.Answers), the history, the
 // faults' windows without a master and, when it keeps the reference
 // contract's keys, the request ids it cached.
@@ -174,4 +177,44 @@ func vacuousS3(f *Facts, _ Verdict) string {
 		return ""
 	}
 	return "no request was sent to the service"
+}
+
+// judgeS4: every FAILED answer is to a request Redis did not reserve: no
+// reservation record under the id the contract derives for it, and no
+// cached ACCEPTED result for its request id. A service that maps its own
+// Redis timeout to "failed" (and compensates) leaves the record behind.
+func judgeS4(f *Facts) Verdict {
+	if f.Answers == nil {
+		return notAService
+	}
+	var bad []string
+	failed := 0
+	for _, o := range f.all() {
+		if !o.Kind.IsReserve() || o.Outcome != runner.OutcomeError || o.ErrClass != runner.ErrFailed {
+			continue
+		}
+		failed++
+		rid := f.OwnReservation[UserRequest{o.User, o.Req}]
+		if st, ok := status(f, rid); ok && rid != "" {
+			bad = append(bad, fmt.Sprintf("op %d (%s) answered FAILED, yet Redis holds its reservation %s (%s)", o.ID, o.RequestID(), rid, st))
+			continue
+		}
+		if r, ok := f.Requests[RequestKey{o.Bucket, o.Req}]; ok && r.Found && r.Result.Code == lua.Accepted {
+			bad = append(bad, fmt.Sprintf("op %d (%s) answered FAILED, yet Redis cached ACCEPTED %s for it", o.ID, o.RequestID(), r.Result.ReservationID))
+		}
+	}
+	a := f.Answers
+	detail := fmt.Sprintf("%d OUTCOME_UNKNOWN answers; %d FAILED answers, none to a request Redis reserved", a.Unknown, failed)
+	if len(bad) > 0 {
+		detail = fmt.Sprintf("%d of %d FAILED answers were to requests Redis reserved (a timeout answered as a failure): %v", len(bad), failed, listed(bad))
+	}
+	return Verdict{len(bad) > 0, detail, map[string]any{"unknown_answers": a.Unknown, "failed_answers": int64(failed),
+		"failed_but_reserved": int64(len(bad)), "examples": listed(bad)}}
+}
+
+func vacuousS4(f *Facts, _ Verdict) string {
+	if f.Answers == nil || f.Answers.Unknown > 0 || f.Answers.Failed > 0 {
+		return ""
+	}
+	return "no answer was FAILED or OUTCOME_UNKNOWN: the service's timeout path was not exercised"
 }

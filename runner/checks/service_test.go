@@ -98,6 +98,43 @@ func init() {
 	}}, {"not a service", soldOut}}
 }
 
+// servedOnState is soldOut through a service that keeps the reference
+// contract's keys (state: reference): its answers, and the records read
+// back; user 4's request was answered FAILED (the record of the id the
+// contract derives for it is asked for, as the collector does: absent).
+func servedOnState() *Facts {
+	f := soldOut()
+	f.Answers = &sut.Answers{Total: int64(len(f.Ops)) + 1, Deadline: time.Second, Failed: 1}
+	o := reserveOp(4, 4, lua.Accepted, "")
+	o.Outcome, o.ErrClass = runner.OutcomeError, runner.ErrFailed
+	f.Ops = append(f.Ops, o)
+	f.OwnReservation[UserRequest{4, 4}] = "r-d"
+	return f
+}
+
+func init() {
+	okFixtures["S4"] = []fixture{{"FAILED to a request Redis never reserved", servedOnState},
+		{"OUTCOME_UNKNOWN answers, no FAILED", func() *Facts {
+			f := soldOut()
+			f.Answers = &sut.Answers{Total: int64(len(f.Ops)), Deadline: time.Second, Unknown: 2}
+			return f
+		}}}
+	badFixtures["S4"] = []fixture{{"FAILED, yet its reservation is in Redis (released at once: timeout-is-failure)", func() *Facts {
+		f := servedOnState()
+		f.Records["r-d"] = rec(4, lua.StatusReleased)
+		return f
+	}}, {"FAILED, yet Redis cached ACCEPTED for the request", func() *Facts {
+		f := servedOnState()
+		f.Requests[RequestKey{0, 4}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-d"}}
+		return f
+	}}}
+	vacuousFixtures["S4"] = []fixture{{"no FAILED and no OUTCOME_UNKNOWN answer", func() *Facts {
+		f := soldOut()
+		f.Answers = &sut.Answers{Total: int64(len(f.Ops)), Deadline: time.Second}
+		return f
+	}}, {"not a service", soldOut}}
+}
+
 // From the answers alone (a service that shows no records), no-oversell
 // and one-per-user are judged, not skipped: the reference's answers pass,
 // an oversell and a second reservation of one user are caught, and a

@@ -51,6 +51,22 @@ func (e *RefusedError) RedisError() {}
 // FailedClosed is true for a SYSTEM_BUSY answer.
 func (e *RefusedError) FailedClosed() bool { return e.busy }
 
+// FailedError is a FAILED answer: the service says the request failed
+// for good and had no effect. Like a refusal it is not re-sent; the
+// engine counts it in error class FAILED, which check S4 compares with
+// what Redis recorded for the request.
+type FailedError struct{ Status int }
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("FAILED (HTTP %d): the service answered a definitive failure", e.Status)
+}
+
+// RedisError marks it as not re-sent: the service said the call had no effect.
+func (e *FailedError) RedisError() {}
+
+// DefinitiveFailure is true: error class FAILED.
+func (e *FailedError) DefinitiveFailure() bool { return true }
+
 // Reserve sends call to the submit endpoint once and maps the answer; an
 // UNKNOWN outcome is looked up through the query endpoint when mapped.
 func (s *System) Reserve(ctx context.Context, call lua.ReserveCall) (lua.ReserveResult, error) {
@@ -84,6 +100,8 @@ func (s *System) Reserve(ctx context.Context, call lua.ReserveCall) (lua.Reserve
 	switch ans.Meaning {
 	case Unknown:
 		return s.resolve(ctx, a, call, res, &unknownError{fmt.Sprintf("the service answered %s (HTTP %d)", orStatus(ans), status)})
+	case Failed:
+		return res, &FailedError{Status: status}
 	case Busy:
 		if ans.HasRetry && !ans.Retryable {
 			return res, &RefusedError{Msg: fmt.Sprintf("SYSTEM_BUSY (HTTP %d) with retryable=false", status), busy: true}
@@ -189,6 +207,12 @@ func (s *System) audit1(request string, ans answer) {
 		if len(au.Examples) < maxExamples {
 			au.Examples = append(au.Examples, fmt.Sprintf("request %s: %s", request, what))
 		}
+	}
+	switch ans.Meaning {
+	case Unknown:
+		au.Unknown++
+	case Failed:
+		au.Failed++
 	}
 	if ans.Meaning == Busy {
 		au.Busy++

@@ -29,6 +29,10 @@ const (
 	// Invalid is a refusal of a malformed request: not retryable, an
 	// error of the path (INVALID).
 	Invalid = "INVALID"
+	// Failed is a definitive failure: the service says the request had
+	// no effect and must not be re-sent (FAILED). The contract has no
+	// such answer for a request that may have run (check S4).
+	Failed = "FAILED"
 	// NotFound is the query's answer for a request no execution of which
 	// is on record (the request did not run, or not yet).
 	NotFound = "NOT_FOUND"
@@ -135,7 +139,7 @@ var bodyValues = []string{"activity", "sku", "user", "request", "reservation", "
 
 // DefaultMapping is the access-service HTTP contract (docs/SERVICE.md).
 func DefaultMapping() *Mapping {
-	codes := map[string]string{Busy: Busy, Unknown: Unknown, Invalid: Invalid}
+	codes := map[string]string{Busy: Busy, Unknown: Unknown, Invalid: Invalid, Failed: Failed}
 	for _, c := range lua.ReserveCodes() {
 		codes[c.String()] = c.String()
 	}
@@ -301,7 +305,7 @@ func knownValue(v string) bool {
 }
 
 func reserveMeanings() []string {
-	out := []string{Busy, Unknown, Invalid}
+	out := []string{Busy, Unknown, Invalid, Failed}
 	for _, c := range lua.ReserveCodes() {
 		out = append(out, c.String())
 	}

@@ -251,3 +251,22 @@ func TestNoNewRequestIDCatchesTheDefect(t *testing.T) {
 	}
 	t.Logf("S2 on retry-without-ids: %s", c.Detail)
 }
+
+// The timeout-is-failure defect answers a Redis timeout FAILED (not
+// retryable) and compensates the reservation the late script made: S4
+// finds the reservation behind the FAILED answer. The reference service,
+// under the same latency, answers OUTCOME_UNKNOWN (or the outcome, once
+// the query resolves it) and passes S4, judged (not vacuous).
+func TestTimeoutIsUnknownCatchesTimeoutIsFailure(t *testing.T) {
+	sys, sale := underTest(t, startServe(t), 10, 1)
+	c := judge(t, sale, sys, slowReserves(t, sys, sale, 2), nil)["S4"]
+	if c.Status != checks.StatusPass || c.Evidence["unknown_answers"] == int64(0) {
+		t.Errorf("S4 on the reference service: %s %s %v; want pass with OUTCOME_UNKNOWN answers", c.Status, c.Detail, c.Evidence)
+	}
+	sys, sale = underTest(t, startServe(t, serve.DefectTimeoutIsFailure), 10, 1)
+	c = judge(t, sale, sys, slowReserves(t, sys, sale, 2), nil)["S4"]
+	if n, _ := c.Evidence["failed_but_reserved"].(int64); c.Status != checks.StatusFail || n == 0 {
+		t.Fatalf("S4 on timeout-is-failure: %s %s %v; want fail naming the reservation behind a FAILED answer", c.Status, c.Detail, c.Evidence)
+	}
+	t.Logf("S4 on timeout-is-failure: %s", c.Detail)
+}

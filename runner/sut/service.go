@@ -33,6 +33,10 @@ type Answers struct {
 	// request_id is not the request's own, BusyWrongRequestID the busy
 	// ones among them.
 	Busy, BusyNotRetryable, WrongRequestID, BusyWrongRequestID int64
+	// Unknown counts the OUTCOME_UNKNOWN answers (the service could not
+	// tell: its own timeout or a lost reply); Failed the definitive
+	// failures (FAILED, not retryable) it answered.
+	Unknown, Failed int64
 	// Examples are the first few offending answers, in words.
 	Examples []string
 }

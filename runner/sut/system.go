@@ -13,7 +13,9 @@ import (
 // call did not run; any other error means nothing was sent. An error with
 // a method FailedClosed() bool that returns true is a fail-closed refusal
 // of a service (SYSTEM_BUSY: nothing reserved), counted apart from the
-// path's errors (the engine's error class SYSTEM_BUSY).
+// path's errors (the engine's error class SYSTEM_BUSY); one with a method
+// DefinitiveFailure() bool that returns true is a service's definitive
+// failure (FAILED: not retryable, no effect claimed; error class FAILED).
 type System interface {
 	// Name identifies the system in reports ("reference", "get-then-decr", …).
 	Name() string
