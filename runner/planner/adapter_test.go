@@ -33,11 +33,11 @@ func TestReferenceAdapterGivesTheBuiltInVerdicts(t *testing.T) {
 	}
 	short := map[string][]string{
 		"smoke": {"defaults.mix.release=0", "phases.1.duration=3s"},
-		"failover-kill": {"phases.0.mix.release=0", "phases.0.duration=10s", "phases.0.rate=600",
-			"faults.0.at=3s", "faults.0.for=5s"},
-		"disconnect-before-reply": {"phases.0.mix.release=0", "phases.0.duration=8s", "phases.0.rate=600",
-			"faults.0.at=2s", "faults.0.for=4s"},
-		"slot-migration": {"phases.0.mix.release=0", "phases.0.duration=8s", "phases.0.rate=600", "faults.0.at=2s"},
+		"failover-kill": {"phases.0.mix.release=0", "phases.0.duration=8s", "phases.0.rate=600",
+			"faults.0.at=2s", "faults.0.for=5s"},
+		"disconnect-before-reply": {"phases.0.mix.release=0", "phases.0.duration=6s", "phases.0.rate=600",
+			"faults.0.at=1s", "faults.0.for=4s"},
+		"slot-migration": {"phases.0.mix.release=0", "phases.0.duration=6s", "phases.0.rate=600", "faults.0.at=1s"},
 	}
 	for _, name := range []string{"smoke", "failover-kill", "disconnect-before-reply", "slot-migration"} {
 		t.Run(name, func(t *testing.T) {
