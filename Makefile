@@ -32,7 +32,7 @@ PKGS_DOCKER  := docker.io docker-compose busybox-static
 PKGS_TEST    := $(PKGS_RUN) $(PKGS_PG) $(PKGS_BROWSER) $(PKGS_DOCKER)
 INSTALL_PKGS := sh testdata/install-packages.sh
 
-.PHONY: all check-go deps deps-run deps-pg deps-test deps-docker build catalogue run test vet fmt-check bench clean docker-images image
+.PHONY: all check-go deps deps-run deps-pg deps-test deps-docker build catalogue service-nightly run test vet fmt-check bench clean docker-images image
 
 all: build
 
@@ -90,6 +90,14 @@ REPEAT ?= 1
 STRESS ?=
 catalogue: deps-pg build
 	./$(BIN) catalogue --repeat $(REPEAT) $(if $(filter 1 yes true,$(STRESS)),--stress) --out out/catalogue
+
+## service-nightly: nightly-ci through the project's reference access service:
+## 'seckill-harness serve' as the --service-cmd child (its Redis client routed
+## through the faults' proxies), spoken to over HTTP with
+## docs/services/serve.yaml (state: reference: the state checks and the
+## pipeline member run too); exit 1 on a failed check (~2 minutes).
+service-nightly: deps-pg build
+	./$(BIN) run nightly-ci --service-cmd '$(CURDIR)/$(BIN) serve' --service-mapping docs/services/serve.yaml --out out/service-nightly
 
 ## vet, fmt-check: the house checks.
 vet:

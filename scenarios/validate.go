@@ -903,9 +903,21 @@ func (v *validator) service() {
 		v.bad("service.mapping", "%v", err)
 		return
 	}
-	if v.s.Pipeline != nil && !m.ReferenceState() {
-		v.bad("service", "%s with a pipeline: the async pipeline works on the reference contract's records and queues; a service keeps them only with state: reference in its mapping (--service-mapping)", sv.URL)
+	if why := ServiceCannotRun(v.s, m); why != "" {
+		v.bad("service", "%s with a pipeline: %s", sv.URL, why)
 	}
+}
+
+// ServiceCannotRun is why scenario s cannot run against a service spoken
+// to through mapping m ("" when it can): it has a pipeline, which works on
+// the reference contract's records and queues, and the service keeps them
+// only with state: reference. A suite run against such a service skips
+// such members with this reason (planner.BuildSuite).
+func ServiceCannotRun(s *Scenario, m *httpsut.Mapping) string {
+	if s.Pipeline != nil && !m.ReferenceState() {
+		return "the async pipeline works on the reference contract's records and queues; a service keeps them only with state: reference in its mapping (--service-mapping)"
+	}
+	return ""
 }
 
 // adapter checks adapter:: the file loads (its own errors name its

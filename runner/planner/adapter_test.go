@@ -196,3 +196,26 @@ func TestSuiteOnAdapterSkipsPipelineMembers(t *testing.T) {
 		t.Fatalf("a suite of pipeline members on an adapter: %v, want it refused", err)
 	}
 }
+
+// A suite run against a service skips the pipeline members when its
+// mapping keeps no reference state (the default, state: none), naming the
+// fix; with docs/services/serve.yaml (state: reference) every member runs.
+func TestSuiteOnServiceSkipsPipelineMembersWithoutState(t *testing.T) {
+	s, err := Resolve(context.Background(), "nightly-ci", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, over := range []Overrides{{Service: "http://127.0.0.1:1"}, {ServiceCmd: "true"}} {
+		su, err := BuildSuite(s, Inputs{Overrides: over})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(su.Skipped) != 1 || su.Skipped[0].Name != "dispatcher-crash" || !strings.Contains(su.Skipped[0].Reason, "state: reference") || len(su.Plans) != 4 {
+			t.Fatalf("%+v: skipped %+v, %d plans; want dispatcher-crash skipped naming state: reference", over, su.Skipped, len(su.Plans))
+		}
+		over.ServiceMapping = "../../docs/services/serve.yaml"
+		if su, err = BuildSuite(s, Inputs{Overrides: over}); err != nil || len(su.Skipped) != 0 || len(su.Plans) != 5 {
+			t.Fatalf("%+v: %d plans, skipped %+v, %v; want all five", over, len(su.Plans), su.Skipped, err)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/badpaths"
+	"seckill-harness/runner/httpsut"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
@@ -346,14 +347,26 @@ func BuildSuite(s *scenarios.Scenario, in Inputs) (lifecycle.Suite, error) {
 
 // memberNotFor is why suite member m cannot run on the system under test
 // in names ("" when it can): a member with a pipeline on an adapter file
-// (scenarios.AdapterCannotRun). Such a member is skipped, not failed: the
-// suite judges the system on the members it can run, and says which it
-// skipped and why.
+// (scenarios.AdapterCannotRun), or on a service whose mapping does not say
+// state: reference (scenarios.ServiceCannotRun). Such a member is skipped,
+// not failed: the suite judges the system on the members it can run, and
+// says which it skipped and why. A mapping that does not load is left to
+// Build, which names its error.
 func memberNotFor(m *scenarios.Scenario, in Inputs) string {
-	if in.Adapter == "" && m.Adapter == "" {
-		return ""
+	why := ""
+	switch {
+	case in.Adapter != "" || m.Adapter != "":
+		why = scenarios.AdapterCannotRun(m)
+	case in.Service != "" || in.ServiceCmd != "" || m.Service.URL != "" || m.ServiceCmd != "":
+		mapping := m.Service.Mapping
+		if in.ServiceMapping != "" {
+			mapping = in.ServiceMapping
+		}
+		if mp, err := httpsut.LoadMapping(mapping); err == nil {
+			why = scenarios.ServiceCannotRun(m, mp)
+		}
 	}
-	if why := scenarios.AdapterCannotRun(m); why != "" {
+	if why != "" {
 		return "it runs the pipeline, and " + why
 	}
 	return ""
