@@ -9,7 +9,7 @@ import (
 	"seckill-harness/runner"
 )
 
-// The service checks (S1-S4) judge a running access service under test
+// The service checks (S1-S5) judge a running access service under test
 // from what only its answers show (Facts.Answers), the history, the
 // faults' windows without a master and, when it keeps the reference
 // contract's keys, the request ids it cached.
@@ -217,4 +217,46 @@ func vacuousS4(f *Facts, _ Verdict) string {
 		return ""
 	}
 	return "no answer was FAILED or OUTCOME_UNKNOWN: the service's timeout path was not exercised"
+}
+
+// judgeS5: every order of the activity in PostgreSQL came through the
+// pipeline: the order stage was handed its message (EndToEndFacts.Received).
+// An order the stage never received was written around it: by a service
+// that, with Redis out of reach, "keeps selling" into the database (the
+// bypass §7.6 and §13.2 forbid). Its reservation's record in Redis, or
+// its absence, is named.
+func judgeS5(f *Facts) Verdict {
+	e := f.EndToEnd
+	if f.Answers == nil || e == nil || e.PG == nil {
+		return notAService
+	}
+	var bad []string
+	noRecord := 0
+	for _, o := range e.PG.Orders {
+		if e.Received[o.RID] > 0 {
+			continue
+		}
+		redis := "Redis holds no reservation " + o.RID
+		if st, ok := e.Redis[o.RID]; ok && st.Found {
+			redis = fmt.Sprintf("Redis holds reservation %s as %s", o.RID, st.Status)
+		} else {
+			noRecord++
+		}
+		bad = append(bad, fmt.Sprintf("order %s (user %s, bucket %d, created %s) was never delivered to the order stage; %s",
+			o.OrderID, o.User, o.Bucket, o.CreatedAt.UTC().Format("15:04:05.000"), redis))
+	}
+	detail := fmt.Sprintf("all %d orders in PostgreSQL came through the pipeline (each one's message handed to the order stage)", len(e.PG.Orders))
+	if len(bad) > 0 {
+		detail = fmt.Sprintf("%d of %d orders in PostgreSQL were written around the pipeline (%d without any reservation in Redis): %v",
+			len(bad), len(e.PG.Orders), noRecord, listed(bad))
+	}
+	return Verdict{len(bad) > 0, detail, map[string]any{"orders": len(e.PG.Orders), "bypass_orders": int64(len(bad)),
+		"without_reservation": noRecord, "examples": listed(bad)}}
+}
+
+func vacuousS5(f *Facts, _ Verdict) string {
+	if f.EndToEnd == nil || f.EndToEnd.PG == nil || len(f.EndToEnd.PG.Orders) > 0 {
+		return ""
+	}
+	return "no order of the activity in PostgreSQL"
 }

@@ -7,6 +7,7 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/runner"
+	"seckill-harness/runner/pipeline"
 	"seckill-harness/runner/sut"
 )
 
@@ -133,6 +134,41 @@ func init() {
 		f.Answers = &sut.Answers{Total: int64(len(f.Ops)), Deadline: time.Second}
 		return f
 	}}, {"not a service", soldOut}}
+}
+
+// servedWithOrders is servedOnState's answers with a pipeline and its
+// order database: r-a and r-b each became an order through the order
+// stage (their messages delivered to it).
+func servedWithOrders() *Facts {
+	f := soldOut()
+	f.Answers = &sut.Answers{Total: int64(len(f.Ops)), Deadline: time.Second}
+	f.Pipeline = &PipelineEvidence{}
+	f.EndToEnd = &EndToEndFacts{Stock: 2, Accepted: map[string]uint32{"r-a": 0, "r-b": 0},
+		Redis: map[string]pipeline.ResvState{"r-a": {Found: true, Status: lua.StatusOrderCreated}, "r-b": {Found: true, Status: lua.StatusOrderCreated}},
+		Sends: map[string]int{"r-a": 1, "r-b": 1}, Received: map[string]int{"r-a": 1, "r-b": 1}, Canceled: map[string]bool{}, Drained: true,
+		Recon: pipeline.Reconciliation{Final: &pipeline.ReconcilePass{}},
+		PG: &pipeline.OrderFacts{StockFound: true, Total: 2, Sold: 2,
+			Orders: []pipeline.PGOrder{{OrderID: "o1", User: runner.UserID(1), RID: "r-a", MessageID: "m1", Status: "CREATED"},
+				{OrderID: "o2", User: runner.UserID(2), RID: "r-b", MessageID: "m2", Status: "CREATED"}}}}
+	return f
+}
+
+func init() {
+	okFixtures["S5"] = []fixture{{"every order came through the order stage", servedWithOrders}}
+	badFixtures["S5"] = []fixture{{"an order written while Redis was out of reach, no reservation behind it", func() *Facts {
+		f := servedWithOrders()
+		f.EndToEnd.PG.Orders[1] = pipeline.PGOrder{OrderID: "bypass-r-x", User: runner.UserID(3), RID: "r-x", MessageID: "bypass:r-x", Status: "CREATED"}
+		return f
+	}}, {"an order of a reserved unit, never delivered to the order stage", func() *Facts {
+		f := servedWithOrders()
+		f.EndToEnd.Received["r-b"] = 0
+		return f
+	}}}
+	vacuousFixtures["S5"] = []fixture{{"no order", func() *Facts {
+		f := servedWithOrders()
+		f.EndToEnd.PG.Orders = nil
+		return f
+	}}}
 }
 
 // From the answers alone (a service that shows no records), no-oversell

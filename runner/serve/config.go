@@ -75,6 +75,11 @@ type Config struct {
 	Scripts *lua.Scripts
 	// Defects are the negative controls turned on (ParseDefects).
 	Defects DefectSet
+	// PGURL is the pipeline's PostgreSQL (the run's schema in its
+	// search_path, as the harness hands it over in $SECKILL_PG_URL). The
+	// reference service only accepts it (the send_pending dispatcher is
+	// the harness's); the bypass-to-db defect writes orders there.
+	PGURL string
 }
 
 // withDefaults fills the zero fields.
@@ -134,6 +139,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReservationTTL < 0 || c.BreakerHold < 0 || c.SKUBreakerHold < 0 {
 		bad("negative duration: --reservation-ttl %s, breaker holds %s / %s", c.ReservationTTL, c.BreakerHold, c.SKUBreakerHold)
+	}
+	if c.Defects.Has(DefectBypassToDB) && c.PGURL == "" {
+		bad("--defect %s writes orders into the pipeline's PostgreSQL: give --pg URL or %s (the harness sets it when the run has a pipeline)", DefectBypassToDB, EnvPGURL)
 	}
 	return errors.Join(errs...)
 }

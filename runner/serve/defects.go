@@ -16,6 +16,7 @@ const (
 	DefectFailOpen              Defect = "fail-open"
 	DefectTimeoutIsFailure      Defect = "timeout-is-failure"
 	DefectRetryWithoutIDs       Defect = "retry-without-ids"
+	DefectBypassToDB            Defect = "bypass-to-db"
 )
 
 // DefectInfo is one row of the defect table.
@@ -41,6 +42,9 @@ var Defects = []DefectInfo{
 	{DefectRetryWithoutIDs,
 		"every internal re-send (after a timeout or a redirect) carries a new request_id AND a new reservation_id",
 		"the answer's request_id and reservation_id are not the sent request's; Redis holds a request result and a reservation nobody asked for"},
+	{DefectBypassToDB,
+		"when Redis is unreachable it writes the order straight into the pipeline's PostgreSQL (--pg / $" + EnvPGURL + ") and answers ACCEPTED",
+		"an order in PostgreSQL that no message brought to the order stage, with no reservation in Redis"},
 }
 
 // DefectSet is the defects turned on.

@@ -58,7 +58,7 @@ func (f *Flags) Config() (Config, error) {
 	if f.secret == "" {
 		f.secret = os.Getenv(EnvSecret) // read here, not as the flag's default: --help would print it
 	}
-	c.Listen, c.RedisAddrs, c.Secret, c.Defects = f.listen, SplitAddrs(f.addrs), []byte(f.secret), set
+	c.Listen, c.RedisAddrs, c.Secret, c.Defects, c.PGURL = f.listen, SplitAddrs(f.addrs), []byte(f.secret), set, f.pgURL
 	if c.SoldOutTTL == 0 {
 		c.SoldOutTTL = -time.Nanosecond // --soldout-ttl 0: no flag
 	}

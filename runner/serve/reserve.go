@@ -67,6 +67,9 @@ func (s *Service) reserve(ctx context.Context, req reserveRequest) Answer {
 		if nodeDown && s.cfg.Defects.Has(DefectFailOpen) {
 			return s.failOpen(act, req.ActivityID, req.UserID, req.RequestID)
 		}
+		if nodeDown && s.cfg.Defects.Has(DefectBypassToDB) {
+			return s.bypassToDB(act, call)
+		}
 		s.m.answeredOpen.Inc()
 		return busy(req.RequestID, why)
 	}
@@ -110,6 +113,8 @@ func (s *Service) degraded(act *activity, req reserveRequest, final lua.ReserveC
 		return unknown(final.RequestID, why)
 	case reachability(f) && s.cfg.Defects.Has(DefectFailOpen):
 		return s.failOpen(act, req.ActivityID, req.UserID, req.RequestID)
+	case reachability(f) && s.cfg.Defects.Has(DefectBypassToDB):
+		return s.bypassToDB(act, final)
 	}
 	a := busy(final.RequestID, why)
 	a.Bucket = &final.Scope.Bucket
@@ -203,6 +208,25 @@ func (s *Service) failOpen(act *activity, activityID, userID, reqID string) Answ
 			return business(reqID, lua.Accepted, rid, b)
 		}
 	}
+}
+
+// bypassToDB is the bypass-to-db defect: Redis cannot be reached for the
+// call's slot, so the order is written straight into the pipeline's
+// orders table (the run's schema, by the URL's search_path) and the
+// request is answered ACCEPTED. When the write fails too the answer is
+// SYSTEM_BUSY, as the reference's.
+func (s *Service) bypassToDB(act *activity, call lua.ReserveCall) Answer {
+	ctx, cancel := context.WithTimeout(s.life, s.cfg.Timeout)
+	defer cancel()
+	rid := call.ReservationID
+	_, err := s.pg.Exec(ctx, `INSERT INTO orders (order_id, activity_id, sku_id, user_id, reservation_id, message_id, bucket)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+		"bypass-"+rid, act.a.ID, act.a.SKU, call.UserID, rid, "bypass:"+rid, int(call.Scope.Bucket))
+	if err != nil {
+		return busy(call.RequestID, "Redis unreachable and the bypass write failed: "+err.Error())
+	}
+	s.m.failOpen.Inc()
+	return business(call.RequestID, lua.Accepted, rid, call.Scope.Bucket)
 }
 
 // compensateNow is the timeout-is-failure defect's compensation: the

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
@@ -38,6 +39,8 @@ type Service struct {
 	acts   map[string]*activity
 	flags  []*sut.LocalSoldOut
 	closed bool
+
+	pg *pgxpool.Pool // the bypass-to-db defect's database; nil otherwise
 }
 
 // New validates cfg (defaults filled in) and makes the service. It does
@@ -58,6 +61,15 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, rdb: rdb, store: lua.NewStore(rdb, cfg.Scripts, cfg.Secret), brk: newBreakers(),
 		m: newServiceMetrics(), acts: map[string]*activity{}}
 	s.life, s.stop = context.WithCancel(context.Background())
+	if cfg.Defects.Has(DefectBypassToDB) {
+		pool, err := pgxpool.New(s.life, cfg.PGURL) // connects on first use
+		if err != nil {
+			s.stop()
+			_ = rdb.Close()
+			return nil, fmt.Errorf("--pg: %w", err)
+		}
+		s.pg = pool
+	}
 	return s, nil
 }
 
@@ -79,6 +91,9 @@ func (s *Service) Close() error {
 	s.bg.Wait()
 	for _, f := range flags {
 		f.Close()
+	}
+	if s.pg != nil {
+		s.pg.Close()
 	}
 	return s.rdb.Close()
 }
