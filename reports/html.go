@@ -32,6 +32,14 @@ var echartsJS string
 //go:embed assets/report.js
 var reportJS string
 
+//go:embed assets/pagekit.js
+var pageKitJS string
+
+// PageKitJS is the frame every chart page shares (assets/pagekit.js: the
+// error banner and marks, seckillPage.draw); a page inlines it before its
+// own script, in the same <script> element.
+func PageKitJS() string { return pageKitJS }
+
 // ChartLibraryJS is the embedded ECharts library (see above): every page
 // the harness draws charts on (report.html, trend's page) inlines this one
 // library, so there is one version to update and to test.
@@ -253,7 +261,7 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 		Compare:   r.Compare,
 		Capacity:  r.Capacity,
 		ECharts:   template.JS(echartsJS),
-		Script:    template.JS(reportJS),
+		Script:    template.JS(pageKitJS + reportJS),
 		CSS:       template.CSS(reportCSS),
 		Generated: time.Now().UTC().Format(time.RFC3339),
 	}

@@ -1,23 +1,8 @@
-// Charts of the seckill-harness HTML report. It reads the report's data
-// (the JSON in #report-data), draws one ECharts chart into each element
-// with a data-chart attribute, and marks the page for tests and tools:
-// <body data-rendered="N"> once all N charts have finished rendering, and
-// data-errors="..." (plus a visible banner) if anything failed.
+// Charts of the seckill-harness HTML report: the builder of each chart
+// (data-chart="kind") over the report's data (the JSON in #report-data),
+// drawn and marked for tests and tools by pagekit.js's seckillPage.draw.
 (function () {
   'use strict';
-  document.documentElement.classList.remove('no-js');
-  var body = document.body;
-  var errors = [];
-  function fail(msg) {
-    errors.push(String(msg));
-    body.setAttribute('data-errors', errors.join(' | '));
-    var b = document.getElementById('js-errors');
-    if (b) {
-      b.hidden = false;
-      b.textContent = 'Chart error: ' + errors.join('; ');
-    }
-  }
-  window.addEventListener('error', function (e) { fail(e.message || e); });
 
   var FAULT_COLORS = ['#e8590c', '#7048e8', '#0c8599', '#c2255c', '#5c940d'];
   var OUTCOME_COLORS = {
@@ -320,38 +305,9 @@
     }
   };
 
-  var els = document.querySelectorAll('[data-chart]');
-  var expected = els.length, finished = 0;
-  var charts = [];
-  var data;
-  try {
-    data = JSON.parse(document.getElementById('report-data').textContent);
-    if (typeof echarts === 'undefined') throw new Error('the ECharts library did not load');
-  } catch (e) {
-    fail(e.message || e);
-    return;
-  }
-  Array.prototype.forEach.call(els, function (el) {
-    var kind = el.getAttribute('data-chart');
-    try {
-      if (!builders[kind]) throw new Error('unknown chart ' + kind);
-      var option = builders[kind](data);
-      var chart = echarts.init(el, null, { renderer: 'svg' });
-      var counted = false;
-      chart.on('finished', function () {
-        if (counted) return;
-        counted = true;
-        el.setAttribute('data-rendered', 'true');
-        finished++;
-        if (finished === expected && !errors.length) body.setAttribute('data-rendered', String(finished));
-      });
-      chart.setOption(option);
-      if (kind === 'throughput' || kind === 'latency' || kind.indexOf('node_') === 0 || kind === 'repl_lag') chart.group = 'time';
-      charts.push(chart);
-    } catch (e) {
-      fail(kind + ': ' + (e.message || e));
-    }
+  seckillPage.draw('report-data', function (kind, data) {
+    if (!builders[kind]) throw new Error('unknown chart ' + kind);
+    var time = kind === 'throughput' || kind === 'latency' || kind.indexOf('node_') === 0 || kind === 'repl_lag';
+    return { option: builders[kind](data), group: time ? 'time' : '' };
   });
-  echarts.connect('time');
-  window.addEventListener('resize', function () { charts.forEach(function (c) { c.resize(); }); });
 })();

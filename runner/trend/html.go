@@ -13,7 +13,8 @@ import (
 
 // The trend page is one self-contained file like report.html: the page,
 // report.html's style sheet, the same embedded ECharts library
-// (reports.ChartLibraryJS) and assets/trend.js, all inlined under a
+// (reports.ChartLibraryJS), the shared page frame (reports.PageKitJS) and
+// assets/trend.js, all inlined under a
 // Content-Security-Policy that forbids every external load. Without
 // JavaScript every figure stays in its tables.
 
@@ -87,7 +88,7 @@ func WriteHTML(w io.Writer, results []Result, o Options) error {
 		Script    template.JS
 		CSS       template.CSS
 	}{results, rows, changes, time.Now().UTC().Format("2006-01-02 15:04 UTC"), methodNote(o), charts,
-		template.JS(reports.ChartLibraryJS()), template.JS(trendJS), template.CSS(reports.StyleCSS())})
+		template.JS(reports.ChartLibraryJS()), template.JS(reports.PageKitJS() + trendJS), template.CSS(reports.StyleCSS())})
 }
 
 func pageRowOf(i int, r Result) pageRow {

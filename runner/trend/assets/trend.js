@@ -1,24 +1,9 @@
-// Charts of seckill-harness's trend page. It reads the series (the JSON in
-// #trend-data), draws one ECharts chart into each element with a
-// data-chart="i" attribute, and marks the page for tests and tools:
-// <body data-rendered="N"> once all N charts have finished rendering,
-// data-points="n" on each chart (the nights it drew), and
-// data-errors="..." (plus a visible banner) if anything failed.
+// Charts of seckill-harness's trend page: the option of each chart
+// (data-chart="i") over the series (the JSON in #trend-data), drawn and
+// marked for tests and tools by reports' pagekit.js (seckillPage.draw),
+// plus data-points="n" on each chart (the nights it drew).
 (function () {
   'use strict';
-  document.documentElement.classList.remove('no-js');
-  var body = document.body;
-  var errors = [];
-  function fail(msg) {
-    errors.push(String(msg));
-    body.setAttribute('data-errors', errors.join(' | '));
-    var b = document.getElementById('js-errors');
-    if (b) {
-      b.hidden = false;
-      b.textContent = 'Chart error: ' + errors.join('; ');
-    }
-  }
-  window.addEventListener('error', function (e) { fail(e.message || e); });
 
   var VERDICT_COLORS = { pass: '#2f9e44', fail: '#e03131', inconclusive: '#f08c00', error: '#862e9c' };
   var UNKNOWN = '#868e96';
@@ -91,37 +76,14 @@
     };
   }
 
-  var els = document.querySelectorAll('[data-chart]');
-  var expected = els.length, finished = 0;
-  var charts = [];
-  var data;
-  try {
-    data = JSON.parse(document.getElementById('trend-data').textContent) || [];
-    if (typeof echarts === 'undefined') throw new Error('the ECharts library did not load');
-  } catch (e) {
-    fail(e.message || e);
-    return;
-  }
-  Array.prototype.forEach.call(els, function (el) {
-    var i = Number(el.getAttribute('data-chart'));
-    try {
-      var c = data[i];
-      if (!c) throw new Error('no data for chart ' + i);
-      var chart = echarts.init(el, null, { renderer: 'svg' });
-      var counted = false;
-      chart.on('finished', function () {
-        if (counted) return;
-        counted = true;
-        el.setAttribute('data-rendered', 'true');
+  seckillPage.draw('trend-data', function (name, data) {
+    var c = (data || [])[Number(name)];
+    if (!c) throw new Error('no data for chart ' + name);
+    return {
+      option: option(c),
+      finished: function (chart, el) {
         el.setAttribute('data-points', String(chart.getModel().getSeriesByIndex(0).getData().count()));
-        finished++;
-        if (finished === expected && !errors.length) body.setAttribute('data-rendered', String(finished));
-      });
-      chart.setOption(option(c));
-      charts.push(chart);
-    } catch (e) {
-      fail('chart ' + i + ': ' + (e.message || e));
-    }
+      }
+    };
   });
-  window.addEventListener('resize', function () { charts.forEach(function (c) { c.resize(); }); });
 })();
