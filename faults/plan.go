@@ -21,6 +21,7 @@ type Planned struct {
 	injectedAt time.Duration
 	injectDone time.Duration
 	healedAt   time.Duration
+	healFrom   time.Duration // when the heal that succeeded (or the last one) began
 	injected   bool
 	healed     bool
 	injectErr  error
@@ -93,6 +94,11 @@ func Plan(kind string, params map[string]string, text string) (*Planned, error) 
 type Window struct {
 	InjectedAt, HealedAt time.Duration
 	InjectDone           time.Duration // when Inject returned
+	// HealStarted is when the heal began (0: it never did): whatever the
+	// fault undid, it undid no earlier; HealedAt is when the heal returned,
+	// which for a fault that restarts nodes and waits for the cluster can
+	// be seconds after they serve again.
+	HealStarted time.Duration
 	Injected, Healed     bool
 	InjectErr, HealErr   error
 }
@@ -101,7 +107,7 @@ type Window struct {
 func (p *Planned) Window() Window {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return Window{InjectedAt: p.injectedAt, HealedAt: p.healedAt, InjectDone: p.injectDone,
+	return Window{InjectedAt: p.injectedAt, HealedAt: p.healedAt, InjectDone: p.injectDone, HealStarted: p.healFrom,
 		Injected: p.injected, Healed: p.healed, InjectErr: p.injectErr, HealErr: p.healErr}
 }
 

@@ -59,6 +59,7 @@ func (t *Timeline) heal(ctx context.Context, p *Planned) {
 		p.mu.Unlock()
 		return
 	}
+	p.healFrom = time.Since(t.began)
 	p.mu.Unlock()
 	err := p.Fault.Heal(ctx, t.Env)
 	p.mu.Lock()

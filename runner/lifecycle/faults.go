@@ -192,9 +192,12 @@ func uniqueName(ws []runner.FaultWindow, i int) string {
 }
 
 // masterless are the windows in which a planned fault left slots without
-// a master (faults.Masterless: from the return of Inject to the heal, or
-// the end of the load), by bucket of activity a: the facts of the service
-// check fail_closed.
+// a master (faults.Masterless: from the return of Inject to the start of
+// its heal, or the end of the load), by bucket of activity a: the facts
+// of the service check fail_closed. The window ends when the heal begins,
+// not when it returns: slot-down's heal restarts the nodes and then waits
+// for the whole cluster, and an ACCEPTED from the restarted master in
+// that wait is no fail-open.
 func masterless(planned []*faults.Planned, names []string, a *lua.Activity, loadEnd time.Duration) []checks.MasterlessWindow {
 	var out []checks.MasterlessWindow
 	for i, p := range planned {
@@ -207,8 +210,8 @@ func masterless(planned []*faults.Planned, names []string, a *lua.Activity, load
 		if i < len(names) && names[i] != "" {
 			mw.Fault = names[i]
 		}
-		if w.Healed {
-			mw.To = w.HealedAt
+		if w.HealStarted > 0 && w.HealStarted < mw.To {
+			mw.To = w.HealStarted
 		}
 		for b := uint32(0); b < a.Buckets; b++ {
 			slot := compose.KeySlot(a.Scope(b).ReqShardKeyN(0))
