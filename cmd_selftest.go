@@ -35,8 +35,13 @@ that exposes it:
   compensate-without-status-check   releases of earlier reservations, many of them repeated
   new-request-id-on-timeout         disconnect-before-reply pulses on the hot master
   release-on-send-timeout           the async pipeline with 30% send timeouts, most delivered anyway
+  serve:new-request-id-on-timeout,  the reference access service (seckill-harness serve) started
+  serve:retry-without-ids,          in-process per run with that defect on, under a latency toxic
+  serve:timeout-is-failure          beyond its Redis timeout on the bucket's master (S2, S2, S4)
+  serve:fail-open                   the same, under slot-down of the bucket's master (S1)
 
-and the reference path runs --runs times under every one of those loads.
+and the reference path runs --runs times under every one of those loads
+(the reference service, row serve, under the service rows' loads).
 Each run is checked with every invariant (the pipeline's too where the
 pipeline runs); the matrix shows, per path, the
 invariant(s) expected to catch it, how many runs were caught, and which

@@ -64,6 +64,10 @@ func (s *Store) Scripts() *Scripts { return s.scripts }
 // Client returns the underlying client.
 func (s *Store) Client() redis.UniversalClient { return s.rdb }
 
+// Secret returns (a copy of) the secret that keys the reservation ids: a
+// service started on the store's cluster derives the same ids with it.
+func (s *Store) Secret() []byte { return append([]byte(nil), s.secret...) }
+
 // ReserveCall is everything one reserve.lua call sends. Build it with
 // NewReserveCall; a retry of an unknown outcome must send the same value.
 type ReserveCall struct {

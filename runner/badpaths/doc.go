@@ -8,6 +8,11 @@
 // (docs/ARCHITECTURE.md, "Invariants and evidence"). The package is their
 // registry (the invariants expected to catch each, the load that exposes
 // it: loads.go) and nothing more; runner/selftest runs each one under its
-// load, plus the reference path under all of those loads, and says
-// whether every bad path was caught and the reference passed.
+// load, plus its control (the reference path; for a service row, the
+// reference service: Info.Reference) under each of those loads, and says
+// whether every bad path was caught and the controls passed.
+//
+// The service rows (servicepaths.go) are the reference access service
+// (runner/serve) with one of its defects on, started in-process by the
+// run's Setup on the run's cluster and stopped when the run ends.
 package badpaths

@@ -6,6 +6,7 @@ import (
 
 	"seckill-harness/runner"
 	"seckill-harness/runner/checks"
+	"seckill-harness/runner/httpsut"
 	"seckill-harness/runner/pipeline"
 )
 
@@ -17,11 +18,17 @@ const (
 	LoadReleaseDup = "release-dup" // releases of earlier reservations, many of them twice or more
 	LoadDisconnect = "disconnect"  // disconnect-before-reply pulses on the hot master
 	LoadMQTimeout  = "mq-timeout"  // the pipeline on, 30% MQ send timeouts (most of them delivered anyway)
+	// LoadServiceLatency: a latency toxic on the bucket's master beyond
+	// the service's Redis timeout (its calls time out and may have run).
+	LoadServiceLatency = "service-latency"
+	// LoadServiceMasterless: slot-down on the bucket's master from 1 s to
+	// the end of the load (a window without a master: Facts.Masterless).
+	LoadServiceMasterless = "service-masterless"
 )
 
 // LoadNames lists the loads in the order the matrix runs them.
 func LoadNames() []string {
-	return []string{LoadContention, LoadReplay, LoadSameUser, LoadReleaseDup, LoadDisconnect, LoadMQTimeout}
+	return []string{LoadContention, LoadReplay, LoadSameUser, LoadReleaseDup, LoadDisconnect, LoadMQTimeout, LoadServiceLatency, LoadServiceMasterless}
 }
 
 // Load is one short run's shape: the engine's config, the activity's stock
@@ -93,6 +100,8 @@ func GetLoad(name string, quick bool) (Load, bool) {
 		pc.MQ = pipeline.MQConfig{Ack: 0.7, Timeout: 0.3, TimeoutDelivered: 0.8, TimeoutAfter: 20 * time.Millisecond}
 		pc.Order.Delay = 200 * time.Millisecond // consumer lag: a stored message outlives the send timeout
 		l = Load{Stock: 300, Buckets: 1, Config: c, Pipeline: &pc, Drain: 5 * time.Second}
+	case LoadServiceLatency, LoadServiceMasterless:
+		l = serviceLoad(name, c, shrink)
 	default:
 		return Load{}, false
 	}
@@ -142,4 +151,28 @@ func describe(l Load) string {
 			p.MQ.Ack, p.MQ.Error, p.MQ.Timeout, p.MQ.TimeoutDelivered, p.MQ.TimeoutAfter, p.Order.Delay, p.Order.Reject, l.Drain, checks.IDRange(true))
 	}
 	return s
+}
+
+// serviceLoad is a service row's load: an open loop of fresh users at
+// 100 ops/s on one bucket with plenty of stock, the client's policy the
+// contract mapping's (each send bounded by its timeout, twice that for
+// the query of an UNKNOWN; up to 3 re-sends of the same request), and
+// the fault that exposes the defect: a latency of 2.5 times the
+// service's Redis timeout on the bucket's master for 1.5 s, or slot-down
+// of that master held from 1 s to the end of the load (the lifecycle's
+// masterless window, from the kill to the heal after the load: no
+// master can answer inside it, so an ACCEPTED there is fail-open).
+func serviceLoad(name string, c runner.Config, shrink func(d, q time.Duration) time.Duration) Load {
+	c.Mode, c.Concurrency, c.MaxInFlight = runner.ModeOpen, 16, 2000
+	c.Shape = runner.Shape{Kind: "constant", Rate: 100}
+	c.CallTimeout, c.RetrySends, c.RetryBackoff = 2*httpsut.DefaultTimeout, httpsut.DefaultResends, httpsut.DefaultBackoff
+	c.SampleEvery = 250 * time.Millisecond
+	c.Duration = shrink(3*time.Second, 2500*time.Millisecond)
+	l := Load{Stock: 5000, Buckets: 1, Config: c}
+	if name == LoadServiceMasterless {
+		l.Fault = "slot-down:at=1s"
+		return l
+	}
+	l.Fault = fmt.Sprintf("latency:latency=%d,at=500ms,for=1500ms", (serviceRedisTimeout * 5 / 2).Milliseconds())
+	return l
 }

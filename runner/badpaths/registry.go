@@ -7,6 +7,7 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/runner/checks"
 	"seckill-harness/runner/pipeline"
+	"seckill-harness/runner/serve"
 	"seckill-harness/runner/sut"
 )
 
@@ -45,6 +46,10 @@ type Info struct {
 	// run's store (lifecycle.Plan.Path); nil for a pending path and for a
 	// pipeline defect (its reserve path is the reference).
 	System func(st *lua.Store) sut.System `json:"-"`
+	// Reference, when set, is the correct system the path is a broken
+	// version of: the matrix runs it under the path's load as the control
+	// (its row must pass every run); nil: the reference path.
+	Reference *Info `json:"reference,omitempty"`
 
 	validate func() error
 }
@@ -142,6 +147,46 @@ var registry = []Info{
 		Why:            "every move is legal, but most timed-out messages were stored anyway: each is consumed after its reservation was RELEASED and its unit resold (P5: a first consumption finds the reservation released while its message was in the MQ; the order stage's fence refuses the late order, so P1 holds)",
 		Load:           LoadMQTimeout,
 		PipelineDefect: "release-on-send-timeout",
+	},
+	{
+		Name:        ServeNewRequestIDOnTimeout,
+		Description: defectDoes(serve.DefectNewRequestIDOnTimeout),
+		Source:      serviceSource,
+		Expect:      []string{"S2"},
+		Why:         "the re-send after a Redis timeout carries a request_id no client sent: the answer names it, and Redis caches a result under it (S2 no_new_request_id)",
+		Load:        LoadServiceLatency,
+		System:      newServicePath(ServeNewRequestIDOnTimeout, serve.DefectNewRequestIDOnTimeout),
+		Reference:   &serviceReferenceInfo,
+	},
+	{
+		Name:        ServeFailOpen,
+		Description: defectDoes(serve.DefectFailOpen),
+		Source:      serviceSource,
+		Expect:      []string{"S1"},
+		Why:         "while the bucket's master is dead it answers ACCEPTED from its local counter, inside the fault's window without a master (S1 fail_closed)",
+		Load:        LoadServiceMasterless,
+		System:      newServicePath(ServeFailOpen, serve.DefectFailOpen),
+		Reference:   &serviceReferenceInfo,
+	},
+	{
+		Name:        ServeTimeoutIsFailure,
+		Description: defectDoes(serve.DefectTimeoutIsFailure),
+		Source:      serviceSource,
+		Expect:      []string{"S4"},
+		Why:         "a Redis timeout is answered FAILED (not retryable) although the late script reserved: the reservation behind the FAILED answer is in Redis, RELEASED by the defect's compensation (S4 timeout_is_unknown)",
+		Load:        LoadServiceLatency,
+		System:      newServicePath(ServeTimeoutIsFailure, serve.DefectTimeoutIsFailure),
+		Reference:   &serviceReferenceInfo,
+	},
+	{
+		Name:        ServeRetryWithoutIDs,
+		Description: defectDoes(serve.DefectRetryWithoutIDs),
+		Source:      serviceSource,
+		Expect:      []string{"S2"},
+		Why:         "every re-send after a Redis timeout carries a new request_id and reservation_id: Redis caches a result (and may hold a reservation) under a request id the harness never sent (S2 no_new_request_id)",
+		Load:        LoadServiceLatency,
+		System:      newServicePath(ServeRetryWithoutIDs, serve.DefectRetryWithoutIDs),
+		Reference:   &serviceReferenceInfo,
 	},
 }
 

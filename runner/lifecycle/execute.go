@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -289,6 +290,11 @@ func (x *execution) setUp(ctx context.Context) error {
 	x.sys = sut.NewReference(x.store)
 	if p.Path != nil {
 		x.sys = p.Path(x.store)
+		if c, ok := x.sys.(io.Closer); ok {
+			// A system that holds something running (an in-process
+			// service started by its Setup) is stopped with the run.
+			x.cleanup = append(x.cleanup, func() { _ = c.Close() })
+		}
 	}
 	if err := x.preflight(ctx); err != nil {
 		return err

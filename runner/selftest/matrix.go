@@ -121,11 +121,13 @@ func RunMatrix(ctx context.Context, env Env, opts MatrixOptions) (*Matrix, error
 			}
 			bad = append(bad, row)
 		}
-		row, err := runReferenceRow(ctx, env, opts, l)
-		if err != nil {
-			return nil, err
+		for _, r := range referencesOf(byLoad[ln]) {
+			row, err := runReferenceRow(ctx, env, opts, r, l)
+			if err != nil {
+				return nil, err
+			}
+			ref = append(ref, row)
 		}
-		ref = append(ref, row)
 	}
 	m.finish(opts.Paths, bad, ref)
 	m.Seconds = time.Since(t0).Seconds()
@@ -155,7 +157,7 @@ func groupByLoad(ctx context.Context, env Env, opts MatrixOptions, selected []ba
 		if info.PipelineDefect != "" && l.Pipeline == nil {
 			return nil, nil, fmt.Errorf("selftest: %s is a pipeline defect but its load %s runs no pipeline", info.Name, l.Name)
 		}
-		for _, who := range []badpaths.Info{info, reference} {
+		for _, who := range []badpaths.Info{info, referenceOf(info)} {
 			if _, err := plan(ctx, env, who, l, opts.Seed); err != nil {
 				return nil, nil, fmt.Errorf("%s under %s: %w", who.Name, l.Name, err)
 			}
@@ -183,18 +185,41 @@ func runBadPathRow(ctx context.Context, env Env, opts MatrixOptions, info badpat
 	return row, nil
 }
 
-// runReferenceRow runs the reference path opts.Runs times under load l
-// (run r with seed opts.Seed+r) and returns its row: a run is good when it
-// passed.
-func runReferenceRow(ctx context.Context, env Env, opts MatrixOptions, l badpaths.Load) (Row, error) {
-	row := Row{Path: ReferenceName, Reference: true, Load: l.Name}
+// referenceOf is the control of bad path info: its Reference (the
+// reference service for a service row), else the reference path.
+func referenceOf(info badpaths.Info) badpaths.Info {
+	if info.Reference != nil {
+		return *info.Reference
+	}
+	return reference
+}
+
+// referencesOf are the distinct controls of paths, in their order: the
+// reference rows of one load.
+func referencesOf(paths []badpaths.Info) []badpaths.Info {
+	var out []badpaths.Info
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if r := referenceOf(p); !seen[r.Name] {
+			seen[r.Name] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// runReferenceRow runs the control ref (the reference path, or another
+// Reference of the registry) opts.Runs times under load l (run r with seed
+// opts.Seed+r) and returns its row: a run is good when it passed.
+func runReferenceRow(ctx context.Context, env Env, opts MatrixOptions, ref badpaths.Info, l badpaths.Load) (Row, error) {
+	row := Row{Path: ref.Name, Reference: true, Load: l.Name, Description: ref.Description}
 	for r := 0; r < opts.Runs; r++ {
-		res, err := runOne(ctx, env, reference, l, opts.Seed+int64(r), r+1)
+		res, err := runOne(ctx, env, ref, l, opts.Seed+int64(r), r+1)
 		if err != nil {
-			return Row{}, fmt.Errorf("reference under %s, run %d: %w", l.Name, r+1, err)
+			return Row{}, fmt.Errorf("%s under %s, run %d: %w", ref.Name, l.Name, r+1, err)
 		}
 		row.add(res, res.Passed)
-		logRun(env.Log, ReferenceName, l.Name, opts.Runs, res, res.Passed, "passed", "FAILED")
+		logRun(env.Log, ref.Name, l.Name, opts.Runs, res, res.Passed, "passed", "FAILED")
 	}
 	return row, nil
 }
@@ -288,7 +313,7 @@ func logRun(w io.Writer, path, load string, runs int, res RunResult, good bool, 
 	if res.LostReplies > 0 {
 		extra = fmt.Sprintf(", %d lost replies", res.LostReplies)
 	}
-	fmt.Fprintf(w, "  %-31s %-11s run %d/%d: %-10s failed: %-8s (%d ops%s, %.1fs)\n",
+	fmt.Fprintf(w, "  %-31s %-18s run %d/%d: %-10s failed: %-8s (%d ops%s, %.1fs)\n",
 		path, load, res.Run, runs, verdict, failed, res.Ops, extra, res.Seconds)
 }
 
@@ -366,7 +391,7 @@ func (m *Matrix) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "\nloads:")
 	for _, l := range m.Loads {
-		fmt.Fprintf(w, "  %-11s %s\n", l.Name, l.Description)
+		fmt.Fprintf(w, "  %-18s %s\n", l.Name, l.Description)
 	}
 	if notes := m.failureNotes(); len(notes) > 0 {
 		fmt.Fprintln(w, "\nfailures:")
@@ -445,7 +470,7 @@ func (m *Matrix) failureNotes() []string {
 			}
 			if r.Reference {
 				for _, id := range run.Failed {
-					notes = append(notes, fmt.Sprintf("reference under %s, run %d (activity %s): %s failed: %s", r.Load, run.Run, run.Activity, id, run.Details[id]))
+					notes = append(notes, fmt.Sprintf("%s under %s, run %d (activity %s): %s failed: %s", r.Path, r.Load, run.Run, run.Activity, id, run.Details[id]))
 				}
 			} else {
 				notes = append(notes, fmt.Sprintf("%s under %s, run %d (activity %s): not caught by %s; failed: %v; outcomes %v",
