@@ -21,8 +21,11 @@ const (
 	// LoadServiceLatency: a latency toxic on the bucket's master beyond
 	// the service's Redis timeout (its calls time out and may have run).
 	LoadServiceLatency = "service-latency"
-	// LoadServiceMasterless: slot-down on the bucket's master from 1 s to
-	// the end of the load (a window without a master: Facts.Masterless).
+	// LoadServiceMasterless: slot-down on the bucket's master from 800 ms
+	// for 700 ms (a window without a master: Facts.Masterless), healed
+	// inside the load: the restarted master answers while the heal still
+	// waits for the cluster, which a correct service may accept on (the
+	// window ends when the heal begins).
 	LoadServiceMasterless = "service-masterless"
 )
 
@@ -159,9 +162,10 @@ func describe(l Load) string {
 // the query of an UNKNOWN; up to 3 re-sends of the same request), and
 // the fault that exposes the defect: a latency of 2.5 times the
 // service's Redis timeout on the bucket's master for 1.5 s, or slot-down
-// of that master held from 1 s to the end of the load (the lifecycle's
-// masterless window, from the kill to the heal after the load: no
-// master can answer inside it, so an ACCEPTED there is fail-open).
+// of that master from 800 ms for 700 ms, healed inside the load (the
+// lifecycle's masterless window runs from the kill to the start of the
+// heal; the reference service's ACCEPTED answers from the restarted
+// master, while the heal still waits for the cluster, are no fail-open).
 func serviceLoad(name string, c runner.Config, shrink func(d, q time.Duration) time.Duration) Load {
 	c.Mode, c.Concurrency, c.MaxInFlight = runner.ModeOpen, 16, 2000
 	c.Shape = runner.Shape{Kind: "constant", Rate: 100}
@@ -170,7 +174,7 @@ func serviceLoad(name string, c runner.Config, shrink func(d, q time.Duration) t
 	c.Duration = shrink(3*time.Second, 2500*time.Millisecond)
 	l := Load{Stock: 5000, Buckets: 1, Config: c}
 	if name == LoadServiceMasterless {
-		l.Fault = "slot-down:at=1s"
+		l.Fault = "slot-down:at=800ms,for=700ms"
 		return l
 	}
 	l.Fault = fmt.Sprintf("latency:latency=%d,at=500ms,for=1500ms", (serviceRedisTimeout * 5 / 2).Milliseconds())
