@@ -98,9 +98,9 @@ type Window struct {
 	// fault undid, it undid no earlier; HealedAt is when the heal returned,
 	// which for a fault that restarts nodes and waits for the cluster can
 	// be seconds after they serve again.
-	HealStarted time.Duration
-	Injected, Healed     bool
-	InjectErr, HealErr   error
+	HealStarted        time.Duration
+	Injected, Healed   bool
+	InjectErr, HealErr error
 }
 
 // Window returns the recorded inject and heal times.
