@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"seckill-harness/internal/cmdline"
+	"seckill-harness/internal/exitcode"
 	"seckill-harness/runner/compare"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
@@ -28,7 +29,7 @@ func (f *scenarioCmdFlags) register(fs *pflag.FlagSet, defOut string) {
 	fs.StringVar(&f.out, "out", defOut, "output directory")
 	fs.StringVar(&f.luaDir, "lua-dir", "", "directory with the team's reserve.lua, transition.lua, compensate.lua")
 	fs.StringVar(&f.progress, "progress", "off", "live progress on stderr: auto, tty, plain, off")
-	addClusterFlags(fs, &f.cluster)
+	cmdline.ClusterFlags(fs, &f.cluster)
 	cmdline.AdapterFlag(fs, &f.adapter)
 	cmdline.ResultsFlags(fs, &f.results, false)
 }
@@ -50,7 +51,7 @@ func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string, ov planner.Overr
 }
 
 func (f *scenarioCmdFlags) output(cmd *cobra.Command) lifecycle.Output {
-	return lifecycle.Output{Dir: f.out, Progress: f.progress, ErrOut: cmd.ErrOrStderr(), Logger: cmdLogger(cmd)}
+	return lifecycle.Output{Dir: f.out, Progress: f.progress, ErrOut: cmd.ErrOrStderr(), Logger: cmdline.Logger(cmd)}
 }
 
 // run runs fn on the command's output with its results history open, and
@@ -68,7 +69,7 @@ func (f *scenarioCmdFlags) run(cmd *cobra.Command, fn func(lifecycle.Output) (bo
 // verdict maps a compare or capacity result to the exit contract.
 func verdict(passed bool, err error) error {
 	if err == nil && !passed {
-		return errChecksFailed
+		return exitcode.ErrChecksFailed
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"seckill-harness/internal/cmdline"
+	"seckill-harness/internal/exitcode"
 	"seckill-harness/runner/explore"
 	"seckill-harness/runner/history"
 	"seckill-harness/runner/lifecycle"
@@ -51,7 +52,7 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 			if err := planner.CheckPath(o.Bounds.Path); err != nil {
 				return err
 			}
-			o.Log, o.Logger = cmd.OutOrStdout(), cmdLogger(cmd)
+			o.Log, o.Logger = cmd.OutOrStdout(), cmdline.Logger(cmd)
 			o.Command = explorerCommand()
 			o.Given = cmd.Flags().Changed
 			var out lifecycle.Output
@@ -66,7 +67,7 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 			}
 			_ = history.Put(cmd.Context(), out.Results, sum.Record(o.Out), cmd.ErrOrStderr())
 			if len(sum.Findings) > 0 {
-				return errChecksFailed
+				return exitcode.ErrChecksFailed
 			}
 			return nil
 		},
@@ -89,7 +90,7 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 	f.DurationVar(&o.Bounds.MaxDuration, "max-duration", o.Bounds.MaxDuration, "longest load")
 	f.Float64Var(&o.Bounds.MinRate, "min-rate", o.Bounds.MinRate, "lowest mean rate (ops/s)")
 	f.Float64Var(&o.Bounds.MaxRate, "max-rate", o.Bounds.MaxRate, "highest mean rate (ops/s)")
-	addClusterFlags(f, &o.Cluster)
+	cmdline.ClusterFlags(f, &o.Cluster)
 	return cmd
 }
 

@@ -142,7 +142,7 @@ func (o *runOptions) registerFlags(cmd *cobra.Command, mode, shape *string) {
 	f.DurationVar(&c.Shape.RampUp, "ramp-up", 0, "spike: ramp to the peak")
 	f.DurationVar(&c.Shape.Hold, "hold", 0, "spike: time at the peak")
 	f.DurationVar(&c.Shape.RampDown, "ramp-down", 0, "spike: fall back to the base rate")
-	addClusterFlags(f, &o.cluster)
+	cmdline.ClusterFlags(f, &o.cluster)
 	o.wait.register(f)
 	f.StringVar(&o.scenario, "name", "adhoc", "name of the run in the report")
 	f.StringArrayVar(&o.sets, "set", nil, "with a scenario: override a field, key=value (repeatable), e.g. activity.stock=5000, phases.0.rate=800, seed=7")
@@ -218,7 +218,7 @@ func (o *runOptions) inputs(cmd *cobra.Command) planner.Inputs {
 
 // output is where a run writes, from the run flags.
 func (o runOptions) output(cmd *cobra.Command) lifecycle.Output {
-	out := lifecycle.Output{Dir: o.out, History: o.history, Progress: o.progress, ErrOut: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), Logger: cmdLogger(cmd), MetricsAddr: o.metrics}
+	out := lifecycle.Output{Dir: o.out, History: o.history, Progress: o.progress, ErrOut: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), Logger: cmdline.Logger(cmd), MetricsAddr: o.metrics}
 	if o.summary != nil {
 		out.Log, out.OnOutcome = cmd.ErrOrStderr(), o.summary.OnOutcome
 	}
