@@ -39,7 +39,7 @@ type runOptions struct {
 	summary *cmdline.Summary // with --json: the runs' summaries
 	results cmdline.Results  // --results-history, --results-db, --baseline
 
-	wait         waitFlags
+	wait         cmdline.Wait
 	generator    string // --generator I/N
 	activity     string
 	activityWait time.Duration
@@ -143,7 +143,7 @@ func (o *runOptions) registerFlags(cmd *cobra.Command, mode, shape *string) {
 	f.DurationVar(&c.Shape.Hold, "hold", 0, "spike: time at the peak")
 	f.DurationVar(&c.Shape.RampDown, "ramp-down", 0, "spike: fall back to the base rate")
 	cmdline.ClusterFlags(f, &o.cluster)
-	o.wait.register(f)
+	cmdline.WaitFlags(f, &o.wait)
 	f.StringVar(&o.scenario, "name", "adhoc", "name of the run in the report")
 	f.StringArrayVar(&o.sets, "set", nil, "with a scenario: override a field, key=value (repeatable), e.g. activity.stock=5000, phases.0.rate=800, seed=7")
 	f.BoolVar(&o.pipeline, "pipeline", false, "run the rest of the reserve path beside the load: send_pending dispatcher, simulated MQ, orders, releases, expiry (default settings; scenarios set them in pipeline:)")
@@ -211,7 +211,7 @@ func (o *runOptions) scenarioOf(cmd *cobra.Command, args []string) (*scenarios.S
 // inputs is what the run flags add to every plan (a suite's members included).
 func (o *runOptions) inputs(cmd *cobra.Command) planner.Inputs {
 	return planner.Inputs{Cluster: o.cluster, Given: cmd.Flags().Changed, LuaDir: o.luaDir,
-		Overrides: o.wait.over(planner.Overrides{Faults: o.faults, Path: o.path, Adapter: o.adapter, LocalSoldOut: o.localSoldOut,
+		Overrides: o.wait.Over(planner.Overrides{Faults: o.faults, Path: o.path, Adapter: o.adapter, LocalSoldOut: o.localSoldOut,
 			Service: o.service.URL, ServiceMapping: o.service.Mapping, ServiceCmd: o.child.Cmd, ServiceReady: o.child.Ready}),
 		Generator: o.cfg.Generator, ActivityID: o.activity, ActivityWait: o.activityWait, PostgresURL: o.pg, PostgresKeep: o.pgKeep}
 }
