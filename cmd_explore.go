@@ -73,7 +73,7 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 		},
 	}
 	f := cmd.Flags()
-	cmdline.ResultsFlags(f, &results, false)
+	cmdline.ResultsFlags(f, &results, cmdline.ResultsAppend)
 	f.Int64Var(&o.Seed, "seed", 1, "seed of the schedules")
 	f.DurationVar(&o.Budget, "budget", 0, "wall time for drawing and running schedules, e.g. 10m (shrinking has --shrink-budget)")
 	f.IntVar(&o.Runs, "runs", 0, "most schedules to run (0: until --budget)")

@@ -93,7 +93,7 @@ func RunFlags(f *pflag.FlagSet) *Run {
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may go, after the load, without bringing one more reservation to ORDER_CREATED or RELEASED (the drain ends then, or at 6x this in all)")
 	f.DurationVar(&o.localSoldOut, "local-soldout", 0, "TTL of a local sold-out flag in front of the path: SOLD_OUT sets it per bucket, Redis Pub/Sub tells the other service instances, requests are answered LOCAL_SOLD_OUT until it expires (0: none; overrides a scenario's local_soldout)")
 	AdapterFlag(f, &o.adapter)
-	ResultsFlags(f, &o.results, true)
+	ResultsFlags(f, &o.results, ResultsBaseline)
 	ServiceChildFlags(f, &o.child)
 	ServiceFlag(f, &o.service)
 	f.StringVar(&o.path, "path", "", "reserve path to drive: reference (default) or a known-bad variant (negative control; see 'seckill-harness selftest')")

@@ -36,7 +36,7 @@ func ScenarioFlags(fs *pflag.FlagSet, f *Scenario, defOut string) {
 	fs.StringVar(&f.progress, "progress", "off", "live progress on stderr: auto, tty, plain, off")
 	ClusterFlags(fs, &f.cluster)
 	AdapterFlag(fs, &f.adapter)
-	ResultsFlags(fs, &f.results, false)
+	ResultsFlags(fs, &f.results, ResultsAppend)
 }
 
 // Plan is arg's plan (planner.Load) with the command's --seed, its --set
