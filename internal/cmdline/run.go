@@ -111,14 +111,7 @@ func RunFlags(f *pflag.FlagSet) *Run {
 // (planner.BuildSuite), opens the results history and runs it. Its error
 // follows the exit contract (internal/exitcode).
 func (o *Run) Execute(cmd *cobra.Command, args []string) error {
-	o.cfg.Users, o.cfg.Mode, o.cfg.Shape.Kind = o.sale.Users, runner.Mode(o.mode), o.shape
-	if err := o.parseGenerator(); err != nil {
-		return err
-	}
-	if err := lifecycle.CheckProgressMode(o.progress); err != nil {
-		return err
-	}
-	s, err := o.scenarioOf(cmd, args)
+	s, err := o.Scenario(cmd, args)
 	if err != nil {
 		return err
 	}
@@ -133,6 +126,20 @@ func (o *Run) Execute(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	return su.Run(cmd.Context(), out, nil)
+}
+
+// Scenario is what run runs, as Execute builds it: the flags' load read
+// into the load config, --generator and --progress checked, then the
+// scenario (scenarioOf).
+func (o *Run) Scenario(cmd *cobra.Command, args []string) (*scenarios.Scenario, error) {
+	o.cfg.Users, o.cfg.Mode, o.cfg.Shape.Kind = o.sale.Users, runner.Mode(o.mode), o.shape
+	if err := o.parseGenerator(); err != nil {
+		return nil, err
+	}
+	if err := lifecycle.CheckProgressMode(o.progress); err != nil {
+		return nil, err
+	}
+	return o.scenarioOf(cmd, args)
 }
 
 // parseGenerator reads --generator into the load config and checks the
