@@ -1,18 +1,16 @@
 package main
 
 import (
-	"time"
-
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"seckill-harness/internal/cmdline"
 	"seckill-harness/runner/compare"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
 )
 
 func newCapacityCmd() *cobra.Command {
-	var f scenarioCmdFlags
+	var f cmdline.Scenario
 	var co compare.CapacityOptions
 	cmd := &cobra.Command{
 		Use:   "capacity <name|file>",
@@ -33,29 +31,16 @@ from its demand (twice it, or a tenth of it) instead of the scenario's.`,
 		Example: "  seckill-harness capacity sold-out-90 --start 2000 --factor 1.5 --slo-p99 20ms",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := f.plan(cmd, args[0], planner.Overrides{})
+			p, err := f.Plan(cmd, args[0], planner.Overrides{})
 			if err != nil {
 				return err
 			}
-			return f.run(cmd, func(out lifecycle.Output) (bool, error) {
+			return f.Run(cmd, func(out lifecycle.Output) (bool, error) {
 				return compare.Capacity(cmd.Context(), cmd.OutOrStdout(), p, co.For(p, cmd.Flags().Changed), out)
 			})
 		},
 	}
-	f.register(cmd.Flags(), "out/capacity")
-	addCapacityFlags(cmd.Flags(), &co, "scenario, accept or sold-out")
+	cmdline.ScenarioFlags(cmd.Flags(), &f, "out/capacity")
+	cmdline.CapacityFlags(cmd.Flags(), &co, "scenario, accept or sold-out")
 	return cmd
-}
-
-func addCapacityFlags(fs *pflag.FlagSet, co *compare.CapacityOptions, paths string) {
-	fs.Float64Var(&co.Start, "start", 0, "first rate in ops/s (default: the scenario's first phase rate)")
-	fs.Float64Var(&co.Factor, "factor", 1.5, "rate multiplier per ramp step")
-	fs.IntVar(&co.MaxSteps, "max-steps", 8, "most ramp steps to try (bisection and confirmation steps come on top)")
-	fs.DurationVar(&co.StepDuration, "step-duration", 5*time.Second, "load time per step")
-	fs.DurationVar(&co.SloP99, "slo-p99", 20*time.Millisecond, "latency p99 (from the intended send) a step must stay under")
-	fs.Float64Var(&co.MaxErrorRatio, "max-error-ratio", 0.001, "largest share of ERROR+UNKNOWN outcomes a step may have")
-	fs.Float64Var(&co.Precision, "precision", 0.05, "bisect until the rate that held and the rate that broke are this close (0.05: ±5%)")
-	fs.IntVar(&co.Confirm, "confirm", 1, "run the final rate this many more times and report how many held")
-	fs.StringVar(&co.PathMix, "path-mix", compare.PathScenario, "reserve path to load: "+paths+
-		" (accept: stock twice the step's demand; sold-out: stock a tenth of it; scenario: its own stock)")
 }

@@ -47,7 +47,7 @@ not be judged (error), or an interrupted catalogue.`,
 		},
 	}
 	f := cmd.Flags()
-	cmdline.ResultsFlags(f, &results, false)
+	cmdline.ResultsFlags(f, &results, cmdline.ResultsAppend)
 	f.IntVar(&o.Repeat, "repeat", 1, "run the catalogue N times; the table says per built-in how many runs held (e.g. 3/3)")
 	f.BoolVar(&o.Stress, "stress", false, "run it while a busy loop per core spins (child processes the harness ends by PID, on every way out)")
 	f.StringVar(&o.Out, "out", "out/catalogue", "directory for the runs' reports (rep-N/<built-in>/), catalogue.log and junit.xml")

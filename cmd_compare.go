@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"seckill-harness/internal/cmdline"
 	"seckill-harness/runner/compare"
@@ -10,73 +9,10 @@ import (
 	"seckill-harness/runner/planner"
 )
 
-// scenarioCmdFlags are the flags compare and capacity share with run.
-type scenarioCmdFlags struct {
-	sets     []string
-	seed     int64
-	out      string
-	luaDir   string
-	adapter  string // --adapter
-	progress string
-	cluster  lifecycle.ClusterSpec
-	results  cmdline.Results // --results-history, --results-db
-}
-
-func (f *scenarioCmdFlags) register(fs *pflag.FlagSet, defOut string) {
-	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field, key=value (repeatable), e.g. activity.stock=5000")
-	fs.Int64Var(&f.seed, "seed", 0, "override the scenario's seed")
-	fs.StringVar(&f.out, "out", defOut, "output directory")
-	fs.StringVar(&f.luaDir, "lua-dir", "", "directory with the team's reserve.lua, transition.lua, compensate.lua")
-	fs.StringVar(&f.progress, "progress", "off", "live progress on stderr: auto, tty, plain, off")
-	addClusterFlags(fs, &f.cluster)
-	cmdline.AdapterFlag(fs, &f.adapter)
-	cmdline.ResultsFlags(fs, &f.results, false)
-}
-
-// inputs is what the command's flags add to its plans, with the overrides ov.
-func (f *scenarioCmdFlags) inputs(cmd *cobra.Command, ov planner.Overrides) (planner.Inputs, *int64) {
-	var seed *int64
-	if cmd.Flags().Changed("seed") {
-		seed = &f.seed
-	}
-	ov.Adapter = f.adapter
-	return planner.Inputs{Cluster: f.cluster, Given: cmd.Flags().Changed, LuaDir: f.luaDir, Overrides: ov}, seed
-}
-
-// plan is arg's plan with the command's --seed, --set and flags (planner.Load).
-func (f *scenarioCmdFlags) plan(cmd *cobra.Command, arg string, ov planner.Overrides) (*lifecycle.Plan, error) {
-	in, seed := f.inputs(cmd, ov)
-	return planner.Load(cmd.Context(), arg, f.sets, seed, in)
-}
-
-func (f *scenarioCmdFlags) output(cmd *cobra.Command) lifecycle.Output {
-	return lifecycle.Output{Dir: f.out, Progress: f.progress, ErrOut: cmd.ErrOrStderr(), Logger: cmdLogger(cmd)}
-}
-
-// run runs fn on the command's output with its results history open, and
-// maps its result to the exit contract (verdict).
-func (f *scenarioCmdFlags) run(cmd *cobra.Command, fn func(lifecycle.Output) (bool, error)) error {
-	out := f.output(cmd)
-	done, err := f.results.Open(cmd.Context(), &out, cmd.ErrOrStderr())
-	defer done()
-	if err != nil {
-		return err
-	}
-	return verdict(fn(out))
-}
-
-// verdict maps a compare or capacity result to the exit contract.
-func verdict(passed bool, err error) error {
-	if err == nil && !passed {
-		return errChecksFailed
-	}
-	return err
-}
-
 func newCompareCmd() *cobra.Command {
-	var f scenarioCmdFlags
+	var f cmdline.Scenario
 	var req compare.Request
-	var wait waitFlags
+	var wait cmdline.Wait
 	cmd := &cobra.Command{
 		Use:   "compare <name|file> --buckets " + compare.DefaultBuckets,
 		Short: "Run the same load once per bucket count and print them side by side (throughput, latency, partial sell-out)",
@@ -127,21 +63,12 @@ Reports go to <out>/<variant>/, the table to <out>/compare.json,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Given = cmd.Flags().Changed
 			plan := func(sets []string) (*lifecycle.Plan, error) {
-				in, seed := f.inputs(cmd, wait.over(planner.Overrides{}))
-				return planner.Load(cmd.Context(), args[0], append(append([]string(nil), f.sets...), sets...), seed, in)
+				return f.Plan(cmd, args[0], wait.Over(planner.Overrides{}), sets...)
 			}
-			return f.run(cmd, func(out lifecycle.Output) (bool, error) { return req.Run(cmd.Context(), cmd.OutOrStdout(), plan, out) })
+			return f.Run(cmd, func(out lifecycle.Output) (bool, error) { return req.Run(cmd.Context(), cmd.OutOrStdout(), plan, out) })
 		},
 	}
-	f.register(cmd.Flags(), "out/compare")
-	fs := cmd.Flags()
-	fs.StringVar(&req.Buckets, "buckets", compare.DefaultBuckets, "bucket counts to compare")
-	fs.StringVar(&req.PoolSizes, "pool-sizes", "", "compare client pool sizes (connections per node) instead of bucket counts, e.g. 4,16,64: throughput, p99, pool waits and timeouts per size")
-	fs.DurationVar(&req.LocalSoldOut, "local-soldout", 0, "compare the path without and with a local sold-out flag of this TTL instead of bucket counts: Redis calls after the sell-out against the undersell window")
-	fs.StringVar(&req.Mitigations, "mitigations", "", "compare by variant instead of bucket count: the named mitigations of lost acknowledgements ("+compare.DefaultMitigations+"), each run on a fresh cluster, one table (lost acks, lost WAIT-confirmed, NOREPLICAS, refused window, p99, ops/s)")
-	fs.StringArrayVar(&req.Variants, "variant", nil, "compare by variant: NAME:key=value adds a scenario setting (as --set) to variant NAME (repeatable; NAME: alone is the scenario as written); with --mitigations, after them")
-	wait.register(fs)
-	fs.BoolVar(&req.Capacity, "capacity", false, "find each bucket count's capacity (capacity's search and SLO flags) instead of running one fixed load")
-	addCapacityFlags(fs, &req.Search, "scenario, accept, sold-out or both")
+	cmdline.ScenarioFlags(cmd.Flags(), &f, "out/compare")
+	cmdline.CompareFlags(cmd.Flags(), &req, &wait)
 	return cmd
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"seckill-harness/internal/cmdline"
+	"seckill-harness/internal/exitcode"
 	"seckill-harness/runner/explore"
 	"seckill-harness/runner/history"
 	"seckill-harness/runner/lifecycle"
@@ -51,8 +48,8 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 			if err := planner.CheckPath(o.Bounds.Path); err != nil {
 				return err
 			}
-			o.Log, o.Logger = cmd.OutOrStdout(), cmdLogger(cmd)
-			o.Command = explorerCommand()
+			o.Log, o.Logger = cmd.OutOrStdout(), cmdline.Logger(cmd)
+			o.Command = cmdline.Executable()
 			o.Given = cmd.Flags().Changed
 			var out lifecycle.Output
 			done, err := results.Open(cmd.Context(), &out, cmd.ErrOrStderr())
@@ -66,39 +63,11 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 			}
 			_ = history.Put(cmd.Context(), out.Results, sum.Record(o.Out), cmd.ErrOrStderr())
 			if len(sum.Findings) > 0 {
-				return errChecksFailed
+				return exitcode.ErrChecksFailed
 			}
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	cmdline.ResultsFlags(f, &results, false)
-	f.Int64Var(&o.Seed, "seed", 1, "seed of the schedules")
-	f.DurationVar(&o.Budget, "budget", 0, "wall time for drawing and running schedules, e.g. 10m (shrinking has --shrink-budget)")
-	f.IntVar(&o.Runs, "runs", 0, "most schedules to run (0: until --budget)")
-	f.StringVar(&o.Out, "out", "out/explore", "directory for run-NNN/, summary.txt, summary.json and junit.xml")
-	f.StringVar(&o.State, "state", "", "coverage state file (JSON) carried across invocations; created when missing")
-	f.DurationVar(&o.ShrinkBudget, "shrink-budget", 5*time.Minute, "wall time to shrink a finding (0: no shrinking)")
-	f.IntVar(&o.Confirm, "confirm", 3, "re-runs of the minimal scenario (0: none)")
-	f.BoolVar(&o.KeepGoing, "keep-going", false, "explore on after a finding (each failing invariant is shrunk once)")
-	f.StringVar(&o.Bounds.Path, "path", "", "reserve path every schedule drives: reference (default) or a known-bad variant (see 'seckill-harness selftest --list')")
-	f.BoolVar(&o.Bounds.Pipeline, "pipeline", false, "run the order pipeline beside every load (MQ errors and timeouts, order rejects and their releases; a throwaway local PostgreSQL): dispatcher-crash and compensator-crash become drawable")
-	f.StringSliceVar(&o.Bounds.Kinds, "kinds", nil, "draw only these fault kinds (comma-separated; default: every kind this cluster can run)")
-	f.IntVar(&o.Bounds.MaxFaults, "max-faults", o.Bounds.MaxFaults, "most faults per schedule (1-3)")
-	f.DurationVar(&o.Bounds.MinDuration, "min-duration", o.Bounds.MinDuration, "shortest load")
-	f.DurationVar(&o.Bounds.MaxDuration, "max-duration", o.Bounds.MaxDuration, "longest load")
-	f.Float64Var(&o.Bounds.MinRate, "min-rate", o.Bounds.MinRate, "lowest mean rate (ops/s)")
-	f.Float64Var(&o.Bounds.MaxRate, "max-rate", o.Bounds.MaxRate, "highest mean rate (ops/s)")
-	addClusterFlags(f, &o.Cluster)
+	cmdline.ExploreFlags(cmd.Flags(), &o, &results)
 	return cmd
-}
-
-// explorerCommand is how a printed re-run command calls this binary: its
-// name when it was run through PATH, else its path.
-func explorerCommand() string {
-	exe := os.Args[0]
-	if filepath.Base(exe) == exe || filepath.Ext(exe) == ".test" {
-		return "seckill-harness"
-	}
-	return exe
 }

@@ -8,19 +8,17 @@ import (
 	"seckill-harness/internal/cmdline"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
-	"seckill-harness/scenarios"
 )
 
 type raceOptions struct {
-	users, concurrency int
-	stock              int64
-	buckets            uint32
-	luaDir, out        string
-	cluster            lifecycle.ClusterSpec
+	sale        cmdline.Sale
+	concurrency int
+	luaDir, out string
+	cluster     lifecycle.ClusterSpec
 }
 
 func newRaceCmd() *cobra.Command {
-	o := raceOptions{}
+	o := raceOptions{sale: cmdline.Sale{Users: 20000, Stock: 1, Buckets: 1}}
 	cmd := &cobra.Command{
 		Use:   "race",
 		Short: "Race distinct users at a small stock (closed loop, all at once) and check exactly min(stock, users) win",
@@ -33,9 +31,7 @@ SOLD_OUT, and the invariants hold; it writes the usual reports to --out.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.users, "users", 20000, "distinct users, one request each")
-	f.Int64Var(&o.stock, "stock", 1, "total stock")
-	f.Uint32Var(&o.buckets, "buckets", 1, "stock buckets")
+	cmdline.SaleFlags(f, &o.sale, "distinct users, one request each", "stock buckets")
 	f.IntVar(&o.concurrency, "concurrency", 512, "workers sending at once")
 	f.StringVar(&o.luaDir, "lua-dir", "", "directory with reserve.lua, transition.lua, compensate.lua (default: the embedded scripts)")
 	f.StringVar(&o.out, "out", "out/race", "output directory")
@@ -46,8 +42,7 @@ SOLD_OUT, and the invariants hold; it writes the usual reports to --out.`,
 // run builds the race's plan (planner.Race, planner.Build), runs it and
 // prints the rate the calls went at.
 func (o raceOptions) run(cmd *cobra.Command) error {
-	s, err := planner.Race(scenarios.Flags{Stock: o.stock, Buckets: int(o.buckets), Given: cmdline.Given(cmd.Flags()),
-		Topology: planner.TopologyOf(o.cluster)}, o.users, o.concurrency)
+	s, err := planner.Race(o.sale.Flags(cmd, o.cluster), o.sale.Users, o.concurrency)
 	if err != nil {
 		return err
 	}
@@ -60,7 +55,7 @@ func (o raceOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "race: %d users from %d workers in %.2fs: %.0f calls/s\n", o.users, o.concurrency,
+	fmt.Fprintf(out, "race: %d users from %d workers in %.2fs: %.0f calls/s\n", o.sale.Users, o.concurrency,
 		oc.Result.Elapsed.Seconds(), float64(oc.Result.History.Len())/oc.Result.Elapsed.Seconds())
 	return lifecycle.Judge(oc)
 }

@@ -67,7 +67,7 @@ func runReport(stdout, stderr io.Writer, dirs []string, o reportOptions) error {
 	case rep.IsInconclusive():
 		return exitcode.ErrInconclusive
 	case rep.Verdict() != "PASS":
-		return errChecksFailed
+		return exitcode.ErrChecksFailed
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"seckill-harness/internal/cmdline"
+	"seckill-harness/internal/exitcode"
 	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/selftest"
@@ -59,12 +61,12 @@ harness or usage error.`,
 				return badpaths.WriteList(cmd.OutOrStdout())
 			}
 			m, err := selftest.Run(cmd.Context(), cmd.OutOrStdout(), selftest.Options{Cluster: o.cluster,
-				Runs: o.runs, Only: o.only, Seed: o.seed, Out: o.out, Logger: cmdLogger(cmd)})
+				Runs: o.runs, Only: o.only, Seed: o.seed, Out: o.out, Logger: cmdline.Logger(cmd)})
 			if err != nil {
 				return err
 			}
 			if !m.OK {
-				return errChecksFailed
+				return exitcode.ErrChecksFailed
 			}
 			return nil
 		},
@@ -75,6 +77,6 @@ harness or usage error.`,
 	f.StringVar(&o.out, "out", "", "directory to write selftest.json with the matrix (default: none)")
 	f.Int64Var(&o.seed, "seed", 42, "seed of the workloads (run r uses seed+r)")
 	f.BoolVar(&o.list, "list", false, "list the bad paths and exit")
-	addClusterFlags(f, &o.cluster)
+	cmdline.ClusterFlags(f, &o.cluster)
 	return cmd
 }

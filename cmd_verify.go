@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"seckill-harness/internal/cmdline"
+	"seckill-harness/internal/exitcode"
 	"seckill-harness/runner/lifecycle"
 )
 
@@ -41,19 +43,19 @@ Exit codes: 0 every check passed, 1 a check failed, 2 harness or usage error.`,
   seckill-harness verify --cluster redis://10.0.0.5:7000 --out merged --teardown gen0 gen1`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
-			o.Logger = cmdLogger(cmd)
+			o.Logger = cmdline.Logger(cmd)
 			rep, err := lifecycle.Verify(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), dirs, o)
 			if err != nil {
 				return err
 			}
 			if !rep.Passed {
-				return errChecksFailed
+				return exitcode.ErrChecksFailed
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	addClusterFlags(f, &o.Cluster)
+	cmdline.ClusterFlags(f, &o.Cluster)
 	f.StringVar(&o.Activity, "activity", "", "the generators' activity (default: from their generator.json; given, it must match)")
 	f.StringVar(&o.Out, "out", "", "directory for the merged report.json, report.html, summary.md, junit.xml, latency.* and history.jsonl (required)")
 	f.StringVar(&o.LuaDir, "lua-dir", "", "the scripts the generators ran, if not the embedded ones")

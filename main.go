@@ -31,17 +31,6 @@ type quietRedisLog struct{}
 
 func (quietRedisLog) Printf(context.Context, string, ...any) {}
 
-// errChecksFailed is exitcode.ErrChecksFailed under the name the
-// commands use: a run that completed but whose checks failed (exit 1).
-var errChecksFailed = exitcode.ErrChecksFailed
-
-// addClusterFlags and cmdLogger are cmdline.ClusterFlags and cmdline.Logger
-// under the names compare and capacity use.
-var (
-	addClusterFlags = cmdline.ClusterFlags
-	cmdLogger       = cmdline.Logger
-)
-
 func main() {
 	// The first SIGINT/SIGTERM cancels the run: the load stops, every fault
 	// is healed, the state is checked and a partial report written. A second

@@ -22,12 +22,30 @@ type Results struct {
 	Baseline string
 }
 
-// ResultsFlags registers --results-history and --results-db on f and,
-// with baseline, --baseline (run).
-func ResultsFlags(f *pflag.FlagSet, r *Results, baseline bool) {
+// ResultsUse is what a command does with the results history: append its
+// record (ResultsAppend), append it and be judged against a history
+// (ResultsBaseline, run), or read the series from it (ResultsRead, trend).
+type ResultsUse int
+
+// The uses of the results history, for ResultsFlags.
+const (
+	ResultsAppend ResultsUse = iota
+	ResultsBaseline
+	ResultsRead
+)
+
+// ResultsFlags registers --results-history and --results-db on f into r,
+// their help saying what use makes of them, and with ResultsBaseline
+// --baseline too (run).
+func ResultsFlags(f *pflag.FlagSet, r *Results, use ResultsUse) {
+	if use == ResultsRead {
+		f.StringVar(&r.Dir, "results-history", "", "read the series from this results history directory (what 'run --results-history DIR' appends to)")
+		f.StringVar(&r.DB, "results-db", "", "read the series from the results history in PostgreSQL (postgres://user@host:port/db)")
+		return
+	}
 	f.StringVar(&r.Dir, "results-history", "", "append this command's record (scenario, its content hash, the system under test, harness, machine, verdict, figures, per-second samples) to the results history in this directory: one JSON-lines file per scenario, the newest 400 records each (see README: Results history)")
 	f.StringVar(&r.DB, "results-db", "", "append the record to PostgreSQL instead: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass); table "+history.Table+", created if missing")
-	if baseline {
+	if use == ResultsBaseline {
 		f.StringVar(&r.Baseline, "baseline", "", "judge the run against the results history HISTORY (a --results-history directory or a postgres:// URL): the same scenario and content hash on machines with the same cores, the newest 14 runs; a regression beyond the scenario's regressions: (default p99 20%, throughput 10%) with Mann-Whitney p < 0.01 on the per-second samples fails the run (exit 1); fewer than 5 such runs: says so, does not fail")
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"github.com/spf13/pflag"
@@ -7,23 +7,26 @@ import (
 	"seckill-harness/runner/sut"
 )
 
-// waitFlags are --wait-replicas and --wait-timeout: the reserve option
-// that sends WAIT after each ACCEPTED (see sut.WaitPolicy). Given, they
-// override a scenario's wait: section.
-type waitFlags struct {
+// Wait are --wait-replicas and --wait-timeout (run, compare): the reserve
+// option that sends WAIT after each ACCEPTED (see sut.WaitPolicy). Given,
+// they override a scenario's wait: section (Over).
+type Wait struct {
 	policy                  sut.WaitPolicy
 	replicasSet, timeoutSet func() bool
 }
 
-func (w *waitFlags) register(fs *pflag.FlagSet) {
+// WaitFlags registers --wait-replicas and --wait-timeout on fs into w.
+func WaitFlags(fs *pflag.FlagSet, w *Wait) {
 	fs.IntVar(&w.policy.Replicas, "wait-replicas", 0, "after each ACCEPTED send WAIT N on the connection that ran reserve.lua and record whether N replicas confirmed it (report.json wait, invariant I10); the client's latency includes the WAIT. 0: no WAIT")
 	fs.DurationVar(&w.policy.Timeout, "wait-timeout", sut.DefaultWaitTimeout, "WAIT's timeout with --wait-replicas (positive)")
 	w.replicasSet = func() bool { return fs.Changed("wait-replicas") }
 	w.timeoutSet = func() bool { return fs.Changed("wait-timeout") }
 }
 
-// over puts the given flags into ov: they replace the scenario's wait: fields.
-func (w *waitFlags) over(ov planner.Overrides) planner.Overrides {
+// Over returns ov with the flags given on the command line put into it:
+// they replace the scenario's wait: fields; a flag not given leaves its
+// field as it was (so does a Wait never registered).
+func (w *Wait) Over(ov planner.Overrides) planner.Overrides {
 	if w.replicasSet != nil && w.replicasSet() {
 		ov.WaitReplicas = &w.policy.Replicas
 	}
