@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -14,12 +15,18 @@ func versionText(cmd *cobra.Command) string {
 	return buildinfo.Text(buildinfo.Read(), buildinfo.FindLocalRedis(cmd.Context(), ""))
 }
 
+// versionFunc registers the version template's function once: roots made
+// at the same time (tests run the CLI in parallel) raced on cobra's map.
+var versionFunc sync.Once
+
 // addVersion gives root a --version flag and a version command (with
 // --json: {"harness": build info, "local_redis_server": the binary on PATH}).
 func addVersion(root *cobra.Command) {
 	root.Version = buildinfo.Read().Version
-	cobra.AddTemplateFunc("harnessVersionText", func() string { return versionText(root) })
-	root.SetVersionTemplate(`{{harnessVersionText}}`)
+	versionFunc.Do(func() { // cobra's template funcs are one global map: register once, not per root
+		cobra.AddTemplateFunc("harnessVersionText", versionText)
+	})
+	root.SetVersionTemplate(`{{harnessVersionText .}}`)
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "version",
