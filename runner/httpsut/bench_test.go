@@ -337,6 +337,8 @@ func reportHTTPBench(b *testing.B, load string, dur time.Duration, H, V float64,
 	ratio := 0.0
 	if V > 0 {
 		ratio = H / V
+	} else {
+		fmt.Printf("vegeta held no rate tried within the harness's p99: the ratio is undefined (reported as 0)\n")
 	}
 	fmt.Printf("harness headroom: %.0f req/s with <= 1%% of starts > 1 ms late, p50 %.2f p99 %.2f ms (from the intended start), client %.0f µs/req\n"+
 		"vegeta at the same latency: %.0f req/s = the highest rate tried at which vegeta sent >= 99%% of the rate asked, >= 99%% successes, and its own p99 (from the send) <= %.2f ms (the harness's p99 at %.0f/s); vegeta at %.0f/s: p50 %.2f p99 %.2f ms from the send (%.2f / %.2f from its schedule), %.1f%% late by the 1 ms rule, success %.1f%%, client %.0f µs/req\n",
