@@ -39,8 +39,8 @@ const benchTrialEnv = "SECKILL_HTTP_BENCH_TRIAL"
 
 const (
 	benchTrial   = 3 * time.Second
-	benchWorkers = 64 // the engine's default concurrency; vegeta's workers
-	benchFrom    = 250.0
+	benchWorkers = 64     // the engine's default concurrency; vegeta's workers
+	benchFrom    = 1000.0 // as BenchmarkOpenLoopHeadroom
 	benchLimit   = 64_000.0
 )
 
@@ -249,7 +249,7 @@ func (h *httpBench) vegeta(rate float64) trial {
 //   - harness headroom H: the highest rate the engine paces through the
 //     HTTP path with <= 1% of starts more than 1 ms late (dropped ones count
 //     as late), searched as BenchmarkOpenLoopHeadroom searches
-//     (benchkit.Headroom: doubling from 250/s, 4 bisection steps);
+//     (benchkit.Headroom: doubling from 1,000/s, 4 bisection steps);
 //     its p50/p99 from the intended start and its client CPU per request;
 //   - vegeta at the same rates: its achieved rate, p50/p99 as it measures
 //     them (from the send) and from the schedule, success ratio, client
