@@ -137,7 +137,12 @@ docker-images: deps-docker
 ## projected to one hour (SECKILL_SOAK_DURATION shortens it; target < 400 MB);
 ## then the first second's p99 over the median per-second p99 of whole runs on
 ## an idle local cluster at 2,000 req/s (target <= 2) with the warm-up's time;
-## then each component of the reserve hot path alone (ns/op, allocs/op); last,
+## then each component of the reserve hot path alone (ns/op, allocs/op); then
+## the HTTP path against vegeta's own attacker, both sending the same requests
+## to the reference service (`serve`, a child process): the highest rate the
+## harness paces with <= 1% of starts > 1 ms late, vegeta's rate at the same
+## p99, their ratio (target >= 0.9), p50/p99 and client CPU per request of
+## each (SECKILL_HTTP_BENCH_TRIAL lengthens its 3 s trials); last,
 ## the redis-benchmark ratio, the closed loop and the headroom again with GOMAXPROCS=1 (one Go thread
 ## running code: on a machine the local cluster shares, the client then takes
 ## fewer cores from the servers it measures).
@@ -147,6 +152,7 @@ bench: deps-run
 	$(GO) test -run '^$$' -bench . -skip 'Component' -benchtime 1x -count=1 -timeout 30m ./runner/
 	$(GO) test -run '^$$' -bench 'FirstSecondP99' -benchtime 1x -count=1 -timeout 10m ./runner/lifecycle/
 	$(GO) test -run '^$$' -bench 'Component' -benchmem -benchtime 2000x -count=1 -timeout 10m ./runner/
+	$(GO) test -run '^$$' -bench 'HTTPPathVsVegeta' -benchtime 1x -count=1 -timeout 10m ./runner/httpsut/
 	GOMAXPROCS=1 $(GO) test -run '^$$' -bench 'ReserveVsRedisBenchmark|ClosedLoopClientCost|OpenLoopHeadroom' -benchtime 1x -count=1 -timeout 20m ./runner/
 	@uptime
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/benchkit"
 	"seckill-harness/lua"
 )
 
@@ -57,11 +58,7 @@ func redisBenchmarkReserve(b *testing.B, addr, sha string, a *lua.Activity, n in
 	return 0, 0
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return benchkit.CPUTime() }
 
 // BenchmarkReserveVsRedisBenchmark: against one master, closed loop, the same
 // connection count: the harness's reserve throughput over redis-benchmark
@@ -280,10 +277,7 @@ func BenchmarkOverload10M(b *testing.B) {
 // then 4 bisection steps between the last rate met and the first missed.
 // The accept path on the test cluster (stock far above the demand).
 func BenchmarkOpenLoopHeadroom(b *testing.B) {
-	const (
-		trial   = 3 * time.Second
-		maxLate = 0.01
-	)
+	const trial = 3 * time.Second
 	ctx := context.Background()
 	type result struct {
 		rate, late, cpuPerOp float64
@@ -306,31 +300,12 @@ func BenchmarkOpenLoopHeadroom(b *testing.B) {
 			b.Fatal(err)
 		}
 		clock = res.Observed.PacerClock
-		late := float64(res.Observed.LateStarts+res.Observed.Dropped) / float64(max(res.Observed.Scheduled, 1))
+		late := res.Observed.LateShare()
 		perOp := float64(cpu.Nanoseconds()) / 1e3 / float64(max(res.Observed.Scheduled, 1))
 		trials = append(trials, result{rate, late, perOp, res.Observed.Scheduled})
-		return late <= maxLate
+		return late <= benchkit.MaxLate
 	}
-	met, missed := 0.0, 0.0
-	for rate := 1000.0; rate <= 128_000; rate *= 2 {
-		if !try(rate) {
-			missed = rate
-			break
-		}
-		met = rate
-	}
-	if missed > 0 {
-		lo, hi := met, missed
-		for i := 0; i < 4; i++ {
-			mid := (lo + hi) / 2
-			if try(mid) {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		met = lo
-	}
+	met := benchkit.Headroom(1000, 128_000, 4, try)
 	var log []string
 	for _, t := range trials {
 		log = append(log, fmt.Sprintf("%.0f/s: %.1f%% late, %.0f µs/op", t.rate, 100*t.late, t.cpuPerOp))

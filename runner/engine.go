@@ -60,6 +60,13 @@ type Observed struct {
 	PacerClock string
 }
 
+// LateShare is the share of the scheduled operations that started more
+// than LateThreshold after their intended time or were dropped: the
+// pacing measure of the open-loop headroom (at most 1% is "paced").
+func (o Observed) LateShare() float64 {
+	return float64(o.LateStarts+o.Dropped) / float64(max(o.Scheduled, 1))
+}
+
 // Option adjusts a run.
 type Option func(*options)
 

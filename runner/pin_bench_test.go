@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"seckill-harness/internal/benchkit"
 )
 
 // standPin is the fair stand's CPU split: the test cluster's redis-servers
@@ -91,10 +93,4 @@ func setTasks(pid int, set *unix.CPUSet) error {
 }
 
 // loadAvg is /proc/loadavg's 1-minute figure, as printed ("?" unreadable).
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
-		return f[0]
-	}
-	return "?"
-}
+func loadAvg() string { return benchkit.LoadAvg() }

@@ -32,6 +32,9 @@ var (
 const testSecret = "httpsut-serve-test"
 
 func TestMain(m *testing.M) {
+	if addrs := os.Getenv(benchServeEnv); addrs != "" {
+		os.Exit(benchServe(addrs)) // the benchmark's service, nothing else
+	}
 	cfg := clustertest.Config{Package: "httpsut", Proxies: true,
 		Options: compose.Options{Masters: 3, ReplicasPerMaster: -1, NodeTimeout: 10 * time.Second}}
 	os.Exit(clustertest.Main(m, cfg, func(f *clustertest.Fixture) (func(), error) {

@@ -113,7 +113,7 @@ func newTestSystem(t *testing.T, url string, m *Mapping) (*System, *lua.Activity
 	return s, a, lua.NewStore(nil, lua.Embedded(), []byte("httpsut-test"))
 }
 
-func mappingWith(t *testing.T, yaml string) *Mapping {
+func mappingWith(t testing.TB, yaml string) *Mapping {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "svc.yaml")
 	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
