@@ -171,8 +171,8 @@ func init() {
 	}}}
 }
 
-// From the answers alone (a service that shows no records), no-oversell
-// and one-per-user are judged, not skipped: the reference's answers pass,
+// From the answers alone (a service or an adapter file that shows no
+// records), no-oversell and one-per-user are judged, not skipped: the reference's answers pass,
 // an oversell and a second reservation of one user are caught, and a
 // unit sold again after a release answered RELEASED is no oversell.
 func TestCoreChecksFromTheAnswersAlone(t *testing.T) {
@@ -196,10 +196,19 @@ func TestCoreChecksFromTheAnswersAlone(t *testing.T) {
 	if c := judgeOne(t, "I4", twice); c.Status != StatusFail {
 		t.Errorf("I4 on a user told ACCEPTED twice: %s %s; want fail", c.Status, c.Detail)
 	}
+	// An adapter file without state.record: the same answers, judged the
+	// same way (they were skipped before: a newcomer's script that
+	// oversold went unjudged).
 	adapterLike := served()
 	adapterLike.Answers = nil
-	if c := judgeOne(t, "I3", adapterLike); c.Status != StatusSkip {
-		t.Errorf("I3 on a system (not a service) without records: %s; want skip as before", c.Status)
+	if c := judgeOne(t, "I3", adapterLike); c.Status != StatusPass || c.Evidence["not_compared"] == nil {
+		t.Errorf("I3 on a system (not a service) without records: %s %s; want judged from the answers", c.Status, c.Detail)
+	}
+	overAdapter := served()
+	overAdapter.Answers = nil
+	overAdapter.Ops = append(overAdapter.Ops, reserveOp(4, 4, lua.Accepted, "r-c"))
+	if c := judgeOne(t, "I3", overAdapter); c.Status != StatusFail {
+		t.Errorf("I3 on an adapter's three ACCEPTED against a stock of 2: %s %s; want fail", c.Status, c.Detail)
 	}
 }
 

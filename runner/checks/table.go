@@ -30,10 +30,11 @@ type Invariant struct {
 	// and its detail says what it could not compare ("not compared: this
 	// system under test does not expose …"). Never a skip.
 	Compares []sut.Fact
-	// FromAnswers: for a service under test (Facts.Answers set) that does
-	// not expose the facts of Needs, the check is judged from the answers
-	// alone, its Needs then acting as Compares (the detail says what it
-	// could not compare). Other systems still skip.
+	// FromAnswers: for a system under test that does not expose the facts
+	// of Needs (a service without state: reference, an adapter file
+	// without state.record), the check is judged from the answers in the
+	// history alone, its Needs then acting as Compares (the detail says
+	// what it could not compare).
 	FromAnswers bool
 
 	// Pipeline marks a check of the asynchronous pipeline: it is judged
@@ -346,7 +347,7 @@ func (inv *Invariant) judge(f *Facts) Check {
 // unexposed says which of the facts the check needs the system under test
 // does not expose ("" when it exposes them all).
 func (inv *Invariant) unexposed(f *Facts) string {
-	if inv.FromAnswers && f.Answers != nil {
+	if inv.FromAnswers {
 		return ""
 	}
 	return missingFacts(f, inv.Needs)
@@ -355,7 +356,7 @@ func (inv *Invariant) unexposed(f *Facts) string {
 // uncompared says which of the facts the check compares against the
 // system under test does not expose ("" when it exposes them all).
 func (inv *Invariant) uncompared(f *Facts) string {
-	if inv.FromAnswers && f.Answers != nil {
+	if inv.FromAnswers {
 		return missingFacts(f, append(slices.Clone(inv.Needs), inv.Compares...))
 	}
 	return missingFacts(f, inv.Compares)
