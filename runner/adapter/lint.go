@@ -161,35 +161,3 @@ func scanScript(s *Script) []Finding {
 	}
 	return out
 }
-
-// splitTop splits a Lua argument list at top-level commas, stopping at
-// the parenthesis that closes it.
-func splitTop(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '(' || c == '{' || c == '[':
-			depth++
-		case c == ')' || c == '}' || c == ']':
-			if depth == 0 {
-				return append(out, s[start:i])
-			}
-			depth--
-		case c == ',' && depth == 0:
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
-}

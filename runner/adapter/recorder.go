@@ -67,34 +67,6 @@ func noTailCalls(src string) string {
 	return b.String()
 }
 
-// closeParen is the index of the parenthesis that closes the one opened
-// just before i (quoted strings skipped), or -1.
-func closeParen(s string, i int) int {
-	depth := 0
-	var quote byte
-	for ; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '(':
-			depth++
-		case c == ')':
-			if depth == 0 {
-				return i
-			}
-			depth--
-		}
-	}
-	return -1
-}
-
 // logEntry is one command a recorded script ran (or tried to).
 type logEntry struct {
 	line int
