@@ -21,8 +21,8 @@ const (
 	// LoadServiceLatency: a latency toxic on the bucket's master beyond
 	// the service's Redis timeout (its calls time out and may have run).
 	LoadServiceLatency = "service-latency"
-	// LoadServiceMasterless: slot-down on the bucket's master from 800 ms
-	// for 700 ms (a window without a master: Facts.Masterless), healed
+	// LoadServiceMasterless: slot-down on the bucket's master from 500 ms
+	// for 1.5 s (a window without a master: Facts.Masterless), healed
 	// inside the load: the restarted master answers while the heal still
 	// waits for the cluster, which a correct service may accept on (the
 	// window ends when the heal begins).
@@ -162,7 +162,7 @@ func describe(l Load) string {
 // the query of an UNKNOWN; up to 3 re-sends of the same request), and
 // the fault that exposes the defect: a latency of 2.5 times the
 // service's Redis timeout on the bucket's master for 1.5 s, or slot-down
-// of that master from 800 ms for 700 ms, healed inside the load (the
+// of that master from 500 ms for 1.5 s, healed inside the load (the
 // lifecycle's masterless window runs from the kill to the start of the
 // heal; the reference service's ACCEPTED answers from the restarted
 // master, while the heal still waits for the cluster, are no fail-open).
@@ -174,7 +174,7 @@ func serviceLoad(name string, c runner.Config, shrink func(d, q time.Duration) t
 	c.Duration = shrink(3*time.Second, 2500*time.Millisecond)
 	l := Load{Stock: 5000, Buckets: 1, Config: c}
 	if name == LoadServiceMasterless {
-		l.Fault = "slot-down:at=800ms,for=700ms"
+		l.Fault = "slot-down:at=500ms,for=1500ms"
 		return l
 	}
 	l.Fault = fmt.Sprintf("latency:latency=%d,at=500ms,for=1500ms", (serviceRedisTimeout * 5 / 2).Milliseconds())
