@@ -114,7 +114,7 @@
 //	  drain: 10s                  # after the load: until every reservation is
 //	                              # ORDER_CREATED or RELEASED (P2); ends after
 //	                              # this long without one more reservation
-//	                              # finishing, 6x this in all
+//	                              # finishing, 30x this in all
 //	  defects: []                 # negative controls only: order-no-dedupe,
 //	                              # order-ignores-fence,
 //	                              # expiry-direct-compensate, expiry-no-check,

@@ -90,7 +90,7 @@ func RunFlags(f *pflag.FlagSet) *Run {
 	f.BoolVar(&o.pipeline, "pipeline", false, "run the rest of the reserve path beside the load: send_pending dispatcher, simulated MQ, orders, releases, expiry (default settings; scenarios set them in pipeline:)")
 	f.StringVar(&o.pg, "pg", "", "PostgreSQL for the pipeline's orders: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass, never printed); the run creates its own schema and drops it. Default: a throwaway local PostgreSQL the run starts and removes")
 	f.BoolVar(&o.pgKeep, "pg-keep", false, "with --pg: leave the run's schema (orders, inbox, ledger, stock) in the database for a look with psql; the log names it")
-	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may go, after the load, without bringing one more reservation to ORDER_CREATED or RELEASED (the drain ends then, or at 6x this in all)")
+	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may go, after the load, without bringing one more reservation to ORDER_CREATED or RELEASED (the drain ends then, or at 30x this in all)")
 	f.DurationVar(&o.localSoldOut, "local-soldout", 0, "TTL of a local sold-out flag in front of the path: SOLD_OUT sets it per bucket, Redis Pub/Sub tells the other service instances, requests are answered LOCAL_SOLD_OUT until it expires (0: none; overrides a scenario's local_soldout)")
 	AdapterFlag(f, &o.adapter)
 	ResultsFlags(f, &o.results, ResultsBaseline)

@@ -237,8 +237,14 @@ func (p *Pipeline) Stop() {
 var ErrDrainTimeout = errors.New("pipeline: drain timed out")
 
 // DrainCapFactor bounds a drain that keeps making progress: at most this
-// many times its timeout in all (see Drain).
-const DrainCapFactor = 6
+// many times its timeout in all (see Drain). It was 6: on a CI host whose
+// harness threads waited for a CPU 94% of the time, the order stage made
+// about 130 orders/s (345 on a quiet one: the single stock row's commits
+// are serial) and a dispatcher-crash run's backlog of about 8,000 orders
+// still had 354 to go at 60 s, still falling, and P2 failed reservations
+// that were moving. A drain only runs this long while it keeps finishing
+// reservations; a stuck one still ends it after one timeout.
+const DrainCapFactor = 30
 
 // Drain waits, with the stages running, until every reservation of the
 // activity is terminal (ORDER_CREATED or RELEASED: both zsets of every
