@@ -101,7 +101,8 @@ func WithAccepted(fn func(ctx context.Context, bucket uint32, rid string)) Optio
 
 // WithOpObserver calls fn with every operation that was sent, once it
 // finished (dropped ones are not), from the worker that ran it: fn must be cheap and safe for
-// concurrent use (live metrics counters).
+// concurrent use (live metrics counters), and must not keep the pointer
+// after it returns (the worker reuses the Op).
 func WithOpObserver(fn func(*Op)) Option { return func(o *options) { o.opObserver = fn } }
 
 // WithStockObserver calls fn with every stock reading of the I1 sampler
@@ -135,7 +136,7 @@ func RunPhases(ctx context.Context, phases []Phase, sale sut.Sale, sys sut.Syste
 	}
 	first := phases[0].Config
 	a := sale.Activity
-	e := &engine{sale: sale, sys: sys, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) }, first.Generator)}
+	e := &engine{sale: sale, sys: sys, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return UserBucket(a, u) }, first.Generator)}
 	e.ctx = ctx
 	for _, ph := range phases {
 		if ph.Config.Mode != ModeClosed {
@@ -514,12 +515,17 @@ func (e *engine) startWorkers(gate <-chan struct{}, loop func(wctx context.Conte
 			<-gate
 			wctx, release := withCallCtx(lua.WithWireStats(e.ctx, &lua.WireStats{}))
 			defer release()
+			// One Op per worker for the observers' pointer: taking &o of
+			// the parameter moved every operation to the heap (one
+			// allocation per operation).
+			cur := new(Op)
 			loop(wctx, func(slot uint64, o Op) {
-				e.live.record(&o)
+				*cur = o
+				e.live.record(cur)
 				if e.observe != nil {
-					e.observe(&o)
+					e.observe(cur)
 				}
-				e.store.put(slot, o)
+				e.store.put(slot, *cur)
 			})
 		}()
 	}
@@ -536,7 +542,7 @@ func (e *engine) execute(ctx context.Context, id uint32, intended time.Duration)
 
 // executeOp runs an operation whose kind, user and request are set.
 func (e *engine) executeOp(ctx context.Context, op Op) Op {
-	op.Bucket = uint16(e.sale.Activity.BucketOf(UserID(op.User)))
+	op.Bucket = uint16(UserBucket(e.sale.Activity, op.User))
 	op.Start = e.since()
 	k := op.Kind
 	if k.IsReserve() {
@@ -554,7 +560,8 @@ func (e *engine) executeOp(ctx context.Context, op Op) Op {
 // reserve sends reserve.lua and, after an UNKNOWN or a transient refusal,
 // re-sends the very same call (same request_id, reservation_id, message_id).
 func (e *engine) reserve(ctx context.Context, op *Op) {
-	call, err := e.sale.IDs.NewReserveCall(e.sale.Activity, UserID(op.User), RequestID(op.Req), e.cfg.TTL)
+	uid, reqID := UserAndRequestID(op.User, op.Req)
+	call, err := e.sale.IDs.NewReserveCall(e.sale.Activity, uid, reqID, e.cfg.TTL)
 	if err != nil {
 		op.Outcome, op.ErrClass = OutcomeError, ErrOther
 		e.errs.note(ErrOther, err)
@@ -620,8 +627,8 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 // -> RELEASE_PENDING) and compensates it; the outcome is compensate.lua's code.
 func (e *engine) release(ctx context.Context, op *Op) {
 	a := e.sale.Activity
-	uid := UserID(op.User)
-	rid := e.sale.IDs.ReservationIDFor(a, uid, RequestID(op.Req))
+	uid, reqID := UserAndRequestID(op.User, op.Req)
+	rid := e.sale.IDs.ReservationIDFor(a, uid, reqID)
 	sc := a.Scope(uint32(op.Bucket))
 	op.RID = rid
 	for send := 0; ; send++ {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"seckill-harness/lua"
 	"strconv"
 )
 
@@ -123,8 +124,29 @@ func RequestID(r uint32) string { return prefixed('r', r) }
 // prefixed is p followed by n in decimal, with one allocation.
 func prefixed(p byte, n uint32) string {
 	var buf [11]byte
-	buf[0] = p
-	return string(strconv.AppendUint(buf[:1], uint64(n), 10))
+	return string(appendPrefixed(buf[:0], p, n))
+}
+
+// appendPrefixed appends p and n in decimal to b.
+func appendPrefixed(b []byte, p byte, n uint32) []byte {
+	return strconv.AppendUint(append(b, p), uint64(n), 10)
+}
+
+// UserAndRequestID is UserID(u) and RequestID(r) from one allocation.
+func UserAndRequestID(u, r uint32) (userID, requestID string) {
+	var buf [22]byte
+	b := appendPrefixed(buf[:0], 'u', u)
+	n := len(b)
+	s := string(appendPrefixed(b, 'r', r))
+	return s[:n], s[n:]
+}
+
+// UserBucket is the bucket of user u in a (a.BucketOf(UserID(u))) without
+// an allocation: the id is built on the stack, only hashed.
+func UserBucket(a *lua.Activity, u uint32) uint32 {
+	var buf [11]byte
+	b := appendPrefixed(buf[:0], 'u', u)
+	return a.BucketOf(string(b))
 }
 
 // Op returns operation i: its kind, its user and its request index (global
