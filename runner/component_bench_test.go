@@ -35,13 +35,14 @@ func BenchmarkComponentWorkloadOp(b *testing.B) {
 	}
 }
 
-// BenchmarkComponentIDs: the user and request id strings and the bucket.
+// BenchmarkComponentIDs: the user and request id strings and the bucket,
+// as the engine makes them (UserBucket, UserAndRequestID).
 func BenchmarkComponentIDs(b *testing.B) {
 	a := lua.NewActivity("ids", "sku1", 1000, 2, time.Hour)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		_ = a.BucketOf(UserID(uint32(i)))
-		_ = RequestID(uint32(i))
+		_ = UserBucket(a, uint32(i))
+		_, _ = UserAndRequestID(uint32(i), uint32(i))
 	}
 }
 
@@ -52,7 +53,8 @@ func BenchmarkComponentNewReserveCall(b *testing.B) {
 	st := lua.NewStore(testRDB, lua.Embedded(), []byte("bench"))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := st.NewReserveCall(a, UserID(uint32(i)), RequestID(uint32(i)), time.Minute); err != nil {
+		uid, reqID := UserAndRequestID(uint32(i), uint32(i))
+		if _, err := st.NewReserveCall(a, uid, reqID, time.Minute); err != nil {
 			b.Fatal(err)
 		}
 	}
