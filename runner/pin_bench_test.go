@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,7 @@ type standPin struct {
 	all, servers, gen unix.CPUSet
 	pids              []int
 	split             string
+	procs             int // GOMAXPROCS before pin
 }
 
 // newStandPin reads the CPUs this process may use and the servers' PIDs;
@@ -57,17 +59,32 @@ func newStandPin(ctx context.Context) (p *standPin, why string) {
 	return p, ""
 }
 
-// pin applies the split; unpin gives every process back all CPUs.
+// pin applies the split; unpin gives every process back all CPUs (and
+// this process its GOMAXPROCS).
+//
+// pin also sets GOMAXPROCS to the generator's CPUs, as a harness started
+// on them (taskset) would have it. Go would lower it by itself within a
+// second of the new mask, but not in a benchmark: the testing package
+// sets GOMAXPROCS explicitly, which turns the runtime's own updates off,
+// and the pinned rounds ran with two Ps on one CPU until this was set.
 func (p *standPin) pin() error {
 	for _, pid := range p.pids {
 		if err := setTasks(pid, &p.servers); err != nil {
 			return err
 		}
 	}
-	return setTasks(os.Getpid(), &p.gen)
+	if err := setTasks(os.Getpid(), &p.gen); err != nil {
+		return err
+	}
+	p.procs = runtime.GOMAXPROCS(p.gen.Count())
+	return nil
 }
 
 func (p *standPin) unpin() error {
+	if p.procs > 0 {
+		runtime.GOMAXPROCS(p.procs)
+		p.procs = 0
+	}
 	for _, pid := range append(p.pids, os.Getpid()) {
 		if err := setTasks(pid, &p.all); err != nil {
 			return err
