@@ -154,20 +154,9 @@ func BenchmarkOpenLoopHeadroom(b *testing.B) {
 	b.ReportMetric(met, "headroom-ops/s")
 	// The same search on the fair stand (see standPin): whether the
 	// generator's late starts come from sharing its cores with the servers.
-	pin, why := newStandPin(ctx)
-	if pin == nil {
-		fmt.Printf("open-loop headroom, pinned: not run (%s)\n", why)
-		return
-	}
-	if err := pin.pin(); err != nil {
-		_ = pin.unpin()
-		b.Fatalf("pinning the stand (%s): %v", pin.split, err)
-	}
-	pinned := search("pinned: " + pin.split)
-	if err := pin.unpin(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(pinned, "pinned-headroom-ops/s")
+	onPinnedStand(ctx, b, "open-loop headroom", func(split string) {
+		b.ReportMetric(search("pinned: "+split), "pinned-headroom-ops/s")
+	})
 }
 
 // BenchmarkReserveVsRedisBenchmark: against one master, closed loop, the same
@@ -281,24 +270,13 @@ func BenchmarkReserveVsRedisBenchmark(b *testing.B) {
 	b.ReportMetric(med.rbCPU, "redis-benchmark-cpu-µs/op")
 	b.ReportMetric(med.hCPU/med.rbCPU, "cpu-ratio")
 
-	pin, why := newStandPin(ctx)
-	if pin == nil {
-		fmt.Printf("pinned stand: not run (%s)\n", why)
-		return
-	}
-	if err := pin.pin(); err != nil {
-		_ = pin.unpin()
-		b.Fatalf("pinning the stand (%s): %v", pin.split, err)
-	}
-	pinned := pairs()
-	if err := pin.unpin(); err != nil {
-		b.Fatal(err)
-	}
-	pm := median("pinned: "+pin.split, pinned)
-	b.ReportMetric(pm.hRPS/pm.rbRPS, "pinned-ratio")
-	b.ReportMetric(pm.hCPU/pm.rbCPU, "pinned-cpu-ratio")
-	fmt.Printf("client cost against redis-benchmark, %s: pinned throughput ratio %.3f (target >= 0.95; unpinned %.3f), client CPU per reserve %.2f× redis-benchmark's per request (target <= 2.0; unpinned %.2f×); allocs/op: see ClosedLoopClientCost (target <= 12)\n",
-		pin.split, pm.hRPS/pm.rbRPS, med.hRPS/med.rbRPS, pm.hCPU/pm.rbCPU, med.hCPU/med.rbCPU)
+	onPinnedStand(ctx, b, "reserve against redis-benchmark", func(split string) {
+		pm := median("pinned: "+split, pairs())
+		b.ReportMetric(pm.hRPS/pm.rbRPS, "pinned-ratio")
+		b.ReportMetric(pm.hCPU/pm.rbCPU, "pinned-cpu-ratio")
+		fmt.Printf("client cost against redis-benchmark, %s: pinned throughput ratio %.3f (target >= 0.95; unpinned %.3f), client CPU per reserve %.2f× redis-benchmark's per request (target <= 2.0; unpinned %.2f×); allocs/op: see ClosedLoopClientCost (target <= 12)\n",
+			split, pm.hRPS/pm.rbRPS, med.hRPS/med.rbRPS, pm.hCPU/pm.rbCPU, med.hCPU/med.rbCPU)
+	})
 }
 
 // BenchmarkMillionOps: a 1,000,000-operation closed-loop run (sold-out path,

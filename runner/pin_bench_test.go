@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"testing"
 
 	"golang.org/x/sys/unix"
 
@@ -91,6 +92,25 @@ func (p *standPin) unpin() error {
 		}
 	}
 	return nil
+}
+
+// onPinnedStand runs fn on the fair stand (the split passed to it) and
+// unpins after; when the split is impossible it prints why, naming what,
+// and does not call fn.
+func onPinnedStand(ctx context.Context, b *testing.B, what string, fn func(split string)) {
+	pin, why := newStandPin(ctx)
+	if pin == nil {
+		fmt.Printf("%s, pinned: not run (%s)\n", what, why)
+		return
+	}
+	if err := pin.pin(); err != nil {
+		_ = pin.unpin()
+		b.Fatalf("pinning the stand (%s): %v", pin.split, err)
+	}
+	fn(pin.split)
+	if err := pin.unpin(); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // setTasks sets the affinity of every thread of pid (threads made later
