@@ -60,6 +60,11 @@ type Watchdog struct {
 	limit time.Duration
 
 	sweeping atomic.Bool
+	// sweepsMu orders Trigger's sweeps.Add against EnsureNotBusy's
+	// sweeps.Wait: a WaitGroup's Add from zero must not run concurrently
+	// with its Wait (the race detector's finding: a slow call's timer
+	// started a sweep while the final check waited).
+	sweepsMu sync.Mutex
 	sweeps   sync.WaitGroup
 	slow     sync.Map // script name -> *slowTimers of its calls
 
@@ -149,7 +154,9 @@ func (w *Watchdog) Trigger(reason string) {
 	if !w.sweeping.CompareAndSwap(false, true) {
 		return
 	}
+	w.sweepsMu.Lock()
 	w.sweeps.Add(1)
+	w.sweepsMu.Unlock()
 	go func() {
 		defer w.sweeps.Done()
 		defer w.sweeping.Store(false)
@@ -253,7 +260,9 @@ func (w *Watchdog) Kills() []ScriptKill {
 // running a script (UNKILLABLE, no permission, or no answer by ctx's
 // deadline), nil when none is. Kills it makes are recorded as any other.
 func (w *Watchdog) EnsureNotBusy(ctx context.Context) error {
+	w.sweepsMu.Lock()
 	w.sweeps.Wait()
+	w.sweepsMu.Unlock()
 	busy := w.sweep(ctx, "final check before exit")
 	if len(busy) == 0 {
 		return nil
