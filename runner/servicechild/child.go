@@ -3,8 +3,10 @@
 // of its own, with the environment of the service contract
 // (docs/SERVICE.md: SECKILL_LISTEN, SECKILL_REDIS_ADDRS, SECKILL_SECRET,
 // SECKILL_PG_URL), awaited on its readiness URL, its output captured, and
-// stopped by its process group id — the group the harness created, so
-// stopping it ends what the harness started and nothing else. The faults
+// stopped by its process group id — the group the harness created — and
+// by its tree mark (EnvTreeMark, inherited by every descendant, also one
+// in a session of its own), so stopping it ends what the harness started
+// and nothing else. The faults
 // service-kill, service-pause and service-restart act through Child.
 package servicechild
 
@@ -31,6 +33,10 @@ const (
 	EnvSecret     = "SECKILL_SECRET"
 	EnvPGURL      = "SECKILL_PG_URL"
 )
+
+// waitDelay bounds Wait after the child exited while a descendant still
+// holds its output pipe.
+const waitDelay = time.Second
 
 // Defaults of Options' zero values.
 const (
@@ -83,6 +89,7 @@ type Child struct {
 	starts  int
 	stopped bool
 	tail    *tailBuffer
+	mark    string // EnvTreeMark's value: finds descendants that left the group
 }
 
 // incarnation is one start of the command.
@@ -118,7 +125,7 @@ func Start(ctx context.Context, opt Options) (*Child, error) {
 	if opt.Ready == "" {
 		opt.Ready = "http://" + opt.Listen + "/healthz"
 	}
-	c := &Child{opt: opt, tail: newTailBuffer(20)}
+	c := &Child{opt: opt, tail: newTailBuffer(20), mark: newTreeMark()}
 	if c.opt.Dir == "" {
 		d, err := os.MkdirTemp("", "seckill-service-*")
 		if err != nil {
@@ -193,7 +200,8 @@ func (c *Child) environ() []string {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, EnvListen+"="+c.opt.Listen, EnvRedisAddrs+"="+strings.Join(c.opt.RedisAddrs, ","), EnvSecret+"="+c.opt.Secret)
+	env = append(env, EnvListen+"="+c.opt.Listen, EnvRedisAddrs+"="+strings.Join(c.opt.RedisAddrs, ","), EnvSecret+"="+c.opt.Secret,
+		EnvTreeMark+"="+c.mark)
 	if c.opt.PGURL != "" {
 		env = append(env, EnvPGURL+"="+c.opt.PGURL)
 	}
@@ -218,6 +226,10 @@ func (c *Child) spawn() (*incarnation, error) {
 	cmd.Env = c.environ()
 	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(errf, c.tail)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A descendant that outlives the child (setsid, a daemon) may hold the
+	// stderr pipe open: Wait returns this long after the child's exit
+	// whatever it holds, and the tree is ended by its mark.
+	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		_, _ = out.Close(), errf.Close()
 		return nil, fmt.Errorf("--service-cmd %q: starting it: %w", c.opt.Cmd, err)

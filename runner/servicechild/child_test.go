@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fake builds testdata/fakeservice once per test binary.
@@ -182,3 +184,43 @@ var (
 	fakeBin  string
 	fakeErr  error
 )
+
+// A service whose child starts a grandchild in a session of its own
+// (setsid), holding the service's stderr: Stop returns within its grace
+// plus a few seconds and the grandchild is gone. Before the tree mark,
+// Stop waited for the stderr pipe forever and the grandchild stayed.
+func TestStopEndsADescendantInItsOwnSession(t *testing.T) {
+	bin := fake(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "grand.pid")
+	c, err := Start(context.Background(), Options{Cmd: "setsid sleep 300 & echo $! > " + pidFile + "; exec " + bin, Dir: dir, Grace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		c.Stop()
+		t.Fatal(err)
+	}
+	grand, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if grand <= 0 || !alive(grand) {
+		c.Stop()
+		t.Fatalf("grandchild pid %q not running", b)
+	}
+	defer syscall.Kill(grand, syscall.SIGKILL) // whatever happens below
+	if sid, _ := unix.Getsid(grand); sid == c.PGID() {
+		t.Fatalf("the grandchild %d is in the child's session: the test does not test what it says", grand)
+	}
+	done := make(chan struct{})
+	t0 := time.Now()
+	go func() { c.Stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("Stop has not returned after %s (the grandchild in its own session holds the stderr pipe)", time.Since(t0))
+	}
+	if procState(grand) != "" && procState(grand) != "Z" {
+		t.Fatalf("grandchild %d still running (state %s) after Stop", grand, procState(grand))
+	}
+	t.Logf("Stop returned in %s with the setsid grandchild ended", time.Since(t0).Round(time.Millisecond))
+}

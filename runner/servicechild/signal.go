@@ -27,10 +27,16 @@ func (c *Child) current() *incarnation {
 	return c.cur
 }
 
-// signal sends sig to r's process group (the group the harness created).
+// signal sends sig to r's process group (the group the harness created)
+// and to every process of the service's tree that left it (EnvTreeMark).
 func (c *Child) signal(r *incarnation, sig syscall.Signal) error {
-	if err := syscall.Kill(-r.pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+	err := syscall.Kill(-r.pgid, sig)
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("service child: %s to process group %d: %w", signalNames[sig], r.pgid, err)
+	}
+	if n := signalMarked(c.mark, r.pgid, sig); n > 0 {
+		c.logf("service: %s to process group %d and %d process(es) of its tree outside it", signalNames[sig], r.pgid, n)
+		return nil
 	}
 	c.logf("service: %s to process group %d", signalNames[sig], r.pgid)
 	return nil
@@ -40,11 +46,16 @@ func (c *Child) signal(r *incarnation, sig syscall.Signal) error {
 var signalNames = map[syscall.Signal]string{syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM",
 	syscall.SIGSTOP: "SIGSTOP", syscall.SIGCONT: "SIGCONT"}
 
-// kill SIGKILLs r's group (continuing it first if paused) and waits until
-// it is reaped.
+// kill SIGKILLs r's group and the rest of the service's tree, waits until
+// r is reaped (bounded: Wait gives up on pipes a descendant holds after
+// waitDelay) and until no marked process is left (bounded by treeSettle;
+// one still there is logged by pid).
 func (c *Child) kill(r *incarnation) {
 	_ = c.signal(r, syscall.SIGKILL)
 	<-r.done
+	if left := killMarked(c.mark); len(left) > 0 {
+		c.logf("service: %d process(es) of the service's tree still present %s after SIGKILL: %v", len(left), treeSettle, left)
+	}
 }
 
 // terminate sends SIGTERM to r's group (SIGCONT first: a stopped process
@@ -55,6 +66,11 @@ func (c *Child) terminate(r *incarnation) bool {
 	_ = c.signal(r, syscall.SIGCONT)
 	select {
 	case <-r.done:
+		// The child is gone; what it left behind outside its group
+		// (a setsid grandchild) gets no grace of its own.
+		if left := killMarked(c.mark); len(left) > 0 {
+			c.logf("service: %d process(es) of the service's tree still present %s after SIGKILL: %v", len(left), treeSettle, left)
+		}
 		return true
 	case <-time.After(c.opt.Grace):
 		c.kill(r)
