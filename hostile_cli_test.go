@@ -67,6 +67,12 @@ func TestHostileRunFlagsExitTwoBeforeAnythingStarts(t *testing.T) {
 		{"capacity-start-nan", []string{"capacity", "smoke", "--start", "nan"}, []string{"--start NaN", "positive rate of at most 1000000"}},
 		{"capacity-factor-inf", []string{"capacity", "smoke", "--factor", "inf"}, []string{"--factor must be a finite number above 1"}},
 		{"compare-variant-nan", []string{"compare", "smoke", "--variant", "a:phases.0.rate=nan", "--variant", "b:"}, []string{"variant a", "phases[0].rate", "want a number"}},
+		// Counts a typo makes huge are capped with the reason, before
+		// any process starts or any connection is dialled.
+		{"masters-100000", []string{"run", "smoke", "--masters", "100000"}, []string{"--masters 100000", "at most 64 masters", "--cluster redis://"}},
+		{"replicas-1000", []string{"run", "smoke", "--replicas", "1000"}, []string{"--replicas 1000", "5 replicas per master"}},
+		{"concurrency-1e8", []string{"run", "--concurrency", "100000000", "--duration", "2s"}, []string{"concurrency 100000000: at most 10000", "--generator I/N"}},
+		{"pool-size-1e8", []string{"run", "smoke", "--pool-size", "100000000"}, []string{"--pool-size 100000000", "up to 10000"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { runHostile(t, c) })
 	}

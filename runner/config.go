@@ -123,6 +123,10 @@ func (g Generator) validate() error {
 const (
 	// MaxUsers: Op.User holds a user index in 32 bits.
 	MaxUsers = 1 << 32
+	// MaxConcurrency bounds the workers (requests on the wire at once):
+	// each may hold a connection to every node, and the default pool is
+	// the workers plus 16 per node.
+	MaxConcurrency = 10_000
 	// MaxRetrySends: Op.Sends (1 + re-sends) is 8 bits.
 	MaxRetrySends = 254
 	// MaxOpsPerRun: Op.ID and Op.Req are 32 bits; the engine schedules
@@ -156,6 +160,8 @@ func (c *Config) Validate() error {
 	}
 	if c.Concurrency <= 0 {
 		bad("concurrency must be positive, got %d", c.Concurrency)
+	} else if c.Concurrency > MaxConcurrency {
+		bad("concurrency %d: at most %d (each worker may hold a connection to every node: file descriptors; a larger load is split over generators, --generator I/N)", c.Concurrency, MaxConcurrency)
 	}
 	if c.Users <= 0 {
 		bad("users must be positive, got %d", c.Users)

@@ -166,6 +166,11 @@ func (x *execution) prepare(ctx context.Context) error {
 	if len(p.Phases) == 0 {
 		return errors.New("the plan has no load phase")
 	}
+	if p.Stand == nil {
+		if err := p.Cluster.Validate(); err != nil {
+			return err
+		}
+	}
 	scripts, err := LoadScripts(p.LuaDir)
 	if err != nil {
 		return err

@@ -134,6 +134,39 @@ func (s *Stand) logger() *slog.Logger {
 	return s.log
 }
 
+// Caps on the stand's counts, each a flag a typo can make huge: past them
+// the run is refused at once (exit 2) instead of starting processes or
+// dialling until the machine runs out of memory or file descriptors.
+const (
+	// MaxMasters and MaxReplicas bound a cluster the harness starts on
+	// this machine: 64 masters with 5 replicas each are 384 redis-server
+	// processes and as many proxies, already far more than the cores.
+	MaxMasters  = 64
+	MaxReplicas = 5
+	// MaxPoolSize bounds --pool-size, the load client's connections per
+	// node (each a file descriptor, times the nodes).
+	MaxPoolSize = 10_000
+)
+
+// Validate refuses counts and waits the stand cannot have (the caps
+// above), naming the flag and the fix. Execute calls it before anything
+// is written or started; OpenStand again.
+func (cf ClusterSpec) Validate() error {
+	if cf.Masters < 1 || cf.Replicas < 0 {
+		return fmt.Errorf("--masters must be at least 1 and --replicas at least 0 (got %d and %d)", cf.Masters, cf.Replicas)
+	}
+	if cf.Masters > MaxMasters || cf.Replicas > MaxReplicas {
+		return fmt.Errorf("--masters %d --replicas %d: at most %d masters and %d replicas per master on a stand the harness starts (each node is a redis-server process with a proxy in front, all on this machine); a larger cluster is one you run: --cluster redis://host:port", cf.Masters, cf.Replicas, MaxMasters, MaxReplicas)
+	}
+	if cf.PoolSize < 0 || cf.PoolSize > MaxPoolSize {
+		return fmt.Errorf("--pool-size %d: want 0 (one connection per worker plus spares) or a number of connections per node up to %d (each is a file descriptor, on every node)", cf.PoolSize, MaxPoolSize)
+	}
+	if cf.PoolTimeout < 0 {
+		return fmt.Errorf("--pool-timeout %s: want 0 (go-redis's default) or a positive wait", cf.PoolTimeout)
+	}
+	return nil
+}
+
 // OpenStand opens the cluster (starting it when it is local or docker) and
 // a client whose pool fits `workers`; with proxied, toxiproxy sits in front
 // of every node and the client dials through it. On error nothing is left
@@ -143,14 +176,8 @@ func OpenStand(ctx context.Context, log *slog.Logger, cf ClusterSpec, workers in
 	if log == nil {
 		log = discardLogger
 	}
-	if cf.Masters < 1 || cf.Replicas < 0 {
-		return nil, fmt.Errorf("--masters must be at least 1 and --replicas at least 0 (got %d and %d)", cf.Masters, cf.Replicas)
-	}
-	if cf.PoolSize < 0 {
-		return nil, fmt.Errorf("--pool-size %d: want 0 (one connection per worker plus spares) or a positive number of connections per node", cf.PoolSize)
-	}
-	if cf.PoolTimeout < 0 {
-		return nil, fmt.Errorf("--pool-timeout %s: want 0 (go-redis's default) or a positive wait", cf.PoolTimeout)
+	if err := cf.Validate(); err != nil {
+		return nil, err
 	}
 	if cf.Spec == "" {
 		cf.Spec = "local"
