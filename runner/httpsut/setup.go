@@ -94,7 +94,7 @@ func (m *Mapping) mergeCalls(f *Mapping) error {
 			}
 			for j, st := range c.Expect {
 				if st < 100 || st > 599 {
-					return f.errAt(fmt.Sprintf("%s.expect[%d]", at, j), "%d is not an HTTP status: want the statuses (100..599) that mean the call did its work, e.g. [200, 201]", st)
+					return f.errAt(fmt.Sprintf("%s.expect[%d]", at, j+1), "%d is not an HTTP status: want the statuses (100..599) that mean the call did its work, e.g. [200, 201]", st)
 				}
 			}
 			out = append(out, c)

@@ -100,6 +100,9 @@ func TestServiceSetUpThroughItsAPI(t *testing.T) {
 	if want := "salesservice: teardown sale=" + id + " removed=2"; len(teardowns) != 1 || teardowns[0] != want {
 		t.Fatalf("teardown calls the service received: %q, want exactly [%q] (its two keys removed)", teardowns, want)
 	}
+	if notes := strings.Join(oc.Report.SystemUnderTest.Notes, "\n"); !strings.Contains(notes, "1 setup call(s)") || !strings.Contains(notes, "1 teardown call(s)") {
+		t.Fatalf("system_under_test.notes %q: want the setup and teardown calls stated", notes)
+	}
 	if a := oc.Report.Service.Answers; a["ACCEPTED"] == 0 || a["INVALID"] != 0 {
 		t.Fatalf("the load's answers %v: want ACCEPTED from the sale set up before it, no INVALID", a)
 	}
