@@ -422,6 +422,10 @@ func (x *execution) teardown() {
 		x.pl.Stop() // nothing of the pipeline writes to the activity once it is removed
 	}
 	n, err := pv.Teardown(tctx, act)
+	if sp, ok := pv.(sut.ServiceProvisioner); ok && sp.ThroughService() && err != nil {
+		log.Warn(fmt.Sprintf("teardown of activity %s through %s: %v", act.ID, x.sys.Name(), err))
+		return
+	}
 	if err != nil {
 		log.Warn(fmt.Sprintf("teardown of activity %s: %v (its keys expire at %s anyway)", act.ID, err, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339)))
 		return
