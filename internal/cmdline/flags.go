@@ -57,7 +57,7 @@ type ServiceChild struct{ Cmd, Ready string }
 // ServiceChildFlags registers --service-cmd and --service-ready (run): the
 // access service under test started as a child of the run.
 func ServiceChildFlags(f *pflag.FlagSet, s *ServiceChild) {
-	f.StringVar(&s.Cmd, "service-cmd", "", "start the access service under test as a child: sh -c CMD in its own process group, with SECKILL_LISTEN (a free 127.0.0.1 port), SECKILL_REDIS_ADDRS (the nodes' proxies: its Redis traffic goes through the faults), SECKILL_SECRET and, with the pipeline, SECKILL_PG_URL; stopped by its process group at the end; faults service-kill|pause|restart act on it (overrides a scenario's service_cmd; local cluster only, docs/SERVICE_ROUTING.md)")
+	f.StringVar(&s.Cmd, "service-cmd", "", "start the access service under test as a child: sh -c CMD in its own process group, with SECKILL_LISTEN (a free 127.0.0.1 port), SECKILL_REDIS_ADDRS (the nodes' proxies: its Redis traffic goes through the faults), SECKILL_SECRET, the run's sale (SECKILL_ACTIVITY, SECKILL_SKU, SECKILL_STOCK, SECKILL_BUCKETS) and, with the pipeline, SECKILL_PG_URL; the mapping's setup: calls are sent once it is ready; stopped by its process group at the end; faults service-kill|pause|restart act on it (overrides a scenario's service_cmd; local cluster only, docs/SERVICE_ROUTING.md)")
 	f.StringVar(&s.Ready, "service-ready", "", "with --service-cmd: the URL polled until it answers 200 before the load (default http://SECKILL_LISTEN/healthz)")
 }
 
@@ -69,5 +69,5 @@ type ServiceFlags struct{ URL, Mapping string }
 // them on as Overrides.Service and Overrides.ServiceMapping).
 func ServiceFlag(f *pflag.FlagSet, s *ServiceFlags) {
 	f.StringVar(&s.URL, "service", "", "base URL of a running access service to put under test over HTTP, e.g. http://127.0.0.1:8080 (docs/SERVICE.md; not with --path, --adapter, --lua-dir or --generator)")
-	f.StringVar(&s.Mapping, "service-mapping", "", "with --service: the service mapping file (YAML, docs/SERVICE.md): its endpoints, answer fields, codes, timeout, retry policy and state: reference (default: the HTTP contract)")
+	f.StringVar(&s.Mapping, "service-mapping", "", "with --service: the service mapping file (YAML, docs/SERVICE.md): its endpoints, answer fields, codes, timeout, retry policy, state: reference, and the setup: and teardown: calls that create and remove the run's sale through the service's API (default: the HTTP contract)")
 }

@@ -5,5 +5,6 @@
 // paces the load and times every operation from its intended start, so
 // the latency stays free of coordinated omission; each HTTP request is
 // also a vegeta.Result, accumulated in vegeta.Metrics for the report's
-// service section.
+// service section. The mapping's setup: and teardown: calls create and
+// remove the run's sale through the service's own API (setup.go).
 package httpsut

@@ -83,6 +83,15 @@ type Mapping struct {
 	// reference contract's keys on the harness's cluster (the harness then
 	// reads it back and the state checks run), "none" (default) otherwise.
 	State string `yaml:"state"`
+	// Setup are the HTTP calls that create the run's sale on the service
+	// (setup.go): sent in order once the service is ready and before the
+	// load, each answer checked (Call.Expect); a failure ends the run
+	// before the load (exit 2) naming the call. With setup calls the
+	// harness writes no key of the activity itself, state: reference too.
+	Setup []Call `yaml:"setup"`
+	// Teardown are the HTTP calls that remove the sale, sent once after
+	// the run on every way out (the load failed or was interrupted too).
+	Teardown []Call `yaml:"teardown"`
 
 	path    string
 	lines   map[string]int
@@ -233,6 +242,9 @@ func (m *Mapping) merge(f *Mapping) error {
 		return err
 	}
 	if err := m.mergeStatuses(f); err != nil {
+		return err
+	}
+	if err := m.mergeCalls(f); err != nil {
 		return err
 	}
 	return m.mergeScalars(f)

@@ -42,10 +42,12 @@ const maxExamples = 5
 // mapping cannot read are refusals of the path (not retryable); a request
 // that could not be sent (connection refused) is a plain error.
 //
-// It is a sut.Provisioner: with state: reference it writes the activity's
-// keys on the harness's cluster (sut.ReferenceState), which it then reads
-// back for the checks; otherwise the service's activity is set up by
-// other means and Setup only takes note of it. It is a sut.StateReader:
+// It is a sut.Provisioner (setup.go): with the mapping's setup: and
+// teardown: calls it creates and removes the sale through the service's
+// own API; otherwise, with state: reference, it writes the activity's keys
+// on the harness's cluster (sut.ReferenceState); otherwise the service's
+// activity is set up by other means and Setup only takes note of it. With
+// state: reference it reads the keys back for the checks. It is a sut.StateReader:
 // all of the reference contract's facts with state: reference; otherwise
 // the cached request results through the query endpoint (when mapped) and
 // the harness's nodes' eviction counters.
@@ -64,6 +66,7 @@ type System struct {
 	audit    sut.Answers
 	queries  int64
 	resolved int64
+	tornDown bool // the teardown calls were sent (setup.go)
 }
 
 var (
@@ -129,32 +132,14 @@ func (s *System) activity() (*lua.Activity, error) {
 	return s.act, nil
 }
 
-// Setup takes note of the activity and, with state: reference, writes its
-// keys (lua.Setup).
-func (s *System) Setup(ctx context.Context, a *lua.Activity) error {
-	if s.ref != nil {
-		if err := s.ref.Setup(ctx, a); err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	s.act = a
-	s.mu.Unlock()
-	return nil
-}
-
-// Teardown removes the activity's keys with state: reference; otherwise
-// nothing (the harness wrote none).
-func (s *System) Teardown(ctx context.Context, a *lua.Activity) (int64, error) {
-	if s.ref != nil {
-		return s.ref.Teardown(ctx, a)
-	}
-	return 0, nil
-}
-
 // values are the values of one call, by name (mapping.bodyValues).
 func values(a *lua.Activity, user, request, rid string) map[string]string {
 	return map[string]string{"activity": a.ID, "sku": a.SKU, "user": user, "request": request, "reservation": rid, "amount": "1"}
+}
+
+// numeric reports whether value name is sent as a JSON number.
+func numeric(name string) bool {
+	return name == "amount" || name == "stock" || name == "buckets" || name == "bucket"
 }
 
 // target builds the vegeta.Target of endpoint e with values v.
@@ -167,8 +152,8 @@ func (s *System) target(e *Endpoint, v map[string]string) (vegeta.Target, error)
 	if len(e.Body) > 0 {
 		doc := make(map[string]any, len(e.Body))
 		for field, name := range e.Body {
-			if name == "amount" {
-				doc[field] = 1
+			if numeric(name) {
+				doc[field] = json.Number(v[name])
 			} else {
 				doc[field] = v[name]
 			}

@@ -13,8 +13,12 @@
 //	guard         refuse faults the cluster must not get
 //	setUp         create the system under test, pre-flight it when it can
 //	              (sut.Preflighter: an adapter file; a finding fails A1 and
-//	              refuses the load), create the activity (or join a named one)
+//	              refuses the load), join a named activity
 //	startFaults   arm the fault timeline and the async pipeline
+//	startService  start the service child (--service-cmd), await its readiness
+//	setUpActivity create the run's activity through the system under test
+//	              (a service's setup: calls need it ready); its teardown
+//	              then runs before the child is stopped
 //	warmUp        before t=0: dial every connection the load uses, load the
 //	              scripts on every master, wait for a settled cluster
 //	              (report.json's warm_up says what and how long)

@@ -116,9 +116,10 @@ func (x *execution) steps(after context.Context) []step {
 		{"open the stand", x.openStand},
 		{"wait for the topology to settle", x.settleTopology},
 		{"guard", x.guard},
-		{"set up the activity", x.setUp},
+		{"set up the system under test", x.setUp},
 		{"start the faults and the pipeline", x.startFaults},
 		{"start the service", x.startService},
+		{"set up the activity", x.setUpActivity},
 		{"warm up", x.warmUp},
 		{"observe the servers", x.observe},
 		{"drive the load", x.driveLoad},
@@ -304,7 +305,7 @@ func (x *execution) setUp(ctx context.Context) error {
 	if err := x.preflight(ctx); err != nil {
 		return err
 	}
-	if err := x.setUpActivity(ctx); err != nil {
+	if err := x.joinActivity(ctx); err != nil {
 		return err
 	}
 	x.sale = sut.Sale{Activity: x.act, IDs: x.store}
@@ -347,30 +348,44 @@ func (x *execution) preflight(ctx context.Context) error {
 	return nil
 }
 
-// setUpActivity joins the shared activity of a split load, or sets the
-// run's own up through the system under test (sut.Provisioner).
-func (x *execution) setUpActivity(ctx context.Context) error {
+// joinActivity joins the shared activity of a split load (the run's own
+// is set up later, by setUpActivity, once the service is started).
+func (x *execution) joinActivity(ctx context.Context) error {
 	p, log, rdb := x.plan, x.out.logger(), x.stand.Client
 	pv, ok := sut.Ability[sut.Provisioner](x.sys)
 	if !ok {
 		return fmt.Errorf("the system under test %q cannot set up an activity (it has no sut.Provisioner)", x.sys.Name())
 	}
-	if p.SharedActivity {
-		act, gi, err := joinActivity(ctx, log, rdb, pv, x.act, p.Generator, p.ActivityWait, p.Phases[0].Config)
-		if err != nil {
-			return err
-		}
-		x.act, x.gi = act, gi
-		if !x.stand.Cluster.Owned() {
-			log.Info(fmt.Sprintf("activity %s is kept for 'seckill-harness verify' (which removes it with --teardown); its keys expire at %s anyway",
-				act.ID, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339)))
-		}
+	if !p.SharedActivity {
 		return nil
 	}
+	act, gi, err := joinActivity(ctx, log, rdb, pv, x.act, p.Generator, p.ActivityWait, p.Phases[0].Config)
+	if err != nil {
+		return err
+	}
+	x.act, x.gi = act, gi
+	if !x.stand.Cluster.Owned() {
+		log.Info(fmt.Sprintf("activity %s is kept for 'seckill-harness verify' (which removes it with --teardown); its keys expire at %s anyway",
+			act.ID, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339)))
+	}
+	return nil
+}
+
+// setUpActivity sets the run's own activity up through the system under
+// test (sut.Provisioner), after the service is started: a service's
+// setup calls need it ready. Its teardown is registered then, so it runs
+// before the service child is stopped: on a cluster the harness did not
+// create, or always for a system set up through its service's API
+// (sut.ServiceProvisioner).
+func (x *execution) setUpActivity(ctx context.Context) error {
+	if x.plan.SharedActivity {
+		return nil // joined by joinActivity
+	}
+	pv, _ := sut.Ability[sut.Provisioner](x.sys)
 	if err := pv.Setup(ctx, x.act); err != nil {
 		return err
 	}
-	if !x.stand.Cluster.Owned() {
+	if sp, ok := pv.(sut.ServiceProvisioner); (ok && sp.ThroughService()) || !x.stand.Cluster.Owned() {
 		x.cleanup = append(x.cleanup, x.teardown)
 	}
 	return nil
@@ -408,9 +423,20 @@ func (x *execution) teardown() {
 	if !ok {
 		return // set up by other means: nothing of it to remove
 	}
+	if x.pl != nil {
+		x.pl.Stop() // nothing of the pipeline writes to the activity once it is removed
+	}
 	n, err := pv.Teardown(tctx, act)
+	if sp, ok := pv.(sut.ServiceProvisioner); ok && sp.ThroughService() && err != nil {
+		log.Warn(fmt.Sprintf("teardown of activity %s through %s: %v", act.ID, x.sys.Name(), err))
+		return
+	}
 	if err != nil {
 		log.Warn(fmt.Sprintf("teardown of activity %s: %v (its keys expire at %s anyway)", act.ID, err, time.UnixMilli(act.RetentionUntilMs).UTC().Format(time.RFC3339)))
+		return
+	}
+	if sp, ok := pv.(sut.ServiceProvisioner); ok && sp.ThroughService() {
+		log.Info(fmt.Sprintf("teardown: activity %s removed through %s's teardown calls (and %d keys of it by the harness)", act.ID, x.sys.Name(), n))
 		return
 	}
 	log.Info(fmt.Sprintf("teardown: removed the %d keys of activity %s", n, act.ID))

@@ -35,7 +35,8 @@ func refuseServiceRouting(cf ClusterSpec) error {
 }
 
 // startService starts the plan's service child (if any) with the proxied
-// seeds, the run's secret and the orders' URL, makes it the target of the
+// seeds, the run's secret, the orders' URL and the run's sale (activity,
+// SKU, stock, buckets), makes it the target of the
 // service faults and starts the sampler of its connections
 // (service_behind_proxies). Without a ServiceCmd it does nothing.
 func (x *execution) startService(ctx context.Context) error {
@@ -50,6 +51,7 @@ func (x *execution) startService(ctx context.Context) error {
 	log := x.out.logger()
 	child, err := servicechild.Start(ctx, servicechild.Options{Cmd: p.ServiceCmd, Ready: p.ServiceReady, Listen: p.ServiceListen, RedisAddrs: cr.Seeds(),
 		Secret: string(x.secret()), PGURL: x.pgURL, Dir: x.out.Dir,
+		Sale: servicechild.Sale{Activity: x.act.ID, SKU: x.act.SKU, Stock: x.act.Stock, Buckets: x.act.Buckets},
 		Logf: func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }})
 	if err != nil {
 		return err

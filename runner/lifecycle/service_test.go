@@ -145,3 +145,40 @@ func TestServiceChildStoppedOnInterrupt(t *testing.T) {
 		t.Fatalf("process group %d of the service still runs after an interrupted run", pid)
 	}
 }
+
+// A service child is given the run's sale in its environment: the
+// activity's id and SKU, the plan's stock and bucket count
+// (SECKILL_ACTIVITY, SECKILL_SKU, SECKILL_STOCK, SECKILL_BUCKETS), the
+// figures the run is judged by.
+func TestServiceChildGetsTheSale(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("needs redis-server")
+	}
+	bin := buildFakeService(t)
+	envFile := filepath.Join(t.TempDir(), "env")
+	cfg := runner.DefaultConfig()
+	cfg.Shape.Rate, cfg.Duration, cfg.Users = 50, 500*time.Millisecond, 2000
+	p := &Plan{Name: "service-sale", Cluster: ClusterSpec{Masters: 3, Replicas: 0}, Stock: 4321, Buckets: 3,
+		ServiceCmd: "env > " + envFile + "; exec " + bin, Phases: []runner.Phase{{Name: "load", Config: cfg}}}
+	oc, err := Execute(context.Background(), p, Output{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && strings.HasPrefix(k, "SECKILL_") {
+			env[k] = v
+		}
+	}
+	t.Logf("the child's sale: SECKILL_ACTIVITY=%s SECKILL_SKU=%s SECKILL_STOCK=%s SECKILL_BUCKETS=%s", env["SECKILL_ACTIVITY"], env["SECKILL_SKU"], env["SECKILL_STOCK"], env["SECKILL_BUCKETS"])
+	a := oc.Activity
+	for k, want := range map[string]string{"SECKILL_ACTIVITY": a.ID, "SECKILL_SKU": a.SKU, "SECKILL_STOCK": "4321", "SECKILL_BUCKETS": "3"} {
+		if env[k] != want || want == "" {
+			t.Errorf("the child's %s=%q, want %q (the run's)", k, env[k], want)
+		}
+	}
+}

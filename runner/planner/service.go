@@ -63,6 +63,9 @@ func (in Inputs) service(s *scenarios.Scenario, p *lifecycle.Plan) error {
 		}
 	}
 	sys.Notes = append(sys.Notes, "client: "+m.Policy())
+	if len(m.Setup) > 0 || len(m.Teardown) > 0 {
+		sys.Notes = append(sys.Notes, fmt.Sprintf("the sale is set up through the service's API: %d setup call(s) once it is ready, before the load; %d teardown call(s) once after the run", len(m.Setup), len(m.Teardown)))
+	}
 	if !m.ReferenceState() {
 		sys.Notes = append(sys.Notes, "state: none: the harness neither sets the activity up in Redis nor reads the service's state back (the checks that need it skip, I3 and I4 are judged from the answers); set state: reference in the mapping when the service keeps the reference contract's keys")
 	}

@@ -2,11 +2,12 @@
 // the harness (--service-cmd): started with `sh -c CMD` in a process group
 // of its own, with the environment of the service contract
 // (docs/SERVICE.md: SECKILL_LISTEN, SECKILL_REDIS_ADDRS, SECKILL_SECRET,
-// SECKILL_PG_URL), awaited on its readiness URL, its output captured, and
-// stopped by its process group id — the group the harness created — and
-// by its tree mark (EnvTreeMark, inherited by every descendant, also one
-// in a session of its own), so stopping it ends what the harness started
-// and nothing else. The faults
+// SECKILL_PG_URL, and the run's sale: SECKILL_ACTIVITY, SECKILL_SKU,
+// SECKILL_STOCK, SECKILL_BUCKETS), awaited on its readiness URL, its output
+// captured, and stopped by its process group id — the group the harness
+// created — and by its tree mark (EnvTreeMark, inherited by every
+// descendant, also one in a session of its own), so stopping it ends what
+// the harness started and nothing else. The faults
 // service-kill, service-pause and service-restart act through Child.
 package servicechild
 
@@ -20,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,11 +34,24 @@ const (
 	EnvRedisAddrs = "SECKILL_REDIS_ADDRS"
 	EnvSecret     = "SECKILL_SECRET"
 	EnvPGURL      = "SECKILL_PG_URL"
+	// The run's sale (Options.Sale): its activity id, SKU, whole stock and
+	// bucket count, the figures the harness judges the run by.
+	EnvActivity = "SECKILL_ACTIVITY"
+	EnvSKU      = "SECKILL_SKU"
+	EnvStock    = "SECKILL_STOCK"
+	EnvBuckets  = "SECKILL_BUCKETS"
 )
 
 // waitDelay bounds Wait after the child exited while a descendant still
 // holds its output pipe.
 const waitDelay = time.Second
+
+// Sale is the run's sale as the child's environment gives it.
+type Sale struct {
+	Activity, SKU string
+	Stock         int64
+	Buckets       uint32
+}
 
 // Defaults of Options' zero values.
 const (
@@ -67,6 +82,9 @@ type Options struct {
 	Secret string
 	// PGURL is SECKILL_PG_URL, set only when not "" (the pipeline is on).
 	PGURL string
+	// Sale is SECKILL_ACTIVITY, SECKILL_SKU, SECKILL_STOCK and
+	// SECKILL_BUCKETS, set only when Sale.Activity is not "".
+	Sale Sale
 	// Dir receives the child's stdout and stderr (StdoutFile, StderrFile,
 	// appended across restarts); "" means a temporary directory removed
 	// by Stop.
@@ -204,6 +222,10 @@ func (c *Child) environ() []string {
 		EnvTreeMark+"="+c.mark)
 	if c.opt.PGURL != "" {
 		env = append(env, EnvPGURL+"="+c.opt.PGURL)
+	}
+	if sl := c.opt.Sale; sl.Activity != "" {
+		env = append(env, EnvActivity+"="+sl.Activity, EnvSKU+"="+sl.SKU,
+			EnvStock+"="+strconv.FormatInt(sl.Stock, 10), EnvBuckets+"="+strconv.FormatUint(uint64(sl.Buckets), 10))
 	}
 	return env
 }

@@ -59,7 +59,8 @@ func TestChildLifecycle(t *testing.T) {
 	bin := fake(t)
 	dir := t.TempDir()
 	ctx := context.Background()
-	c, err := Start(ctx, Options{Cmd: "sleep 300 & exec " + bin, Secret: "s3cret", PGURL: "postgres://x@127.0.0.1:1/db", Dir: dir, Grace: time.Second})
+	c, err := Start(ctx, Options{Cmd: "sleep 300 & exec " + bin, Secret: "s3cret", PGURL: "postgres://x@127.0.0.1:1/db", Dir: dir, Grace: time.Second,
+		Sale: Sale{Activity: "act-9", SKU: "sku2", Stock: 8000, Buckets: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +74,9 @@ func TestChildLifecycle(t *testing.T) {
 	resp.Body.Close()
 	if env[EnvListen] != c.Listen() || env[EnvSecret] != "s3cret" || env[EnvPGURL] != "postgres://x@127.0.0.1:1/db" || !strings.HasPrefix(c.Listen(), "127.0.0.1:") {
 		t.Fatalf("the child's environment %v: want %s=%s, the secret and the PostgreSQL URL", env, EnvListen, c.Listen())
+	}
+	if env[EnvActivity] != "act-9" || env[EnvSKU] != "sku2" || env[EnvStock] != "8000" || env[EnvBuckets] != "4" {
+		t.Fatalf("the child's environment %v: want the sale act-9, sku2, 8000 over 4 buckets", env)
 	}
 	pgid := c.PGID()
 	grand := groupMembers(t, pgid)

@@ -59,6 +59,20 @@ type Provisioner interface {
 	Teardown(ctx context.Context, a *lua.Activity) (int64, error)
 }
 
+// ServiceProvisioner is a Provisioner that may set the activity up through
+// a service's own API (an HTTP service's setup: and teardown: calls): its
+// activity then lives (also) in the service's store, not only in keys on
+// the harness's cluster. When ThroughService is true the run tears it down
+// after every run, once, on every way out, also on a cluster the harness
+// created and throws away (other provisioners are torn down only on a
+// cluster the harness did not create). Its Teardown's count is the keys
+// the harness removed itself, not what the service removed.
+type ServiceProvisioner interface {
+	Provisioner
+	// ThroughService reports whether Setup and Teardown speak to the service.
+	ThroughService() bool
+}
+
 // Wrapper is a system that decorates another (adds WAIT, a local
 // sold-out flag, …): its abilities are the wrapped system's.
 type Wrapper interface {
