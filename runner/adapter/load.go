@@ -65,6 +65,18 @@ func Load(path string) (*File, error) {
 	return f, nil
 }
 
+// PreflightStrict is File.Preflight's one value: every pre-flight
+// finding refuses the load.
+const PreflightStrict = "strict"
+
+// Strict reports whether every pre-flight finding refuses the load
+// (preflight: strict, or SetStrict).
+func (f *File) Strict() bool { return f.Preflight == PreflightStrict }
+
+// SetStrict makes every pre-flight finding refuse the load, whatever the
+// file says (run --strict-preflight).
+func (f *File) SetStrict() { f.Preflight = PreflightStrict }
+
 // line is the line of the value at field path p (0 when unknown).
 func (f *File) line(p string) int { return f.lines[p] }
 
@@ -75,6 +87,9 @@ func (f *File) errAt(p, format string, args ...any) error {
 
 func (f *File) compile() error {
 	f.tmpl.calls = map[Op]*callPlan{}
+	if f.Preflight != "" && f.Preflight != PreflightStrict {
+		return f.errAt("preflight", "unknown value %q: write preflight: %s (every pre-flight finding refuses the load), or remove it (the load is refused only for what Redis refused on a sample call)", f.Preflight, PreflightStrict)
+	}
 	if f.HashTag != "" {
 		t, err := f.template("hash_tag", f.HashTag, ctxHashTag, false)
 		if err != nil {

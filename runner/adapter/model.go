@@ -24,6 +24,12 @@ type File struct {
 	Teardown *Teardown `yaml:"teardown"`
 	// State names the reads the checks need (optional, each part too).
 	State *State `yaml:"state"`
+	// Preflight is how the pre-flight's findings weigh on the load:
+	// absent, the load is refused only for what Redis itself refused on a
+	// sample call (CROSSSLOT, a key on another node, a script error), and
+	// a key outside KEYS that Redis ran fails A1 while the load runs;
+	// "strict": every finding refuses the load (as --strict-preflight).
+	Preflight string `yaml:"preflight"`
 
 	// Path is the file as given to Load; Dir the directory script paths
 	// are relative to.
