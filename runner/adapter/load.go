@@ -37,6 +37,7 @@ type compiled struct {
 
 type callPlan struct {
 	keys, args []Template
+	built      []Template // built_keys
 	reply      replyMap
 	script     *Script
 }
@@ -118,7 +119,31 @@ func (f *File) compile() error {
 		}
 		f.tmpl.teardown = ts
 	}
-	return f.compileState()
+	if err := f.compileState(); err != nil {
+		return err
+	}
+	for _, op := range []Op{OpReserve, OpRelease} {
+		if c := f.tmpl.calls[op]; c != nil {
+			f.tmpl.teardown = withTemplates(f.tmpl.teardown, c.built)
+			f.tmpl.expiring = withTemplates(f.tmpl.expiring, c.built)
+		}
+	}
+	return nil
+}
+
+// withTemplates appends to list the templates of more it does not hold
+// (by text).
+func withTemplates(list, more []Template) []Template {
+	for _, t := range more {
+		dup := false
+		for _, x := range list {
+			dup = dup || x.Text == t.Text
+		}
+		if !dup {
+			list = append(list, t)
+		}
+	}
+	return list
 }
 
 // template parses text at field path p and checks its references against
@@ -199,6 +224,9 @@ func (f *File) compileCall(op Op, c *Call, ctx scope, allowed, need []Outcome) e
 		return err
 	}
 	if plan.args, err = f.templates(p+".args", c.Args, ctx); err != nil {
+		return err
+	}
+	if plan.built, err = f.templates(p+".built_keys", c.BuiltKeys, ctxKeyspace); err != nil {
 		return err
 	}
 	if plan.reply, err = f.compileReply(c.Reply, p+".reply", allowed, need); err != nil {

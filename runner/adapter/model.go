@@ -49,6 +49,13 @@ type Call struct {
 	Keys []string `yaml:"keys"`
 	// Args are the ARGV, in order, as templates.
 	Args []string `yaml:"args"`
+	// BuiltKeys are the keys the script builds itself instead of taking
+	// them from KEYS (a KEYS entry that is only the hash tag, the script
+	// appending ":stock"), as templates over the values keys may use.
+	// They join teardown.keys and state.expiring_keys (the teardown
+	// removes them, K1 reads their expiries); the pre-flight still fails
+	// A1 on every one, and says which keys it saw that are not listed.
+	BuiltKeys []string `yaml:"built_keys"`
 	// Reply says how a reply maps to outcomes (required).
 	Reply *Reply `yaml:"reply" adapter:"required"`
 }

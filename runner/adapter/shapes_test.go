@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"seckill-harness/lua"
+	"seckill-harness/runner/sut"
 )
 
 const shapes = "testdata/shapes/"
@@ -64,8 +65,8 @@ func TestPreflightRunsWhatRedisRuns(t *testing.T) {
 		if x.Kind != KindUndeclared || x.Refuses {
 			t.Errorf("finding %s (refuses %v): want %s that does not refuse the load", x, x.Refuses, KindUndeclared)
 		}
-		if !strings.Contains(x.Detail, "shares the call's slot") {
-			t.Errorf("finding does not say the key shares the call's slot: %s", x.Detail)
+		if !strings.Contains(x.Detail, "shares the call's slot") || !strings.Contains(x.Detail, "lists it in reserve.built_keys") {
+			t.Errorf("finding does not say the key shares the call's slot and is listed in built_keys: %s", x.Detail)
 		}
 		for _, k := range x.Keys {
 			for name, line := range lines {
@@ -103,5 +104,37 @@ func TestPreflightRefusesWhatRedisRefuses(t *testing.T) {
 		if got := systemPreflight(t, shapes+name+".yaml"); len(got) != 0 {
 			t.Errorf("%s: %d findings, want none", name, len(got))
 		}
+	}
+}
+
+// The keys a script builds, listed in built_keys (and nowhere else), are
+// the teardown's and K1's: the expiry read finds every one the calls
+// created, with its TTL, and the teardown removes exactly those.
+func TestBuiltKeysJoinTeardownAndExpiry(t *testing.T) {
+	ctx := context.Background()
+	s, a, st := newSystem(t, shapes+"tag-only-keys.yaml", 4, 1)
+	accepted := 0
+	for i := 0; i < 3; i++ {
+		c, err := st.NewReserveCall(a, fmt.Sprintf("u%d", i), fmt.Sprintf("r%d", i), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Reserve(ctx, c)
+		if err != nil || res.Code != lua.Accepted {
+			t.Fatalf("reserve %d: %+v, %v", i, res, err)
+		}
+		accepted++
+	}
+	kf, err := s.ReadKeys(ctx, a, sut.KeyQuery{})
+	// stock, bought, and a request result and a hold per accepted call
+	if want := int64(2 + 2*accepted); err != nil || kf.Space.KeysChecked != want || kf.Space.KeysWithoutTTL != 0 {
+		t.Fatalf("keys: %+v, %v; want %d built keys read, each with a TTL", kf, err, want)
+	}
+	n, err := s.Teardown(ctx, a)
+	if err != nil || n != kf.Space.KeysChecked {
+		t.Fatalf("teardown removed %d keys (%v), the expiry read found %d", n, err, kf.Space.KeysChecked)
+	}
+	if kf2, err := s.ReadKeys(ctx, a, sut.KeyQuery{}); err != nil || kf2.Space.KeysChecked != 0 {
+		t.Fatalf("after teardown: %d keys left (%v)", kf2.Space.KeysChecked, err)
 	}
 }

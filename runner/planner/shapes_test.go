@@ -54,6 +54,13 @@ func TestTagOnlyKeysRunUnderSlotMigration(t *testing.T) {
 	if judged < 5 {
 		t.Errorf("only %d of I1-I6 judged: the other verdicts are not reported", judged)
 	}
+	if k1 := invariant(rep, "K1"); k1.Status != reports.StatusPass && k1.Status != reports.StatusFail {
+		t.Errorf("K1 %s (%s): the keys the file lists in built_keys were not read", k1.Status, k1.Detail)
+	}
+	for _, f := range rep.Faults {
+		t.Logf("fault %s: healed %v %s; ASK/MOVED %v, TRYAGAIN %v, keys moved %v, inject error %v", f.Name, f.Healed, f.HealError,
+			f.Evidence["history.moved_ask_answers"], f.Evidence["history.tryagain_answers"], f.Evidence["keys_moved"], f.Evidence["inject_error"])
+	}
 	strict := runShape(t, "slot-migration", sets, Overrides{Adapter: shapesDir + "tag-only-keys.yaml", StrictPreflight: true})
 	if a1 := invariant(strict, "A1"); a1.Status != reports.StatusFail || !strings.Contains(a1.Detail, "refused before the load") || strict.Totals.Ops != 0 {
 		t.Errorf("--strict-preflight: A1 %s (%s), %d ops; want refused before the load, no operation", a1.Status, a1.Detail, strict.Totals.Ops)
