@@ -50,6 +50,14 @@ func AdapterFlag(f *pflag.FlagSet, file *string) {
 	f.StringVar(file, "adapter", "", "contract adapter file (YAML, docs/ADAPTERS.md): run a team's own reserve script instead of the reference (check it first with 'seckill-harness adapter validate FILE'; not with --path, --lua-dir, --pipeline or --generator)")
 }
 
+// StrictPreflightFlag registers --strict-preflight (run): every finding
+// of the adapter file's pre-flight refuses the load, as the file's
+// preflight: strict (runner/planner passes it on as
+// Overrides.StrictPreflight).
+func StrictPreflightFlag(f *pflag.FlagSet, strict *bool) {
+	f.BoolVar(strict, "strict-preflight", false, "with --adapter: refuse the load on every pre-flight finding (check A1), as the file's 'preflight: strict'; without it the load is refused only for what Redis itself refused on a sample call (CROSSSLOT, a key on another node, a script error)")
+}
+
 // ServiceChild is what --service-cmd and --service-ready say (runner/planner
 // passes them on as Overrides.ServiceCmd and ServiceReady).
 type ServiceChild struct{ Cmd, Ready string }

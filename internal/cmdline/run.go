@@ -27,6 +27,7 @@ type Run struct {
 	history  string
 	luaDir   string
 	adapter  string // --adapter
+	strict   bool   // --strict-preflight
 	service  ServiceFlags
 	scenario string
 	faults   []string
@@ -93,6 +94,7 @@ func RunFlags(f *pflag.FlagSet) *Run {
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may go, after the load, without bringing one more reservation to ORDER_CREATED or RELEASED (the drain ends then, or at 30x this in all)")
 	f.DurationVar(&o.localSoldOut, "local-soldout", 0, "TTL of a local sold-out flag in front of the path: SOLD_OUT sets it per bucket, Redis Pub/Sub tells the other service instances, requests are answered LOCAL_SOLD_OUT until it expires (0: none; overrides a scenario's local_soldout)")
 	AdapterFlag(f, &o.adapter)
+	StrictPreflightFlag(f, &o.strict)
 	ResultsFlags(f, &o.results, ResultsBaseline)
 	ServiceChildFlags(f, &o.child)
 	ServiceFlag(f, &o.service)
@@ -189,7 +191,7 @@ func (o *Run) scenarioOf(cmd *cobra.Command, args []string) (*scenarios.Scenario
 // inputs is what the run flags add to every plan (a suite's members included).
 func (o *Run) inputs(cmd *cobra.Command) planner.Inputs {
 	return planner.Inputs{Cluster: o.cluster, Given: cmd.Flags().Changed, LuaDir: o.luaDir,
-		Overrides: o.wait.Over(planner.Overrides{Faults: o.faults, Path: o.path, Adapter: o.adapter, LocalSoldOut: o.localSoldOut,
+		Overrides: o.wait.Over(planner.Overrides{Faults: o.faults, Path: o.path, Adapter: o.adapter, StrictPreflight: o.strict, LocalSoldOut: o.localSoldOut,
 			Service: o.service.URL, ServiceMapping: o.service.Mapping, ServiceCmd: o.child.Cmd, ServiceReady: o.child.Ready}),
 		Generator: o.cfg.Generator, ActivityID: o.activity, ActivityWait: o.activityWait, PostgresURL: o.pg, PostgresKeep: o.pgKeep}
 }

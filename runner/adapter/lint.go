@@ -19,10 +19,19 @@ type Finding struct {
 	Where  string // file:line
 	Keys   []string
 	Detail string
+	// Refuses: Redis itself refused a sample call here (CROSSSLOT, a key
+	// on another node, the script's own error), so the load would fail
+	// the same way: the run refuses the load. A finding Redis let
+	// through (a key outside KEYS that Redis ran) does not refuse it
+	// unless the file says preflight: strict: the load runs, and the
+	// checks and faults show what the shape costs. Static findings have
+	// it false (no call ran).
+	Refuses bool
 }
 
 // The kinds of finding. All but KindScriptError make a script unsafe on
-// Redis Cluster; every kind refuses the run before any load.
+// Redis Cluster; A1 fails on every kind, and the run refuses the load on
+// a finding that Refuses.
 const (
 	// KindSlots: the KEYS of one call are in different slots.
 	KindSlots = "keys-in-different-slots"

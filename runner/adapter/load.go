@@ -37,6 +37,7 @@ type compiled struct {
 
 type callPlan struct {
 	keys, args []Template
+	built      []Template // built_keys
 	reply      replyMap
 	script     *Script
 }
@@ -65,6 +66,18 @@ func Load(path string) (*File, error) {
 	return f, nil
 }
 
+// PreflightStrict is File.Preflight's one value: every pre-flight
+// finding refuses the load.
+const PreflightStrict = "strict"
+
+// Strict reports whether every pre-flight finding refuses the load
+// (preflight: strict, or SetStrict).
+func (f *File) Strict() bool { return f.Preflight == PreflightStrict }
+
+// SetStrict makes every pre-flight finding refuse the load, whatever the
+// file says (run --strict-preflight).
+func (f *File) SetStrict() { f.Preflight = PreflightStrict }
+
 // line is the line of the value at field path p (0 when unknown).
 func (f *File) line(p string) int { return f.lines[p] }
 
@@ -75,6 +88,9 @@ func (f *File) errAt(p, format string, args ...any) error {
 
 func (f *File) compile() error {
 	f.tmpl.calls = map[Op]*callPlan{}
+	if f.Preflight != "" && f.Preflight != PreflightStrict {
+		return f.errAt("preflight", "unknown value %q: write preflight: %s (every pre-flight finding refuses the load), or remove it (the load is refused only for what Redis refused on a sample call)", f.Preflight, PreflightStrict)
+	}
 	if f.HashTag != "" {
 		t, err := f.template("hash_tag", f.HashTag, ctxHashTag, false)
 		if err != nil {
@@ -103,7 +119,31 @@ func (f *File) compile() error {
 		}
 		f.tmpl.teardown = ts
 	}
-	return f.compileState()
+	if err := f.compileState(); err != nil {
+		return err
+	}
+	for _, op := range []Op{OpReserve, OpRelease} {
+		if c := f.tmpl.calls[op]; c != nil {
+			f.tmpl.teardown = withTemplates(f.tmpl.teardown, c.built)
+			f.tmpl.expiring = withTemplates(f.tmpl.expiring, c.built)
+		}
+	}
+	return nil
+}
+
+// withTemplates appends to list the templates of more it does not hold
+// (by text).
+func withTemplates(list, more []Template) []Template {
+	for _, t := range more {
+		dup := false
+		for _, x := range list {
+			dup = dup || x.Text == t.Text
+		}
+		if !dup {
+			list = append(list, t)
+		}
+	}
+	return list
 }
 
 // template parses text at field path p and checks its references against
@@ -184,6 +224,9 @@ func (f *File) compileCall(op Op, c *Call, ctx scope, allowed, need []Outcome) e
 		return err
 	}
 	if plan.args, err = f.templates(p+".args", c.Args, ctx); err != nil {
+		return err
+	}
+	if plan.built, err = f.templates(p+".built_keys", c.BuiltKeys, ctxKeyspace); err != nil {
 		return err
 	}
 	if plan.reply, err = f.compileReply(c.Reply, p+".reply", allowed, need); err != nil {

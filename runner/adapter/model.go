@@ -24,6 +24,12 @@ type File struct {
 	Teardown *Teardown `yaml:"teardown"`
 	// State names the reads the checks need (optional, each part too).
 	State *State `yaml:"state"`
+	// Preflight is how the pre-flight's findings weigh on the load:
+	// absent, the load is refused only for what Redis itself refused on a
+	// sample call (CROSSSLOT, a key on another node, a script error), and
+	// a key outside KEYS that Redis ran fails A1 while the load runs;
+	// "strict": every finding refuses the load (as --strict-preflight).
+	Preflight string `yaml:"preflight"`
 
 	// Path is the file as given to Load; Dir the directory script paths
 	// are relative to.
@@ -43,6 +49,13 @@ type Call struct {
 	Keys []string `yaml:"keys"`
 	// Args are the ARGV, in order, as templates.
 	Args []string `yaml:"args"`
+	// BuiltKeys are the keys the script builds itself instead of taking
+	// them from KEYS (a KEYS entry that is only the hash tag, the script
+	// appending ":stock"), as templates over the values keys may use.
+	// They join teardown.keys and state.expiring_keys (the teardown
+	// removes them, K1 reads their expiries); the pre-flight still fails
+	// A1 on every one, and says which keys it saw that are not listed.
+	BuiltKeys []string `yaml:"built_keys"`
 	// Reply says how a reply maps to outcomes (required).
 	Reply *Reply `yaml:"reply" adapter:"required"`
 }

@@ -19,8 +19,9 @@ import (
 // activity a on rdb and reports, as findings, what Redis Cluster will not
 // let them do under load. The run calls it before the load, after the
 // stand is up and before the activity of the run is set up, and refuses
-// to load a script with any finding (StaticFindings are the other half:
-// what the text shows without a cluster).
+// to load a script with a finding Redis refused (Finding.Refuses);
+// StaticFindings are the other half: what the text shows without a
+// cluster.
 //
 // What it reports:
 //   - KindSlots: the KEYS of one call are in different slots; Redis
@@ -38,10 +39,14 @@ import (
 // How: each sample call runs the script with a recorder round redis.call
 // and redis.pcall (the script's text is unchanged and keeps its line
 // numbers): the recorder notes every command and its line, COMMAND
-// GETKEYS names the keys. The sample calls are reserve calls of users
-// u1..u4 (one user twice, one request re-sent) and, if f declares
-// release, a release of the first; a.Stock should be small (1 per bucket)
-// so the sold-out path runs too.
+// GETKEYS names the keys. The sample calls are reserve calls
+// of u1 (one request re-sent, a second request), of other users of u1's
+// bucket until it is sold out, of u2..u4 and, if f declares release, a
+// release of u1's first. a should have 2 units per bucket
+// (PreflightUnits): u1's second request then runs while stock remains
+// (a script that breaks only on its per-user branch is caught there) and
+// the sold-out path runs too. A finding Redis refused (Finding.Refuses)
+// refuses the load; the others fail A1 and the load runs.
 //
 // a must be throwaway: Preflight runs f's setup for each of its buckets
 // first, and afterwards deletes every key the setup and the calls touched
@@ -72,21 +77,29 @@ func Preflight(ctx context.Context, rdb *redis.ClusterClient, f *File, a *lua.Ac
 
 var _ sut.Preflighter = (*System)(nil)
 
+// PreflightUnits is the stock of each bucket of the system's pre-flight
+// activity: two, so u1's second request runs while one unit is left.
+const PreflightUnits = 2
+
 // Preflight is the system's pre-flight (sut.Preflighter): Preflight on a
 // throwaway activity of its own ("<a's id>-preflight", a's SKU, at most 8
-// buckets of one unit each, so the sold-out path runs too), on the
-// system's cluster client. Its findings are the file's as sut.Finding.
+// buckets of PreflightUnits units each, so a user's second request runs
+// while stock remains and the sold-out path runs too), on the system's
+// cluster client. Its findings are the file's as sut.Finding; with
+// preflight: strict in the file (or --strict-preflight) every finding
+// refuses the load, not only those Redis refused.
 func (s *System) Preflight(ctx context.Context, a *lua.Activity) ([]sut.Finding, error) {
 	rdb, ok := s.rdb.(*redis.ClusterClient)
 	if !ok {
 		return nil, fmt.Errorf("adapter %s: the pre-flight needs a Redis Cluster client", s.file.Name)
 	}
 	b := min(a.Buckets, 8)
-	pa := lua.NewActivity(a.ID+"-preflight", a.SKU, int64(b), b, time.Hour)
+	pa := lua.NewActivity(a.ID+"-preflight", a.SKU, PreflightUnits*int64(b), b, time.Hour)
 	found, err := Preflight(ctx, rdb, s.file, pa)
 	out := make([]sut.Finding, 0, len(found))
 	for _, x := range found {
-		out = append(out, sut.Finding{Problem: x.Problem(), Kind: x.Kind, Where: x.Where, Keys: x.Keys, Detail: x.Detail})
+		out = append(out, sut.Finding{Problem: x.Problem(), Kind: x.Kind, Where: x.Where, Keys: x.Keys, Detail: x.Detail,
+			Refuses: x.Refuses || s.file.Strict()})
 	}
 	if len(out) == 0 {
 		out = nil
@@ -109,19 +122,43 @@ type sampleCall struct {
 	v  Values
 }
 
-// sampleCalls are the reserve calls (u1 r1, u1 r1 again, u1 r2, u2 r3,
-// u3 r4, u4 r5) and a release of u1's reservation if f declares one.
+// sampleCalls are the reserve calls and, if f declares one, a release of
+// u1's first reservation. They run both paths a script has for a user's
+// second request: u1 r1, u1 r1 re-sent and u1 r2 while u1's bucket still
+// holds stock (a.Stock of at least 2 per bucket; a script's per-user
+// branch runs only then, a sold-out bucket answers before it), then as
+// many other users of u1's bucket as it has units (capped at
+// maxSoldOutUsers), the last of which finds it sold out, then u2..u4
+// wherever they fall (other buckets).
 func (p *preflight) sampleCalls() []sampleCall {
 	st := lua.NewStore(nil, nil, []byte("adapter-preflight"))
 	var out []sampleCall
-	for _, ur := range [][2]string{{"u1", "1"}, {"u1", "1"}, {"u1", "2"}, {"u2", "3"}, {"u3", "4"}, {"u4", "5"}} {
-		c, err := st.NewReserveCall(p.a, ur[0], "preflight-"+p.a.ID+"-r"+ur[1], time.Minute)
+	seq := 0
+	reserve := func(user string) {
+		seq++
+		c, err := st.NewReserveCall(p.a, user, fmt.Sprintf("preflight-%s-r%d", p.a.ID, seq), time.Minute)
 		if err != nil {
-			continue // an id the contract refuses: not this sample
+			return // an id the contract refuses: not this sample
 		}
 		v := CallValues(p.a, c)
 		v.NowMs = time.Now().UnixMilli()
 		out = append(out, sampleCall{OpReserve, v})
+	}
+	reserve("u1")
+	if len(out) > 0 {
+		out = append(out, out[0]) // the same request re-sent
+	}
+	reserve("u1")
+	home := p.a.BucketOf("u1")
+	need := min(p.a.BucketStock(home), maxSoldOutUsers)
+	for i := 5; need > 0 && i < 5+maxSoldOutCandidates; i++ {
+		if u := fmt.Sprintf("u%d", i); p.a.BucketOf(u) == home {
+			reserve(u)
+			need--
+		}
+	}
+	for _, u := range []string{"u2", "u3", "u4"} {
+		reserve(u)
 	}
 	if len(out) > 0 && p.f.Has(OpRelease) {
 		r := out[0].v
@@ -130,6 +167,14 @@ func (p *preflight) sampleCalls() []sampleCall {
 	}
 	return out
 }
+
+// maxSoldOutUsers bounds the users sent to sell u1's bucket out (a larger
+// bucket is not sold out by the sample); maxSoldOutCandidates bounds the
+// user names tried to find them.
+const (
+	maxSoldOutUsers      = 8
+	maxSoldOutCandidates = 4096
+)
 
 // setup runs f's setup for every bucket of a.
 func (p *preflight) setup(ctx context.Context) error {
@@ -172,6 +217,9 @@ func (p *preflight) add(x Finding) {
 		p.at[id] = len(p.out)
 		p.out = append(p.out, x)
 		return
+	}
+	if x.Refuses && !p.out[i].Refuses {
+		p.out[i].Refuses, p.out[i].Detail = true, x.Detail // Redis's refusal is the word to keep
 	}
 	for _, k := range x.Keys {
 		if !contains(p.out[i].Keys, k) {

@@ -124,7 +124,7 @@ func (p *preflight) call(ctx context.Context, op Op, v Values) error {
 	if !ok {
 		return nil
 	}
-	p.classify(ctx, op, keys, errText, log)
+	p.classify(ctx, op, v, keys, errText, log)
 	return nil
 }
 
@@ -140,7 +140,7 @@ func (p *preflight) callError(op Op, keys []string, err error) error {
 		for i := range keys {
 			if slots[i] != slots[0] {
 				pth := fmt.Sprintf("%s.keys[%d]", op, i+1)
-				p.add(Finding{Kind: KindSlots, Where: fmt.Sprintf("%s:%d", p.f.Path, p.f.line(pth)), Keys: []string{keys[0], keys[i]},
+				p.add(Finding{Kind: KindSlots, Where: fmt.Sprintf("%s:%d", p.f.Path, p.f.line(pth)), Keys: []string{keys[0], keys[i]}, Refuses: true,
 					Detail: fmt.Sprintf("the %s call's KEYS[1] %q is in slot %d and KEYS[%d] %q in slot %d; Redis refused the call: %q. A script's keys must share one slot: give every key the same hash tag (${tag})",
 						op, keys[0], slots[0], i+1, keys[i], slots[i], msg)})
 				return nil
@@ -152,13 +152,14 @@ func (p *preflight) callError(op Op, keys []string, err error) error {
 }
 
 func (p *preflight) scriptError(op Op, line int, msg string) {
-	p.add(Finding{Kind: KindScriptError, Where: fmt.Sprintf("%s:%d", p.f.Script(op).Path, line),
+	p.add(Finding{Kind: KindScriptError, Where: fmt.Sprintf("%s:%d", p.f.Script(op).Path, line), Refuses: true,
 		Detail: fmt.Sprintf("a sample %s call failed; Redis said %q. It will fail the same way under load: fix the script, or the adapter's keys, args or setup", op, msg)})
 }
 
 // classify turns a recorded call into findings: every key a command
 // touched that the call does not pass in KEYS, and the script's error.
-func (p *preflight) classify(ctx context.Context, op Op, keys []string, errText string, log []logEntry) {
+func (p *preflight) classify(ctx context.Context, op Op, v Values, keys []string, errText string, log []logEntry) {
+	built := p.f.builtKeys(op, v)
 	callSlot := -1
 	if len(keys) > 0 {
 		callSlot = KeySlot(keys[0])
@@ -176,8 +177,8 @@ func (p *preflight) classify(ctx context.Context, op Op, keys []string, errText 
 		}
 		for _, k := range ks {
 			if !contains(keys, k) {
-				p.add(Finding{Kind: KindUndeclared, Where: fmt.Sprintf("%s:%d", p.f.Script(op).Path, e.line), Keys: []string{k},
-					Detail: undeclaredDetail(strings.ToUpper(e.args[0]), k, callSlot, refused)})
+				p.add(Finding{Kind: KindUndeclared, Where: fmt.Sprintf("%s:%d", p.f.Script(op).Path, e.line), Keys: []string{k}, Refuses: refused != "",
+					Detail: undeclaredDetail(strings.ToUpper(e.args[0]), k, callSlot, refused) + builtNote(op, built[k])})
 			}
 		}
 	}
@@ -204,5 +205,31 @@ func undeclaredDetail(cmd, key string, callSlot int, refused string) string {
 	case slot != callSlot:
 		return fmt.Sprintf("%s; the call's KEYS are in slot %d. Redis ran it only because both slots are on one node of this cluster: after a resharding or a failover, or on another cluster, the same call fails with \"Script attempted to access a non local key in a cluster node\". Fix: %s", what, callSlot, fix)
 	}
-	return fmt.Sprintf("%s; it shares the call's slot %d, so Redis runs it, but Redis Cluster requires every key a script touches in KEYS, and the harness cannot check or remove a key it is not told. Fix: %s", what, callSlot, fix)
+	return fmt.Sprintf("%s; it shares the call's slot %d, so Redis runs it (the load runs, unless preflight: strict), but Redis Cluster requires every key a script touches in KEYS: while the slot migrates, Redis picks ASK or not from the declared KEYS alone, and a declared key that does not exist on the source (a KEYS entry that is only the hash tag never does) sends the call to the importing node, where this key may not be yet. Fix: %s", what, callSlot, fix)
+}
+
+// builtKeys renders op's built_keys for the call's values (those that
+// render), as a set.
+func (f *File) builtKeys(op Op, v Values) map[string]bool {
+	c := f.tmpl.calls[op]
+	tag, err := f.Tag(v)
+	if c == nil || err != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, t := range c.built {
+		if k, err := t.render(&v, tag); err == nil {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// builtNote says whether an undeclared key is one the file lists in the
+// call's built_keys.
+func builtNote(op Op, listed bool) string {
+	if listed {
+		return fmt.Sprintf(" (The file lists it in %s.built_keys: the teardown removes it and K1 reads its expiry.)", op)
+	}
+	return fmt.Sprintf(" (While the script builds it, list it in %s.built_keys, so the teardown removes it and K1 reads its expiry.)", op)
 }

@@ -81,12 +81,12 @@ func anys(ss []string) []any {
 	return out
 }
 
-// Teardown deletes the keys teardown: lists: a template over bucket
-// values for every bucket, one over a user, request or reservation for
-// every call the run sent. Without teardown: nothing is removed (the keys
-// expire as the script set them).
+// Teardown deletes the keys teardown: and the calls' built_keys: list: a
+// template over bucket values for every bucket, one over a user, request
+// or reservation for every call the run sent. Without either: nothing is
+// removed (the keys expire as the script set them).
 func (s *System) Teardown(ctx context.Context, a *lua.Activity) (int64, error) {
-	if s.file.Teardown == nil {
+	if len(s.file.tmpl.teardown) == 0 {
 		return 0, nil
 	}
 	refs, err := s.keyspace(a, s.file.tmpl.teardown)

@@ -7,7 +7,9 @@ import (
 
 // judgeA1 judges the pre-flight's findings (Facts.Preflight): each is a
 // place in the system's scripts (file:line) with the keys at fault, in a
-// team's words ("not cluster-safe: …").
+// team's words ("not cluster-safe: …"). A1 fails on any finding; the
+// detail says whether the load was refused (a finding Refuses) or ran
+// (Redis ran every sample call: the other checks judge what it did).
 func judgeA1(f *Facts) Verdict {
 	pf := f.Preflight
 	if pf == nil {
@@ -21,11 +23,15 @@ func judgeA1(f *Facts) Verdict {
 	var list []map[string]any
 	for _, x := range pf.Findings {
 		lines = append(lines, x.String())
-		list = append(list, map[string]any{"problem": x.Problem, "kind": x.Kind, "where": x.Where, "keys": x.Keys, "detail": x.Detail})
+		list = append(list, map[string]any{"problem": x.Problem, "kind": x.Kind, "where": x.Where, "keys": x.Keys, "detail": x.Detail, "refuses": x.Refuses})
+	}
+	head := "refused before the load"
+	if !pf.Refused() {
+		head = "the load ran (Redis ran every sample call; the other checks judge what the shape costs)"
 	}
 	return Verdict{Failed: true,
-		Detail:   fmt.Sprintf("refused before the load: %d finding(s) in %s: %s", len(lines), pf.System, strings.Join(lines, "; ")),
-		Evidence: map[string]any{"findings": len(list), "found": list}}
+		Detail:   fmt.Sprintf("%s: %d finding(s) in %s: %s", head, len(lines), pf.System, strings.Join(lines, "; ")),
+		Evidence: map[string]any{"findings": len(list), "found": list, "refused": pf.Refused()}}
 }
 
 // appliesA1: only a system with a pre-flight (an adapter file) is judged.

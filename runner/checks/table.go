@@ -154,7 +154,7 @@ var invariants = []Invariant{
 		Judge:    judgeK2, Vacuous: vacuousK2, SkipWhen: "the servers' counters were not read (verify)", ServerSide: true,
 		FailCount: "evicted_keys", FailCountOf: "keys the nodes evicted"},
 	{ID: "A1", Name: "cluster_safe",
-		Contract: "before any load, the pre-flight's sample calls of the adapter file's scripts touch only keys they pass in KEYS, every call's KEYS in one slot, and no call fails with a script error; a finding refuses the load",
+		Contract: "before any load, the pre-flight's sample calls of the adapter file's scripts touch only keys they pass in KEYS, every call's KEYS in one slot, and no call fails with a script error; a finding Redis refused on a sample call (or any, with preflight: strict) refuses the load, the others let it run",
 		Judge:    judgeA1, Applies: appliesA1, SkipWhen: "the system under test is not an adapter file (no pre-flight)", Unwaivable: true},
 	{ID: "R1", Name: "service_behind_proxies",
 		Contract: "every Redis connection of the service the run started (--service-cmd) went through the proxies, so the faults on them reached its traffic: none to a node's own address, and some through them",

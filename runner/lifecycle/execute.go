@@ -324,8 +324,8 @@ func (x *execution) setUp(ctx context.Context) error {
 
 // preflight tries a system that has a pre-flight (sut.Preflighter: an
 // adapter file) on the stand before its activity is set up. Its findings
-// are A1's facts and refuse the load (driveLoad runs none); a pre-flight
-// that cannot run is a harness error.
+// are A1's facts; one that Refuses refuses the load (driveLoad runs none),
+// the others let it run; a pre-flight that cannot run is a harness error.
 func (x *execution) preflight(ctx context.Context) error {
 	pf, ok := sut.Ability[sut.Preflighter](x.sys)
 	if !ok {
@@ -340,9 +340,12 @@ func (x *execution) preflight(ctx context.Context) error {
 	for _, f := range found {
 		log.Warn(f.String())
 	}
-	if x.pre.Refused() {
+	switch {
+	case x.pre.Refused():
 		log.Warn(fmt.Sprintf("pre-flight: %s refused before the load (%d finding(s), check A1): no load runs", x.sys.Name(), len(found)))
-	} else {
+	case len(found) > 0:
+		log.Warn(fmt.Sprintf("pre-flight: %s not cluster-safe (%d finding(s), check A1 fails), but Redis ran every sample call: the load runs, so the other checks and the faults show what the shape costs", x.sys.Name(), len(found)))
+	default:
 		log.Info(fmt.Sprintf("pre-flight: %s touched only the keys it passes in KEYS, one slot per call", x.sys.Name()))
 	}
 	return nil
@@ -700,6 +703,10 @@ func (x *execution) assemble(ctx context.Context) *Result {
 		sys := *rep.SystemUnderTest // the plan's is shared by its re-runs
 		rep.SystemUnderTest = &sys
 		sys.Notes = append(slices.Clone(sys.Notes), fmt.Sprintf("refused before the load: the pre-flight found %d place(s) not cluster-safe (check A1); no load ran", len(x.pre.Findings)))
+	} else if x.pre != nil && len(x.pre.Findings) > 0 && rep.SystemUnderTest != nil {
+		sys := *rep.SystemUnderTest
+		rep.SystemUnderTest = &sys
+		sys.Notes = append(slices.Clone(sys.Notes), fmt.Sprintf("not cluster-safe: the pre-flight found %d place(s) (check A1 fails), but Redis ran every sample call, so the load ran and the other checks judge it", len(x.pre.Findings)))
 	}
 	for i := range rep.Invariants {
 		if _, expected := p.ExpectFail[strings.ToUpper(rep.Invariants[i].ID)]; expected {

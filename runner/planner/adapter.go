@@ -21,6 +21,9 @@ import (
 // release share is sent as fresh reserves, and the report says so.
 func (in Inputs) adapter(s *scenarios.Scenario, p *lifecycle.Plan) error {
 	if s.Adapter == "" {
+		if in.StrictPreflight {
+			return fmt.Errorf("--strict-preflight without an adapter file: it says how the adapter file's pre-flight refuses the load; add --adapter FILE or drop --strict-preflight")
+		}
 		return nil
 	}
 	switch {
@@ -35,7 +38,13 @@ func (in Inputs) adapter(s *scenarios.Scenario, p *lifecycle.Plan) error {
 	if err != nil {
 		return err
 	}
+	if in.StrictPreflight {
+		f.SetStrict()
+	}
 	sys := &reports.SystemUnderTest{Name: f.Name, Kind: "adapter", Adapter: s.Adapter}
+	if f.Strict() {
+		sys.Notes = append(sys.Notes, "strict pre-flight: every finding refuses the load")
+	}
 	for _, role := range []string{"reserve", "release", "setup"} {
 		if sc := f.Scripts()[role+".script"]; sc != nil {
 			path := sc.Path

@@ -109,6 +109,7 @@ func TestAdapterBadInput(t *testing.T) {
 		{"with --path", Inputs{Overrides: Overrides{Adapter: referenceAdapter, Path: Paths()[len(Paths())-1]}}, nil, []string{"--adapter", "one system under test", "drop path"}},
 		{"with --lua-dir", Inputs{LuaDir: dir, Overrides: Overrides{Adapter: referenceAdapter}}, nil, []string{"--lua-dir", "drop one"}},
 		{"with a pipeline", Inputs{Overrides: Overrides{Adapter: referenceAdapter}}, []string{"pipeline.drain=5s"}, []string{"pipeline", "drop pipeline:"}},
+		{"--strict-preflight without one", Inputs{Overrides: Overrides{StrictPreflight: true}}, nil, []string{"--strict-preflight without an adapter file", "add --adapter FILE or drop --strict-preflight"}},
 	}
 	for _, c := range cases {
 		_, err := Load(context.Background(), "smoke", c.sets, nil, c.in)

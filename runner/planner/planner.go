@@ -130,6 +130,9 @@ type Overrides struct {
 	// working directory) that puts a team's reserve script under test in
 	// place of the scenario's adapter: or the reference ("": the scenario's).
 	Adapter string
+	// StrictPreflight is --strict-preflight: every finding of the adapter
+	// file's pre-flight refuses the load (the file's preflight: strict).
+	StrictPreflight bool
 	// ServiceCmd and ServiceReady (--service-cmd, --service-ready) replace
 	// the scenario's service_cmd: and service_ready: when not "".
 	ServiceCmd, ServiceReady string

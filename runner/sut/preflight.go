@@ -11,8 +11,10 @@ import (
 // load: sample calls on a throwaway activity, reporting what the cluster
 // will not let the system do under load (an adapter file's script that
 // touches keys it does not pass in KEYS, say). The run calls it once the
-// stand is up and before its activity is set up; any finding refuses the
-// load (the check table's cluster-safety check fails with the findings).
+// stand is up and before its activity is set up; the check table's
+// cluster-safety check fails with any finding, and a finding that
+// Refuses refuses the load (the others let it run, so the other checks
+// and the faults show what the finding costs).
 type Preflighter interface {
 	// Preflight tries the system on a throwaway activity derived from a
 	// (never a's own keys) and removes what it wrote. No finding: nil.
@@ -29,6 +31,10 @@ type Finding struct {
 	Where   string   // file:line to fix (the script's, or the adapter file's)
 	Keys    []string // the keys at fault, as the sample call rendered them
 	Detail  string   // what is wrong and what to do
+	// Refuses: the load is refused for it (Redis itself refused a sample
+	// call here, so the load would fail the same way; or the system asks
+	// for the strict refusal of every finding).
+	Refuses bool
 }
 
 func (f Finding) String() string {
@@ -43,5 +49,16 @@ type Preflight struct {
 	Findings []Finding
 }
 
-// Refused reports whether the pre-flight refuses the load.
-func (p *Preflight) Refused() bool { return p != nil && len(p.Findings) > 0 }
+// Refused reports whether the pre-flight refuses the load: one of its
+// findings Refuses.
+func (p *Preflight) Refused() bool {
+	if p == nil {
+		return false
+	}
+	for _, f := range p.Findings {
+		if f.Refuses {
+			return true
+		}
+	}
+	return false
+}
