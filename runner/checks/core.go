@@ -40,8 +40,12 @@ func stockUntouched(f *Facts, _ Verdict) string {
 }
 
 // judgeI1: per bucket available + reserved == initial, both >= 0 — at the
-// end and at every sample taken during the run.
+// end and at every sample taken during the run. A system that shows its
+// available units alone is judged by judgeI1Available.
 func judgeI1(f *Facts) Verdict {
+	if f.Unexposed[sut.Stock] {
+		return judgeI1Available(f)
+	}
 	var bad []string
 	for b, s := range f.Stock {
 		if !s.Conserved() {

@@ -101,6 +101,7 @@ type Verdict struct {
 // The pipeline works on the reference contract's records and queues.
 var (
 	stock           = []sut.Fact{sut.Stock}
+	available       = []sut.Fact{sut.Available}
 	records         = []sut.Fact{sut.Records}
 	recordsAndStock = []sut.Fact{sut.Records, sut.Stock}
 	requests        = []sut.Fact{sut.Requests}
@@ -111,8 +112,8 @@ var (
 
 // invariants is the table, in report order.
 var invariants = []Invariant{
-	{ID: "I1", Name: "stock_conservation", Needs: stock,
-		Contract: "per bucket `available + reserved == initial`, both ≥ 0, at the end and at every sample taken during the run",
+	{ID: "I1", Name: "stock_conservation", Needs: available, Compares: stock,
+		Contract: "per bucket `available + reserved == initial`, both ≥ 0, at the end and at every sample taken during the run; for a system that shows its available units alone, `available ≥ 0` at the end and at every sample, and at the end `available == initial − (distinct ACCEPTED − RELEASED)` when every outcome is known",
 		Judge:    judgeI1, Vacuous: stockUntouched, SkipWhen: "the stock never moved"},
 	{ID: "I2", Name: "reservation_accounting", Needs: recordsAndStock,
 		Contract: "per bucket `reserved` == live reservation records, `released_total` == RELEASED records",
@@ -137,7 +138,7 @@ var invariants = []Invariant{
 	{ID: "I8", Name: "release_at_most_once", Needs: records,
 		Contract: "no reservation is released twice; a repeated compensation answers ALREADY_RELEASED",
 		Judge:    judgeI8, Vacuous: vacuousI8, SkipWhen: "no compensation released anything"},
-	{ID: "I9", Name: "liveness", Needs: stock,
+	{ID: "I9", Name: "liveness", Needs: available,
 		Contract: "without faults and with demand ≥ stock, no bucket refuses SOLD_OUT while it holds stock (no undersell); reports the stock left",
 		Judge:    judgeI9, WholeLoad: true, Applies: appliesI9, Vacuous: vacuousI9,
 		SkipWhen: "faults were injected; demand below stock and no SOLD_OUT"},
