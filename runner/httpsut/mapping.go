@@ -83,6 +83,10 @@ type Mapping struct {
 	// reference contract's keys on the harness's cluster (the harness then
 	// reads it back and the state checks run), "none" (default) otherwise.
 	State string `yaml:"state"`
+	// Stock names the Redis reads of a bucket's stock for a service that
+	// keeps its own keys (not state: reference): I1 and I9 are then
+	// judged (StockRead). Nil: none.
+	Stock *StockRead `yaml:"stock"`
 
 	path    string
 	lines   map[string]int
@@ -235,7 +239,10 @@ func (m *Mapping) merge(f *Mapping) error {
 	if err := m.mergeStatuses(f); err != nil {
 		return err
 	}
-	return m.mergeScalars(f)
+	if err := m.mergeScalars(f); err != nil {
+		return err
+	}
+	return m.mergeStock(f)
 }
 
 func mergeEndpoint(f *Mapping, name string, dst **Endpoint, src *Endpoint, optional bool) error {

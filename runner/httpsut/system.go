@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"seckill-harness/lua"
@@ -54,6 +55,7 @@ type System struct {
 	base   string
 	client *http.Client
 	ref    *sut.ReferenceState
+	stock  redis.UniversalClient // the run's cluster, for the mapping's stock: reads (nil without them)
 
 	mu       sync.Mutex
 	act      *lua.Activity
@@ -91,6 +93,9 @@ func New(rawURL string, m *Mapping, workers int, st *lua.Store) (*System, error)
 	s.audit.Deadline = m.timeout
 	if m.ReferenceState() && st != nil {
 		s.ref = &sut.ReferenceState{Store: st}
+	}
+	if m.Stock != nil && st != nil {
+		s.stock = st.Client()
 	}
 	return s, nil
 }
