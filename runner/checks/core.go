@@ -200,7 +200,11 @@ func releasedByAnswer(f *Facts) int64 {
 // judgeI4: no user holds two live reservations in Redis, and no user was
 // told ACCEPTED for a second reservation while the first had not been
 // released.
-func judgeI4(f *Facts) Verdict {
+func judgeI4(f *Facts) Verdict { return judgeI4Without(f, nil) }
+
+// judgeI4Without is I4 with the ACCEPTED answers of the operations in
+// skip (by id) left out (reusedRequestAcks: I4's ConsequenceOf).
+func judgeI4Without(f *Facts, skip map[uint32]bool) Verdict {
 	liveByUser := map[string][]string{}
 	for rid, r := range f.Records {
 		if r.Status != lua.StatusReleased {
@@ -236,7 +240,7 @@ func judgeI4(f *Facts) Verdict {
 		}
 	}
 	for _, o := range f.all() {
-		if !o.Accepted() || o.RID == "" {
+		if !o.Accepted() || o.RID == "" || skip[o.ID] {
 			continue
 		}
 		list := firstAck[o.User]

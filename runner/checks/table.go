@@ -67,7 +67,9 @@ type Invariant struct {
 	// ConsequenceOf, when set, names the check whose failure wholly
 	// explains a failure of this one ("" when none does): I3's oversell
 	// when every unit acknowledged beyond the stock was sold again after
-	// its first reservation was lost (I6). A scenario that does not
+	// its first reservation was lost (I6); I4's double acknowledgements
+	// when each involves another user's reservation answered to a reused
+	// request id (I5). A scenario that does not
 	// require the cause does not fail on its consequence either (the run
 	// waives it and says so); one that requires the cause fails on both.
 	ConsequenceOf func(f *Facts, v Verdict) string
@@ -124,7 +126,7 @@ var invariants = []Invariant{
 		FailCount: "oversold_units", FailCountOf: "units acknowledged beyond the stock (sum over buckets)"},
 	{ID: "I4", Name: "one_per_user", Needs: records, FromAnswers: true,
 		Contract: "no user holds two live reservations, nor was told ACCEPTED for a second before the first was released",
-		Judge:    judgeI4, Vacuous: vacuousI4, SkipWhen: "no ACCEPTED answer and no reservation record"},
+		Judge:    judgeI4, Vacuous: vacuousI4, SkipWhen: "no ACCEPTED answer and no reservation record", ConsequenceOf: doubleAckOfReusedRequests},
 	{ID: "I5", Name: "idempotency", Compares: requests,
 		Contract: "every answer to one request_id agrees (and with Redis' cached result); another user reusing it gets REQUEST_ID_CONFLICT and no reservation id",
 		Judge:    judgeI5, Vacuous: vacuousI5, SkipWhen: "no request id answered twice, re-sent or refused USER_ALREADY_RESERVED"},
