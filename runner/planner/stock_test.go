@@ -31,7 +31,8 @@ func invariantByID(t *testing.T, rep *reports.Report, id string) reports.Invaria
 // load; the same script giving the unit back passes I1 (at the end
 // available == 2,000 − 2,000 ACCEPTED) and I9, each detail saying the
 // held counter was not compared. Before, both skipped ("does not expose
-// the stock per bucket").
+// the stock per bucket"). The reference path under the same load is
+// judged on its whole stock, as before.
 func TestAvailableOnlyAdapterUnderSoldOut90(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two loads on local clusters")
@@ -62,5 +63,19 @@ func TestAvailableOnlyAdapterUnderSoldOut90(t *testing.T) {
 	}
 	if n, _ := i1.Evidence["samples"].(int); n == 0 {
 		t.Errorf("decr-restore: I1 judged no sample taken during the load: %v", i1.Evidence)
+	}
+
+	// The reference path is judged as before: available + reserved ==
+	// initial, nothing left uncompared.
+	ref := runPlan(t, "sold-out-90", soldOut90Short, "")
+	for _, id := range []string{"I1", "I9"} {
+		inv := invariantByID(t, ref, id)
+		t.Logf("reference: %s %s: %s", id, inv.Status, inv.Detail)
+		if inv.Status != reports.StatusPass || strings.Contains(inv.Detail, "not compared") || inv.Evidence["available_only"] != nil {
+			t.Errorf("reference: %s %s (%s), want pass on the whole stock", id, inv.Status, inv.Detail)
+		}
+	}
+	if i1 = invariantByID(t, ref, "I1"); !strings.Contains(i1.Detail, "1 buckets conserve stock") {
+		t.Errorf("reference: I1 detail %q, want the conservation of available + reserved", i1.Detail)
 	}
 }
