@@ -115,6 +115,12 @@ func TestI1OnAvailableAlone(t *testing.T) {
 	if got := judgeByID(t, f, "I9"); got.Status != StatusFail || !strings.Contains(got.Detail, "answered SOLD_OUT 1 times") {
 		t.Errorf("I9 on available alone: %s %q, want the undersell", got.Status, got.Detail)
 	}
+	// A counter driven below 0 leaves nothing unsold (not a negative
+	// number of units): I1 judges the counter.
+	if got := judgeByID(t, availableFacts(-5, 3), "I9"); got.Status != StatusPass || !strings.HasPrefix(got.Detail, "0 units left unsold") ||
+		got.Evidence["left_total"] != int64(0) || !strings.Contains(got.Detail, "bucket 0: available=-5") {
+		t.Errorf("I9 below 0: %s %q %v", got.Status, got.Detail, got.Evidence)
+	}
 	// Without even the available units, both skip as before.
 	f.Unexposed[sut.Available] = true
 	for _, id := range []string{"I1", "I9"} {

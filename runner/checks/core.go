@@ -817,10 +817,13 @@ func judgeI9(f *Facts) Verdict {
 	}
 	left := make([]int64, nb)
 	var total int64
-	var bad []string
+	var bad, below []string
 	for b, s := range f.Stock {
-		left[b] = s.Available
-		total += s.Available
+		if s.Available < 0 { // nothing left to sell: I1 judges the counter itself
+			below = append(below, fmt.Sprintf("bucket %d: available=%d", b, s.Available))
+		}
+		left[b] = max(0, s.Available)
+		total += left[b]
 		if s.Available <= 0 {
 			continue
 		}
@@ -835,7 +838,12 @@ func judgeI9(f *Facts) Verdict {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("undersell: %v", bad)
 	}
-	return Verdict{len(bad) > 0, detail, map[string]any{"left_per_bucket": left, "left_total": total, "violations": bad}}
+	ev := map[string]any{"left_per_bucket": left, "left_total": total, "violations": bad}
+	if len(below) > 0 {
+		detail += fmt.Sprintf(" (counted as 0 left, below 0 at the end: %v)", below)
+		ev["below_zero"] = below
+	}
+	return Verdict{len(bad) > 0, detail, ev}
 }
 
 // demandByBucket is, per bucket, the users answered ACCEPTED or SOLD_OUT:
