@@ -48,8 +48,9 @@ const maxExamples = 5
 // back for the checks; otherwise the service's activity is set up by
 // other means and Setup only takes note of it. It is a sut.StateReader:
 // all of the reference contract's facts with state: reference; otherwise
-// the cached request results through the query endpoint (when mapped) and
-// the harness's nodes' eviction counters.
+// the stock through the mapping's stock: reads (when named), the cached
+// request results through the query endpoint (when mapped) and the
+// harness's nodes' eviction counters.
 type System struct {
 	m      *Mapping
 	base   string
