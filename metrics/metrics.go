@@ -168,9 +168,10 @@ func (l *Live) ObserveOp(o *runner.Op) {
 }
 
 // ObserveStock sets a bucket's I1 deviation (runner.WithStockObserver); a
-// failed reading leaves the last value.
+// failed reading, or one of the available units alone (no held counter to
+// deviate from), leaves the last value.
 func (l *Live) ObserveStock(s runner.StockSample) {
-	if s.Err != "" {
+	if s.Err != "" || s.AvailableOnly {
 		return
 	}
 	st := s.Stock

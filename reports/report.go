@@ -466,7 +466,9 @@ type Invariant struct {
 	Waived bool `json:"waived,omitempty"`
 	// ConsequenceOf names the invariant whose failure wholly explains this
 	// one's (I3's oversell when every unit sold beyond the stock was sold
-	// again after its reservation was lost: I6). When the scenario does
+	// again after its reservation was lost: I6; I4's double
+	// acknowledgements when each is another user's ACCEPTED answered to a
+	// reused request id: I5). When the scenario does
 	// not require that invariant, this failure is waived too, and its
 	// detail says so (additive).
 	ConsequenceOf string `json:"consequence_of,omitempty"`

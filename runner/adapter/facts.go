@@ -7,7 +7,8 @@ import (
 
 // Facts lists the system-under-test facts the file lets the harness read
 // back, in a fixed order: sut.Stock (state.available and state.held,
-// both), sut.Records (state.record), sut.Keys (state.expiring_keys) and
+// both), or sut.Available (state.available alone), sut.Records
+// (state.record), sut.Keys (state.expiring_keys) and
 // sut.Evictions (always: the keys live on the harness's Redis nodes, whose
 // evicted_keys counters the harness reads). A file cannot declare the
 // reference contract's cached request results (sut.Requests) or its
@@ -16,8 +17,11 @@ import (
 func (f *File) Facts() []sut.Fact {
 	var out []sut.Fact
 	r := f.tmpl.reads
-	if r["available"] != nil && r["held"] != nil {
-		out = append(out, sut.Stock)
+	switch {
+	case r["available"] != nil && r["held"] != nil:
+		out = append(out, sut.Stock) // and so sut.Available (sut.Exposed)
+	case r["available"] != nil:
+		out = append(out, sut.Available)
 	}
 	if r["record"] != nil {
 		out = append(out, sut.Records)
@@ -43,6 +47,7 @@ func (f *File) Skips() []Skip {
 	for _, x := range f.Facts() {
 		have[x] = true
 	}
+	have[sut.Available] = have[sut.Available] || have[sut.Stock]
 	var out []Skip
 	for _, inv := range checks.Invariants() {
 		if inv.Pipeline {

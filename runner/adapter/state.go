@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -185,14 +186,18 @@ func (s *System) setUpKeys(a *lua.Activity) map[string]bool {
 // Exposes is the file's Facts.
 func (s *System) Exposes() []sut.Fact { return s.file.Facts() }
 
-// ReadStock reads state.available and state.held of bucket b; initial is
-// the bucket's planned stock and released_total the releases the system
-// answered RELEASED (or ALREADY_RELEASED) in the bucket: a file declares
-// no counter of its own for it.
+// ReadStock reads state.available and state.held of bucket b (held 0
+// when the file declares state.available alone: sut.Available without
+// sut.Stock); initial is the bucket's planned stock and released_total
+// the releases the system answered RELEASED (or ALREADY_RELEASED) in the
+// bucket: a file declares no counter of its own for it.
 func (s *System) ReadStock(ctx context.Context, a *lua.Activity, b uint32) (lua.Stock, error) {
 	v := ActivityValues(a, b)
 	names := []string{"available", "held"}
-	var cmds [2][]string
+	if s.file.tmpl.reads["held"] == nil {
+		names = names[:1]
+	}
+	cmds := make([][]string, len(names))
 	for i, name := range names {
 		cmd, ok, err := s.file.StateRead(name, v)
 		if err != nil || !ok {
@@ -202,13 +207,15 @@ func (s *System) ReadStock(ctx context.Context, a *lua.Activity, b uint32) (lua.
 	}
 	// One MULTI/EXEC: both reads see one moment (when their keys share a
 	// slot, as a cluster-safe file's do), never a reservation in between.
-	var got [2]*redis.Cmd
+	got := make([]*redis.Cmd, len(cmds))
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		got[0], got[1] = p.Do(ctx, anys(cmds[0])...), p.Do(ctx, anys(cmds[1])...)
+		for i, c := range cmds {
+			got[i] = p.Do(ctx, anys(c)...)
+		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return lua.Stock{}, fmt.Errorf("adapter %s: read state.available and state.held of bucket %d: %w", s.file.Name, b, err)
+		return lua.Stock{}, fmt.Errorf("adapter %s: read state.%s of bucket %d: %w", s.file.Name, strings.Join(names, " and state."), b, err)
 	}
 	var n [2]int64
 	for i, c := range got {

@@ -12,8 +12,10 @@ import (
 
 // CollectFacts reads back, once, everything the checks of in need about
 // sale's activity, through what sys exposes (sut.StateReader): the stock
-// of every bucket, the two queues, the record of every reservation id the
-// history, the pipeline, the order database or the queues name, the
+// of every bucket (its available units alone when that is all sys
+// exposes: sut.Available), the two queues, the record of every
+// reservation id the history, the pipeline, the order database or the
+// queues name, the
 // cached result of every request judged against the system, and the
 // expiry and sizes of the keys the contract names. A fact sys does not
 // expose is not read: Facts.Unexposed names it, and the checks that need
@@ -96,7 +98,7 @@ func newCollector(sale sut.Sale, sys sut.System, in CheckInput) *collector {
 func (c *collector) has(fact sut.Fact) bool { return c.rd != nil && c.exposed[fact] }
 
 func (c *collector) stock(ctx context.Context) error {
-	if !c.has(sut.Stock) {
+	if !c.has(sut.Available) {
 		c.f.Samples = nil // sampled through the same reader: none without it
 		return nil
 	}

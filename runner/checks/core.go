@@ -40,8 +40,12 @@ func stockUntouched(f *Facts, _ Verdict) string {
 }
 
 // judgeI1: per bucket available + reserved == initial, both >= 0 — at the
-// end and at every sample taken during the run.
+// end and at every sample taken during the run. A system that shows its
+// available units alone is judged by judgeI1Available.
 func judgeI1(f *Facts) Verdict {
+	if f.Unexposed[sut.Stock] {
+		return judgeI1Available(f)
+	}
 	var bad []string
 	for b, s := range f.Stock {
 		if !s.Conserved() {
@@ -196,7 +200,11 @@ func releasedByAnswer(f *Facts) int64 {
 // judgeI4: no user holds two live reservations in Redis, and no user was
 // told ACCEPTED for a second reservation while the first had not been
 // released.
-func judgeI4(f *Facts) Verdict {
+func judgeI4(f *Facts) Verdict { return judgeI4Without(f, nil) }
+
+// judgeI4Without is I4 with the ACCEPTED answers of the operations in
+// skip (by id) left out (reusedRequestAcks: I4's ConsequenceOf).
+func judgeI4Without(f *Facts, skip map[uint32]bool) Verdict {
 	liveByUser := map[string][]string{}
 	for rid, r := range f.Records {
 		if r.Status != lua.StatusReleased {
@@ -232,7 +240,7 @@ func judgeI4(f *Facts) Verdict {
 		}
 	}
 	for _, o := range f.all() {
-		if !o.Accepted() || o.RID == "" {
+		if !o.Accepted() || o.RID == "" || skip[o.ID] {
 			continue
 		}
 		list := firstAck[o.User]
@@ -809,10 +817,13 @@ func judgeI9(f *Facts) Verdict {
 	}
 	left := make([]int64, nb)
 	var total int64
-	var bad []string
+	var bad, below []string
 	for b, s := range f.Stock {
-		left[b] = s.Available
-		total += s.Available
+		if s.Available < 0 { // nothing left to sell: I1 judges the counter itself
+			below = append(below, fmt.Sprintf("bucket %d: available=%d", b, s.Available))
+		}
+		left[b] = max(0, s.Available)
+		total += left[b]
 		if s.Available <= 0 {
 			continue
 		}
@@ -827,7 +838,12 @@ func judgeI9(f *Facts) Verdict {
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("undersell: %v", bad)
 	}
-	return Verdict{len(bad) > 0, detail, map[string]any{"left_per_bucket": left, "left_total": total, "violations": bad}}
+	ev := map[string]any{"left_per_bucket": left, "left_total": total, "violations": bad}
+	if len(below) > 0 {
+		detail += fmt.Sprintf(" (counted as 0 left, below 0 at the end: %v)", below)
+		ev["below_zero"] = below
+	}
+	return Verdict{len(bad) > 0, detail, ev}
 }
 
 // demandByBucket is, per bucket, the users answered ACCEPTED or SOLD_OUT:

@@ -18,7 +18,7 @@ func served() *Facts {
 	f := soldOut()
 	f.Records, f.Stock = nil, nil
 	f.Answers = &sut.Answers{Total: int64(len(f.Ops)), Deadline: time.Second}
-	f.Unexposed = map[sut.Fact]bool{sut.Records: true, sut.Stock: true, sut.Keys: true, sut.Queues: true, sut.Requests: true}
+	f.Unexposed = map[sut.Fact]bool{sut.Records: true, sut.Stock: true, sut.Available: true, sut.Keys: true, sut.Queues: true, sut.Requests: true}
 	return f
 }
 

@@ -67,7 +67,9 @@ type Invariant struct {
 	// ConsequenceOf, when set, names the check whose failure wholly
 	// explains a failure of this one ("" when none does): I3's oversell
 	// when every unit acknowledged beyond the stock was sold again after
-	// its first reservation was lost (I6). A scenario that does not
+	// its first reservation was lost (I6); I4's double acknowledgements
+	// when each involves another user's reservation answered to a reused
+	// request id (I5). A scenario that does not
 	// require the cause does not fail on its consequence either (the run
 	// waives it and says so); one that requires the cause fails on both.
 	ConsequenceOf func(f *Facts, v Verdict) string
@@ -101,6 +103,7 @@ type Verdict struct {
 // The pipeline works on the reference contract's records and queues.
 var (
 	stock           = []sut.Fact{sut.Stock}
+	available       = []sut.Fact{sut.Available}
 	records         = []sut.Fact{sut.Records}
 	recordsAndStock = []sut.Fact{sut.Records, sut.Stock}
 	requests        = []sut.Fact{sut.Requests}
@@ -111,8 +114,8 @@ var (
 
 // invariants is the table, in report order.
 var invariants = []Invariant{
-	{ID: "I1", Name: "stock_conservation", Needs: stock,
-		Contract: "per bucket `available + reserved == initial`, both ≥ 0, at the end and at every sample taken during the run",
+	{ID: "I1", Name: "stock_conservation", Needs: available, Compares: stock,
+		Contract: "per bucket `available + reserved == initial`, both ≥ 0, at the end and at every sample taken during the run; for a system that shows its available units alone, `available ≥ 0` at the end and at every sample, and at the end `available == initial − (distinct ACCEPTED − RELEASED)` when every outcome is known",
 		Judge:    judgeI1, Vacuous: stockUntouched, SkipWhen: "the stock never moved"},
 	{ID: "I2", Name: "reservation_accounting", Needs: recordsAndStock,
 		Contract: "per bucket `reserved` == live reservation records, `released_total` == RELEASED records",
@@ -123,7 +126,7 @@ var invariants = []Invariant{
 		FailCount: "oversold_units", FailCountOf: "units acknowledged beyond the stock (sum over buckets)"},
 	{ID: "I4", Name: "one_per_user", Needs: records, FromAnswers: true,
 		Contract: "no user holds two live reservations, nor was told ACCEPTED for a second before the first was released",
-		Judge:    judgeI4, Vacuous: vacuousI4, SkipWhen: "no ACCEPTED answer and no reservation record"},
+		Judge:    judgeI4, Vacuous: vacuousI4, SkipWhen: "no ACCEPTED answer and no reservation record", ConsequenceOf: doubleAckOfReusedRequests},
 	{ID: "I5", Name: "idempotency", Compares: requests,
 		Contract: "every answer to one request_id agrees (and with Redis' cached result); another user reusing it gets REQUEST_ID_CONFLICT and no reservation id",
 		Judge:    judgeI5, Vacuous: vacuousI5, SkipWhen: "no request id answered twice, re-sent or refused USER_ALREADY_RESERVED"},
@@ -137,7 +140,7 @@ var invariants = []Invariant{
 	{ID: "I8", Name: "release_at_most_once", Needs: records,
 		Contract: "no reservation is released twice; a repeated compensation answers ALREADY_RELEASED",
 		Judge:    judgeI8, Vacuous: vacuousI8, SkipWhen: "no compensation released anything"},
-	{ID: "I9", Name: "liveness", Needs: stock,
+	{ID: "I9", Name: "liveness", Needs: available,
 		Contract: "without faults and with demand ≥ stock, no bucket refuses SOLD_OUT while it holds stock (no undersell); reports the stock left",
 		Judge:    judgeI9, WholeLoad: true, Applies: appliesI9, Vacuous: vacuousI9,
 		SkipWhen: "faults were injected; demand below stock and no SOLD_OUT"},

@@ -92,6 +92,10 @@ type Mapping struct {
 	// Teardown are the HTTP calls that remove the sale, sent once after
 	// the run on every way out (the load failed or was interrupted too).
 	Teardown []Call `yaml:"teardown"`
+	// Stock names the Redis reads of a bucket's stock for a service that
+	// keeps its own keys (not state: reference): I1 and I9 are then
+	// judged (StockRead). Nil: none.
+	Stock *StockRead `yaml:"stock"`
 
 	path    string
 	lines   map[string]int
@@ -247,7 +251,10 @@ func (m *Mapping) merge(f *Mapping) error {
 	if err := m.mergeCalls(f); err != nil {
 		return err
 	}
-	return m.mergeScalars(f)
+	if err := m.mergeScalars(f); err != nil {
+		return err
+	}
+	return m.mergeStock(f)
 }
 
 func mergeEndpoint(f *Mapping, name string, dst **Endpoint, src *Endpoint, optional bool) error {

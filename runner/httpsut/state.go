@@ -13,25 +13,38 @@ import (
 
 // Exposes lists the facts the service shows: with state: reference every
 // fact of the reference contract (read on the harness's cluster client);
-// otherwise its cached request results when the mapping has a query
-// endpoint (asked over HTTP), and always the eviction counters of the
-// harness's nodes, which hold whatever the service keeps in Redis.
+// otherwise its available units (with its held ones, its whole stock)
+// when the mapping names stock: reads, its cached request results when
+// the mapping has a query endpoint (asked over HTTP), and always the
+// eviction counters of the harness's nodes, which hold whatever the
+// service keeps in Redis.
 func (s *System) Exposes() []sut.Fact {
 	if s.ref != nil {
 		return s.ref.Exposes()
 	}
-	if s.m.Query != nil {
-		return []sut.Fact{sut.Requests, sut.Evictions}
+	var out []sut.Fact
+	if s.stock != nil {
+		if len(s.m.Stock.Held) > 0 {
+			out = append(out, sut.Stock)
+		}
+		out = append(out, sut.Available)
 	}
-	return []sut.Fact{sut.Evictions}
+	if s.m.Query != nil {
+		out = append(out, sut.Requests)
+	}
+	return append(out, sut.Evictions)
 }
 
-// ReadStock reads a bucket's stock (state: reference only).
+// ReadStock reads a bucket's stock: the reference contract's with state:
+// reference, otherwise through the mapping's stock: reads.
 func (s *System) ReadStock(ctx context.Context, a *lua.Activity, b uint32) (lua.Stock, error) {
-	if s.ref == nil {
+	if s.ref != nil {
+		return s.ref.ReadStock(ctx, a, b)
+	}
+	if s.stock == nil {
 		return lua.Stock{}, errNoState
 	}
-	return s.ref.ReadStock(ctx, a, b)
+	return s.m.readStock(ctx, s.stock, a, b)
 }
 
 // ReadQueues reads a bucket's queues (state: reference only).

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"seckill-harness/lua"
@@ -49,13 +50,15 @@ const maxExamples = 5
 // activity is set up by other means and Setup only takes note of it. With
 // state: reference it reads the keys back for the checks. It is a sut.StateReader:
 // all of the reference contract's facts with state: reference; otherwise
-// the cached request results through the query endpoint (when mapped) and
-// the harness's nodes' eviction counters.
+// the stock through the mapping's stock: reads (when named), the cached
+// request results through the query endpoint (when mapped) and the
+// harness's nodes' eviction counters.
 type System struct {
 	m      *Mapping
 	base   string
 	client *http.Client
 	ref    *sut.ReferenceState
+	stock  redis.UniversalClient // the run's cluster, for the mapping's stock: reads (nil without them)
 
 	mu       sync.Mutex
 	act      *lua.Activity
@@ -94,6 +97,9 @@ func New(rawURL string, m *Mapping, workers int, st *lua.Store) (*System, error)
 	s.audit.Deadline = m.timeout
 	if m.ReferenceState() && st != nil {
 		s.ref = &sut.ReferenceState{Store: st}
+	}
+	if m.Stock != nil && st != nil {
+		s.stock = st.Client()
 	}
 	return s, nil
 }

@@ -17,6 +17,11 @@ const (
 	// Stock: each bucket's stock (initial, available, held, released),
 	// at the end and sampled during the run.
 	Stock Fact = "the stock per bucket (available and held)"
+	// Available: each bucket's available units alone, at the end and
+	// sampled during the run. Every system that exposes Stock exposes it;
+	// one that shows its available units but no held counter exposes it
+	// alone (ReadStock then returns Reserved 0, which no check reads).
+	Available Fact = "the available stock per bucket"
 	// Records: the reservation records (status, user, order id).
 	Records Fact = "its reservation records"
 	// Requests: the cached result of a request id.
@@ -31,7 +36,7 @@ const (
 )
 
 // AllFacts lists every fact, in a fixed order.
-func AllFacts() []Fact { return []Fact{Stock, Records, Requests, Keys, Queues, Evictions} }
+func AllFacts() []Fact { return []Fact{Stock, Available, Records, Requests, Keys, Queues, Evictions} }
 
 // StateReader is the ability to read a system's state back. Exposes says
 // which facts it can show; the read methods of the others are never
@@ -40,7 +45,8 @@ func AllFacts() []Fact { return []Fact{Stock, Records, Requests, Keys, Queues, E
 // cannot be read is a fact (kept in the result).
 type StateReader interface {
 	Exposes() []Fact
-	// ReadStock reads bucket b's stock (Stock).
+	// ReadStock reads bucket b's stock (Stock), or its available units
+	// alone when the system exposes Available without Stock.
 	ReadStock(ctx context.Context, a *lua.Activity, b uint32) (lua.Stock, error)
 	// ReadQueues reads bucket b's send_pending and expiry members (Queues).
 	ReadQueues(ctx context.Context, a *lua.Activity, b uint32) (sendPending, expiry []string, err error)
@@ -55,13 +61,16 @@ type StateReader interface {
 }
 
 // Exposed is the set of facts s can show (through its wrappers): none
-// without a StateReader.
+// without a StateReader. A system that exposes Stock exposes Available.
 func Exposed(s System) map[Fact]bool {
 	out := map[Fact]bool{}
 	if r, ok := Ability[StateReader](s); ok {
 		for _, f := range r.Exposes() {
 			out[f] = true
 		}
+	}
+	if out[Stock] {
+		out[Available] = true
 	}
 	return out
 }
