@@ -83,6 +83,13 @@ type Mapping struct {
 	// reference contract's keys on the harness's cluster (the harness then
 	// reads it back and the state checks run), "none" (default) otherwise.
 	State string `yaml:"state"`
+	// HashTag is where the service keeps its sale on the cluster: the hash
+	// tag of its keys, a template of ${activity}, ${sku} and ${bucket}
+	// without the braces ("sku:${sku}" for keys {sku:<sku>}:…). The
+	// faults' hot-master, hot-replica and slot-migration's hot slot aim at
+	// its slot; "" (default): the harness observes where the service's
+	// Redis traffic goes.
+	HashTag string `yaml:"hash_tag"`
 
 	path    string
 	lines   map[string]int
@@ -233,6 +240,9 @@ func (m *Mapping) merge(f *Mapping) error {
 		return err
 	}
 	if err := m.mergeStatuses(f); err != nil {
+		return err
+	}
+	if err := m.mergeHashTag(f); err != nil {
 		return err
 	}
 	return m.mergeScalars(f)
