@@ -37,7 +37,7 @@ func targetParam(def string) Param {
 	return Param{
 		Name:    "target",
 		Default: def,
-		Help: "what the fault acts on: hot-master (master of the hot slot), hot-replica (a replica of it), " +
+		Help: "what the fault acts on: hot-master (master of the hot slot where the system under test keeps its sale: its hash tag, or observed), hot-replica (a replica of it), " +
 			"all-masters, node=<node id or host:port> (or the id / host:port alone), slot=<n> (master of slot n)",
 		def:   Target{Role: def},
 		parse: func(v string) (any, error) { return parseTargetValue(v) },
