@@ -33,24 +33,30 @@ const ObserveWindow = 5 * time.Second
 
 // Traffic is what the run observes of the system under test's Redis
 // traffic: by master address, the commands each master ran for the
-// system's clients in (from, to] (servers.Sampler.Served).
+// system's clients in (from, to] as the sampler's rounds counted them
+// (servers.Sampler.Served), and since its latest round, read now
+// (ServedNow).
 type Traffic interface {
 	Served(from, to time.Time) map[string]int64
+	ServedNow(ctx context.Context) map[string]int64
 }
 
 // Aimed is the ability of a fault whose Redis master is chosen by where
 // the system under test keeps its sale to name the masters it acted on,
-// resolved at Inject. Failover, partition and slot-migration have it:
-// their hot-master (and, for failover, hot-replica: the replica's master)
-// and slot-migration's slots=hot|all follow the sale, so bySale is true;
+// resolved at Inject. Failover, partition, slot-migration, the toxics
+// (latency, bandwidth, slicer, disconnect-before-reply), aof-rewrite,
+// slow-aof and oom have it: their hot-master (and, for failover,
+// hot-replica: the replica's master) and slot-migration's slots=hot|all
+// follow the sale, so bySale is true;
 // an explicit target (node=, slot=, all-masters, a slot number) acts where
 // the scenario says, on purpose, and bySale is false. The lifecycle states
 // the share of the system's Redis traffic those masters served in the
 // ObserveWindow before the injection, and a fault aimed by the sale whose
 // masters served none of it missed the system under test: the run is
-// inconclusive. Faults without the ability (replica faults, service
-// faults acting on the service's process, pipeline faults) are outside
-// that rule.
+// inconclusive. Faults without the ability (slot-down, script-flush,
+// the replica faults, the service faults acting on the service's
+// process, the pipeline faults) are outside that rule, and so is a
+// replica a kind acts on (it serves no client: never in masters).
 type Aimed interface {
 	AimedAt() (masters []string, bySale bool)
 }
@@ -86,7 +92,13 @@ func (e *Env) saleSlots(ctx context.Context) ([]int, error) {
 		return nil, errors.New("env.HotSlots is empty (no activity slot to aim at)")
 	}
 	now := time.Now()
-	served := tr.Served(now.Add(-ObserveWindow), now)
+	served := map[string]int64{}
+	for a, n := range tr.Served(now.Add(-ObserveWindow), now) {
+		served[a] += n
+	}
+	for a, n := range tr.ServedNow(ctx) {
+		served[a] += n
+	}
 	busiest, most := "", int64(0)
 	for a, n := range served {
 		if n > most || n == most && a < busiest {
@@ -145,10 +157,14 @@ func (e *Env) fullestSlot(ctx context.Context, n compose.Node) (int, error) {
 	return best, nil
 }
 
-// bySale reports whether role t is chosen from where the sale is.
+// bySale reports whether role t is chosen from where the sale is: the
+// hot master or a replica of it (a failover acts on that master either way).
 func (t Target) bySale() bool {
-	return t.Role == TargetHotMaster || t.Role == TargetHotReplica || t.Role == ""
+	return t.isHotMaster() || t.Role == TargetHotReplica
 }
+
+// isHotMaster reports whether t is the hot master (the default).
+func (t Target) isHotMaster() bool { return t.Role == TargetHotMaster || t.Role == "" }
 
 // AimedAt implements Aimed: the master the failover acted on (the target,
 // or the master of the target replica).
@@ -166,13 +182,60 @@ func (f *Failover) AimedAt() ([]string, bool) {
 func (f *partitionFault) AimedAt() ([]string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return masterAddrs(f.nodes), f.target.isHotMaster()
+}
+
+// AimedAt implements Aimed: the masters whose proxies carry the toxic
+// (latency, bandwidth, slicer, disconnect-before-reply; a replica's proxy
+// carries no client's commands: none).
+func (f *toxicFault) AimedAt() ([]string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return masterAddrs(f.nodes), f.target.isHotMaster()
+}
+
+// AimedAt implements Aimed: the master whose AOF was rewritten.
+func (f *AOFRewrite) AimedAt() ([]string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.node == nil {
+		return nil, f.target.isHotMaster()
+	}
+	return masterAddrs([]compose.Node{*f.node}), f.target.isHotMaster()
+}
+
+// AimedAt implements Aimed: the masters whose AOF was slowed.
+func (f *SlowAOF) AimedAt() ([]string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ns []compose.Node
+	for _, n := range f.nodes {
+		ns = append(ns, n.node)
+	}
+	return masterAddrs(ns), f.target.isHotMaster()
+}
+
+// AimedAt implements Aimed: the nodes whose memory was filled (oom acts
+// on masters).
+func (f *OOM) AimedAt() ([]string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	var out []string
 	for _, n := range f.nodes {
+		out = append(out, n.addr)
+	}
+	return out, f.target.isHotMaster()
+}
+
+// masterAddrs are the addresses of the masters among ns.
+func masterAddrs(ns []compose.Node) []string {
+	var out []string
+	for _, n := range ns {
 		if n.Role == "master" {
 			out = append(out, n.Addr)
 		}
 	}
-	return out, f.target.Role == TargetHotMaster || f.target.Role == ""
+	return out
 }
 
 // AimedAt implements Aimed: the masters the migrated slots left.
@@ -190,4 +253,8 @@ var (
 	_ Aimed = (*Failover)(nil)
 	_ Aimed = (*partitionFault)(nil)
 	_ Aimed = (*SlotMigration)(nil)
+	_ Aimed = (*toxicFault)(nil)
+	_ Aimed = (*AOFRewrite)(nil)
+	_ Aimed = (*SlowAOF)(nil)
+	_ Aimed = (*OOM)(nil)
 )

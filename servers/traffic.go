@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -62,6 +63,44 @@ func (s *Sampler) Served(from, to time.Time) map[string]int64 {
 				continue
 			}
 			out[a] += sa.served
+		}
+	}
+	return out
+}
+
+// ServedNow returns, by master address, the commands each master ran for
+// the system under test's clients since the sampler's latest reading of
+// it (INFO commandstats read now, through the admin clients): the part of
+// the traffic no round has counted yet, so a fault injected before the
+// first round of the load still sees it. A node that was not a master at
+// its latest reading, or does not answer, counts nothing. Nil on a nil
+// Sampler.
+func (s *Sampler) ServedNow(ctx context.Context) map[string]int64 {
+	if s == nil {
+		return nil
+	}
+	prev := map[string]int64{}
+	s.mu.Lock()
+	for a, ns := range s.nodes {
+		if n := len(ns.samples); n > 0 && ns.samples[n-1].s.Role == "master" && ns.prev != nil {
+			prev[a] = ns.prev.data
+		}
+	}
+	s.mu.Unlock()
+	out := map[string]int64{}
+	for a, before := range prev {
+		cl, err := s.c.Admin(a)
+		if err != nil {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, s.opt.Interval/2)
+		info, err := cl.Info(rctx, "commandstats").Result()
+		cancel()
+		if err != nil {
+			continue
+		}
+		if n := dataCommands(parseInfo(info)) - before; n > 0 {
+			out[a] = n
 		}
 	}
 	return out

@@ -307,15 +307,32 @@ func TestFaultsAimAtTheServiceSale(t *testing.T) {
 	hit("observed-partition", "", "partition:at=2500ms,for=2s", "observed traffic")
 	hit("observed-slot-migration", "", "slot-migration:at=2500ms,batch=50,pause=20ms", "observed traffic")
 
-	// A hash_tag naming a slot on another master than the sale's.
+	// A target the scenario names (node=) acts there by design: its share
+	// is stated, and no miss is judged.
 	owner := masterOfSlot(t, st.Cluster, saleSlot)
+	other := ""
+	for _, a := range st.Cluster.Addrs() {
+		if nodes, _ := st.Cluster.Nodes(ctx); other == "" && a != owner {
+			for _, n := range nodes {
+				if n.Addr == a && n.Role == "master" {
+					other = a
+				}
+			}
+		}
+	}
+	oc, _ := run("explicit-node", tag, "partition:target=node="+other+",at=2500ms,for=2s")
+	if a := oc.Report.Faults[0].Aim; len(a.Masters) != 1 || a.Masters[0] != other || a.ChosenBy != "the scenario" || a.Share == nil || *a.Share != 0 || a.Missed != "" || oc.Inconclusive() {
+		t.Errorf("explicit node=%s: aim %+v (share %s), verdict %s; want that master, chosen by the scenario, share 0, no miss", other, a, fmtShare(a.Share), oc.Report.Verdict())
+	}
+
+	// A hash_tag naming a slot on another master than the sale's.
 	wrong := ""
 	for i := 0; wrong == ""; i++ {
 		if c := fmt.Sprintf("elsewhere-%d", i); masterOfSlot(t, st.Cluster, compose.KeySlot("{"+c+"}")) != owner {
 			wrong = c
 		}
 	}
-	oc, _ := run("wrong-hash-tag", wrong, "partition:at=2500ms,for=2s")
+	oc, _ = run("wrong-hash-tag", wrong, "partition:at=2500ms,for=2s")
 	a := oc.Report.Faults[0].Aim
 	err = Judge(oc)
 	if exitcode.Of(err) != exitcode.Inconclusive || !errors.Is(err, exitcode.ErrInconclusive) {
