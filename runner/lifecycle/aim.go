@@ -52,7 +52,7 @@ func (x *execution) aimFaults(rep *reports.Report, began time.Time) {
 		if from.Before(began) {
 			from = began
 		}
-		fa.WindowS = at.Sub(from).Seconds()
+		fa.WindowS = math.Round(at.Sub(from).Seconds()*1000) / 1000
 		fa.ByMaster = x.servers.Served(from, at)
 		for a, n := range fa.ByMaster {
 			fa.Commands += n
