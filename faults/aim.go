@@ -69,10 +69,11 @@ func (e *Env) traffic() Traffic {
 	return e.Traffic
 }
 
-// aimedBy is how the hot-* targets are chosen in e.
-func (e *Env) aimedBy() string {
+// ChosenBy is how the hot-* targets are chosen in e: AimObserved without
+// HotSlots, else e.AimedBy (AimReference when empty).
+func (e *Env) ChosenBy() string {
 	switch {
-	case len(e.HotSlots) == 0 && e.traffic() != nil:
+	case len(e.HotSlots) == 0:
 		return AimObserved
 	case e.AimedBy != "":
 		return e.AimedBy

@@ -27,12 +27,7 @@ func (x *execution) aimFaults(rep *reports.Report, began time.Time) {
 		return
 	}
 	env := x.tl.Env
-	chosen := env.AimedBy
-	if len(env.HotSlots) == 0 {
-		chosen = faults.AimObserved
-	} else if chosen == "" {
-		chosen = faults.AimReference
-	}
+	chosen := env.ChosenBy()
 	if len(x.plan.Faults) > 0 {
 		rep.Aim = &reports.Aim{ChosenBy: chosen, Slots: env.HotSlots}
 	}
