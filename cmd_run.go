@@ -25,7 +25,10 @@ the load flags (--rate, --users, …) are for ad-hoc runs without one. A suite
 Exit codes: 0 every check passed, 1 a check or assertion failed, 2 harness or usage error,
 3 inconclusive: the stand could not sustain the plan (a latency or throughput
 assertion failed in seconds where the machine starved the load generator, and
-nothing else failed; invariants are never inconclusive). A suite exits 1 when
+nothing else failed; invariants are never inconclusive), or a fault aimed at
+the sale missed the system under test (its target served none of the system's
+Redis traffic before the injection; the verdict names where the sale is and
+where the fault acted). A suite exits 1 when
 any member failed, else 3 when any member was inconclusive.`,
 		Example: `  seckill-harness run                     # ad hoc: 20,000 users, stock 1,000, 2,000 req/s for 10 s
   seckill-harness run smoke

@@ -6,7 +6,8 @@
 // harness or usage error (bad input, unreachable cluster, missing
 // redis-server), 3 inconclusive: the stand could not sustain the plan (the
 // only failures are latency or throughput assertions judged in seconds
-// where the machine starved the load generator; no invariant failed).
+// where the machine starved the load generator; no invariant failed), or a
+// fault missed the system under test.
 package main
 
 import (
@@ -76,7 +77,8 @@ Cluster (by default a local one it starts and removes), checks that no stock was
 oversold or lost, and reports latency.
 
 Exit codes: 0 pass, 1 a check failed, 2 harness or usage error,
-3 inconclusive: the stand could not sustain the plan.`,
+3 inconclusive: the stand could not sustain the plan, or a fault missed the
+system under test.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -43,8 +43,17 @@ type Env struct {
 	// Client is the load's cluster client: faults that move slots or masters
 	// call ReloadState on it so it routes around promptly.
 	Client *redis.ClusterClient
-	// HotSlots are the slots of the activity's buckets, the hot one (bucket 0) first.
+	// HotSlots are the slots of the activity's buckets as the system under
+	// test keeps them, the hot one (bucket 0) first: what hot-master,
+	// hot-replica and slot-migration's slots=hot|all aim at. Empty with
+	// Traffic set: the target is observed at Inject (AimObserved).
 	HotSlots []int
+	// AimedBy says how HotSlots were chosen (AimReference, or the system's
+	// own words: runner/sut.SaleKeys; "": AimReference).
+	AimedBy string
+	// Traffic, when set, reads the system's Redis traffic per master
+	// (servers.Sampler): the observed target when HotSlots is empty.
+	Traffic Traffic
 	// Log, when set, receives the faults' log lines: injections and heals
 	// at Info, an inject or heal that failed at Warn. Logf, when Log is
 	// nil, receives the same lines as text (both nil: none).

@@ -187,13 +187,14 @@ func (m *SlotMigration) plan(ctx context.Context, env *Env) ([]*slotMove, error)
 	var slots []int
 	switch m.slots {
 	case "hot", "all":
-		if len(env.HotSlots) == 0 {
-			return nil, errors.New("env.HotSlots is empty (no activity slot to migrate)")
+		sale, err := env.saleSlots(ctx)
+		if err != nil {
+			return nil, err
 		}
 		if m.slots == "hot" {
-			slots = []int{env.HotSlots[0]}
+			slots = []int{sale[0]}
 		} else {
-			for _, s := range env.HotSlots {
+			for _, s := range sale {
 				if !slices.Contains(slots, s) {
 					slots = append(slots, s)
 				}

@@ -13,8 +13,10 @@ import (
 
 // Target roles understood by ParseTarget and Target.Resolve.
 const (
-	// TargetHotMaster is the master that currently owns env.HotSlots[0]
-	// (the slot of bucket 0). The default.
+	// TargetHotMaster is the master that currently owns the sale's hot
+	// slot: env.HotSlots[0] (the slot of bucket 0 as the system under test
+	// keeps it), or, without HotSlots, the one observed (AimObserved).
+	// The default.
 	TargetHotMaster = "hot-master"
 	// TargetHotReplica is one live replica of the hot master.
 	TargetHotReplica = "hot-replica"
@@ -35,7 +37,7 @@ func targetParam(def string) Param {
 	return Param{
 		Name:    "target",
 		Default: def,
-		Help: "what the fault acts on: hot-master (master of the hot slot), hot-replica (a replica of it), " +
+		Help: "what the fault acts on: hot-master (master of the hot slot where the system under test keeps its sale: its hash tag, or observed), hot-replica (a replica of it), " +
 			"all-masters, node=<node id or host:port> (or the id / host:port alone), slot=<n> (master of slot n)",
 		def:   Target{Role: def},
 		parse: func(v string) (any, error) { return parseTargetValue(v) },
@@ -123,7 +125,8 @@ func isHostPort(s string) bool {
 
 // Resolve returns the nodes the target names in the current topology
 // (env.cluster().Nodes): one node for every role but all-masters. It fails
-// when the cluster is missing, when a hot-* role has no env.HotSlots, or
+// when the cluster is missing, when a hot-* role has no sale to aim at
+// (no env.HotSlots and no observed traffic), or
 // when nothing matches (e.g. the hot master has no live replica).
 func (t Target) Resolve(ctx context.Context, env *Env) ([]compose.Node, error) {
 	nodes, err := env.nodes(ctx)
@@ -138,9 +141,9 @@ func (t Target) Resolve(ctx context.Context, env *Env) ([]compose.Node, error) {
 	}
 	switch t.Role {
 	case TargetHotMaster, "":
-		return one(t.hotMaster(env, nodes))
+		return one(t.hotMaster(ctx, env, nodes))
 	case TargetHotReplica:
-		return one(t.hotReplica(env, nodes))
+		return one(t.hotReplica(ctx, env, nodes))
 	case TargetAllMasters:
 		var out []compose.Node
 		for _, n := range nodes {
@@ -174,17 +177,18 @@ func (t Target) masterOf(nodes []compose.Node, slot int) (compose.Node, error) {
 	return compose.Node{}, fmt.Errorf("target %s: no master owns slot %d", t, slot)
 }
 
-// hotMaster is the master that owns env.HotSlots[0].
-func (t Target) hotMaster(env *Env, nodes []compose.Node) (compose.Node, error) {
-	if len(env.HotSlots) == 0 {
-		return compose.Node{}, fmt.Errorf("target %s: env.HotSlots is empty (no activity slot to aim at)", t)
+// hotMaster is the master that owns the sale's hot slot (env.saleSlots).
+func (t Target) hotMaster(ctx context.Context, env *Env, nodes []compose.Node) (compose.Node, error) {
+	slots, err := env.saleSlots(ctx)
+	if err != nil {
+		return compose.Node{}, fmt.Errorf("target %s: %w", t, err)
 	}
-	return t.masterOf(nodes, env.HotSlots[0])
+	return t.masterOf(nodes, slots[0])
 }
 
 // hotReplica is a healthy replica of the hot master, else any replica of it.
-func (t Target) hotReplica(env *Env, nodes []compose.Node) (compose.Node, error) {
-	m, err := t.hotMaster(env, nodes)
+func (t Target) hotReplica(ctx context.Context, env *Env, nodes []compose.Node) (compose.Node, error) {
+	m, err := t.hotMaster(ctx, env, nodes)
 	if err != nil {
 		return compose.Node{}, err
 	}

@@ -124,6 +124,9 @@ type Report struct {
 	// command statistics and the client's connection pool (additive; see
 	// the Servers type).
 	Servers *Servers `json:"servers,omitempty"`
+	// Aim says how the faults' hot-* targets were chosen (additive; nil
+	// without faults).
+	Aim *Aim `json:"aim,omitempty"`
 	// UnplannedEvents are the events the cluster showed that no planned
 	// fault explains (an automatic failover, a restart, cluster_state:fail,
 	// a full resync …; see Event), in time order (additive). They are
@@ -424,6 +427,48 @@ type Fault struct {
 	Name      string `json:"name,omitempty"`       // additive: the scenario's name for it
 	Healed    bool   `json:"healed"`               // additive
 	HealError string `json:"heal_error,omitempty"` // additive
+	// Aim is, for a fault that acts on Redis masters and says which
+	// (failover, partition, slot-migration), how its target was chosen
+	// and the share of the system under test's Redis traffic it served
+	// before the injection (additive).
+	Aim *FaultAim `json:"aim,omitempty"`
+}
+
+// Aim is how a run's hot-* fault targets (hot-master, hot-replica,
+// slot-migration's hot slot) are chosen: from where the system under test
+// keeps its sale.
+type Aim struct {
+	// ChosenBy: "reference contract keys", "adapter hash_tag {…}",
+	// "service mapping hash_tag {…}" or "observed traffic" (the master
+	// that served the most of the system's Redis traffic before each
+	// injection).
+	ChosenBy string `json:"chosen_by"`
+	// Slots are the sale's slots by bucket (none when observed).
+	Slots []int `json:"slots,omitempty"`
+}
+
+// FaultAim is where a fault acted against where the system under test
+// keeps its sale.
+type FaultAim struct {
+	// ChosenBy is how the hot-* target was chosen: "reference contract
+	// keys", "adapter hash_tag {…}", "service mapping hash_tag {…}",
+	// "observed traffic", or "the scenario" for an explicit target
+	// (node=, slot=, all-masters).
+	ChosenBy string `json:"chosen_by"`
+	// Masters are the masters the fault acted on.
+	Masters []string `json:"masters"`
+	// WindowS is the window before the injection the traffic was read
+	// over; Commands the system's Redis commands in it on every master
+	// (the harness's own upkeep left out), TargetCommands those on
+	// Masters, Share their ratio (nil: no traffic seen, share unknown).
+	WindowS        float64          `json:"window_s"`
+	Commands       int64            `json:"commands"`
+	TargetCommands int64            `json:"target_commands"`
+	Share          *float64         `json:"share,omitempty"`
+	ByMaster       map[string]int64 `json:"by_master,omitempty"`
+	// Missed, when set, says the fault missed the system under test:
+	// where its sale is and where the fault acted.
+	Missed string `json:"missed,omitempty"`
 }
 
 // Stock is the final stock state, total and per bucket.
@@ -597,8 +642,21 @@ func (r *Report) Verdict() string {
 	case len(failed) == 0 && r.Passed:
 		return "PASS"
 	case r.IsInconclusive():
-		inc := r.InconclusiveChecks()
-		return fmt.Sprintf("INCONCLUSIVE (the stand could not sustain the plan: %s)", strings.Join(inc, ", "))
+		var inc, missed []string
+		for _, a := range r.Assertions {
+			switch {
+			case a.Status != StatusInconclusive:
+			case a.Inconclusive == nil && a.Detail != "":
+				missed = append(missed, a.Detail) // a fault that missed the system under test
+			default:
+				inc = append(inc, a.Name)
+			}
+		}
+		var why []string
+		if len(inc) > 0 {
+			why = append(why, "the stand could not sustain the plan: "+strings.Join(inc, ", "))
+		}
+		return fmt.Sprintf("INCONCLUSIVE (%s)", strings.Join(append(why, missed...), "; "))
 	case len(failed) == 0:
 		return "FAIL (passed=false, no invariant or assertion failed)"
 	}

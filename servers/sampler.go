@@ -106,6 +106,10 @@ func (e *evictions) add(evicted int64, runID string) {
 type sampleAt struct {
 	at time.Time
 	s  reports.NodeSample
+	// served is the commands the node ran for the path under test's
+	// clients since the previous sample (dataCommands); -1: unknown (the
+	// first answer after a gap or a restart).
+	served int64
 }
 
 type replicationAt struct {
@@ -123,6 +127,7 @@ type counters struct {
 	at       time.Time
 	cpu      float64 // used_cpu_sys + used_cpu_user, seconds
 	commands int64
+	data     int64 // dataCommands
 	runID    string
 }
 
@@ -242,7 +247,7 @@ func (s *Sampler) record(in nodeInfo, byReplica map[string]compose.ReplicaLag) {
 	if in.err != nil {
 		smp.Error = in.err.Error()
 		ns.prev = nil
-		ns.samples = append(ns.samples, sampleAt{at: in.at, s: smp})
+		ns.samples = append(ns.samples, sampleAt{at: in.at, s: smp, served: -1})
 		return
 	}
 	smp.Role = in.role()
@@ -254,12 +259,16 @@ func (s *Sampler) record(in nodeInfo, byReplica map[string]compose.ReplicaLag) {
 		}
 	}
 	cur := &counters{at: in.at, cpu: in.float("used_cpu_sys") + in.float("used_cpu_user"),
-		commands: in.int("total_commands_processed"), runID: in.field("run_id")}
+		commands: in.int("total_commands_processed"), data: dataCommands(in.fields), runID: in.field("run_id")}
+	served := int64(-1)
 	if p := ns.prev; p != nil && p.runID == cur.runID && cur.at.After(p.at) && cur.cpu >= p.cpu && cur.commands >= p.commands {
 		dt := cur.at.Sub(p.at).Seconds()
 		cpu := roundTo(100*(cur.cpu-p.cpu)/dt, 10)
 		ops := roundTo(float64(cur.commands-p.commands)/dt, 1)
 		smp.CPUPct, smp.OpsPerS = &cpu, &ops
+		if cur.data >= p.data {
+			served = cur.data - p.data
+		}
 	}
 	ns.prev = cur
 	smp.ConnectedClients = in.int("connected_clients")
@@ -286,7 +295,7 @@ func (s *Sampler) record(in nodeInfo, byReplica map[string]compose.ReplicaLag) {
 		}
 		smp.Master = masterOf(in, rl, isReplica)
 	}
-	ns.samples = append(ns.samples, sampleAt{at: in.at, s: smp})
+	ns.samples = append(ns.samples, sampleAt{at: in.at, s: smp, served: served})
 }
 
 // masterOf names a replica's master: as its master reports it when the
@@ -499,7 +508,7 @@ func (in nodeInfo) role() string {
 }
 
 // infoSections are the INFO sections a sample needs.
-var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu"}
+var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "commandstats"}
 
 // readNode reads one node's INFO sections and CLUSTER INFO in one round trip.
 func readNode(ctx context.Context, c compose.Cluster, addr string) nodeInfo {

@@ -15,9 +15,10 @@ const (
 	// HarnessError: bad input, an unreachable cluster, a missing binary,
 	// an interrupted run: the run could not be judged.
 	HarnessError = 2
-	// Inconclusive: the only failures were inconclusive latency or
-	// throughput assertions (the stand could not sustain the plan; no
-	// invariant failed) (ErrInconclusive).
+	// Inconclusive: the only failures were inconclusive assertions: latency
+	// or throughput ones the stand could not sustain, or a fault that
+	// missed the system under test (its target served none of the
+	// system's Redis traffic); no invariant failed (ErrInconclusive).
 	Inconclusive = 3
 )
 

@@ -96,6 +96,13 @@ type Mapping struct {
 	// keeps its own keys (not state: reference): I1 and I9 are then
 	// judged (StockRead). Nil: none.
 	Stock *StockRead `yaml:"stock"`
+	// HashTag is where the service keeps its sale on the cluster: the hash
+	// tag of its keys, a template of ${activity}, ${sku} and ${bucket}
+	// without the braces ("sku:${sku}" for keys {sku:<sku>}:…). The
+	// faults' hot-master, hot-replica and slot-migration's hot slot aim at
+	// its slot; "" (default): the harness observes where the service's
+	// Redis traffic goes.
+	HashTag string `yaml:"hash_tag"`
 
 	path    string
 	lines   map[string]int
@@ -249,6 +256,9 @@ func (m *Mapping) merge(f *Mapping) error {
 		return err
 	}
 	if err := m.mergeCalls(f); err != nil {
+		return err
+	}
+	if err := m.mergeHashTag(f); err != nil {
 		return err
 	}
 	if err := m.mergeScalars(f); err != nil {

@@ -448,7 +448,7 @@ func (x *execution) teardown() {
 // startFaults arms the fault timeline (it starts with the load) and
 // starts the async pipeline beside the load when the plan has one.
 func (x *execution) startFaults(ctx context.Context) error {
-	tl, err := newTimeline(ctx, x.out.logger(), x.stand, x.act, x.plan.Faults)
+	tl, err := newTimeline(ctx, x.out.logger(), x.stand, x.act, x.sys, x.plan.Faults)
 	if err != nil {
 		return err
 	}
@@ -745,7 +745,9 @@ func (x *execution) assemble(ctx context.Context) *Result {
 		rep.Assertions = append(rep.Assertions, p.Evaluate(rep)...)
 	}
 	x.judgeBaseline(ctx, rep)
+	x.aimFaults(rep, res.Began)
 	judgeInconclusive(rep)
+	judgeMissed(rep)
 	x.events(rep)
 	rep.Passed = len(rep.FailedChecks()) == 0 && len(rep.InconclusiveChecks()) == 0 && rep.Interrupted == nil
 	oc := &Result{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,

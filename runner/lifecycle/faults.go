@@ -14,6 +14,7 @@ import (
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/checks"
+	"seckill-harness/runner/sut"
 )
 
 // ParseFaults parses --fault specs and checks each fits in a load of the
@@ -36,18 +37,26 @@ func ParseFaults(specs []string, duration time.Duration) ([]*faults.Planned, err
 	return out, nil
 }
 
-// newTimeline builds the fault environment of a stand and activity.
-func newTimeline(ctx context.Context, log *slog.Logger, st *Stand, a *lua.Activity, planned []*faults.Planned) (*faults.Timeline, error) {
-	var slots []int
+// newTimeline builds the fault environment of a stand and activity. The
+// hot-* targets aim where the system under test keeps its sale: the slots
+// it names (sut.SaleKeys: an adapter's or a service mapping's hash_tag),
+// the reference contract's keys for a system without the ability, and for
+// one that cannot tell none (the timeline's Env.Traffic, set when the
+// servers sampler starts, observes it at each injection).
+func newTimeline(ctx context.Context, log *slog.Logger, st *Stand, a *lua.Activity, sys sut.System, planned []*faults.Planned) (*faults.Timeline, error) {
+	env := &faults.Env{Cluster: st.Cluster, Proxies: st.Proxies, Client: st.Client, Log: log}
+	if sk, ok := sut.Ability[sut.SaleKeys](sys); ok {
+		env.HotSlots, env.AimedBy = sk.SaleSlots(a)
+		return &faults.Timeline{Env: env, Items: planned}, nil
+	}
 	for b := uint32(0); b < a.Buckets; b++ {
 		s, err := st.Client.ClusterKeySlot(ctx, a.Scope(b).StockKey()).Result()
 		if err != nil {
 			return nil, fmt.Errorf("hot slots: %w", err)
 		}
-		slots = append(slots, int(s))
+		env.HotSlots = append(env.HotSlots, int(s))
 	}
-	env := &faults.Env{Cluster: st.Cluster, Proxies: st.Proxies, Client: st.Client, HotSlots: slots,
-		Log: log}
+	env.AimedBy = faults.AimReference
 	return &faults.Timeline{Env: env, Items: planned}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"seckill-harness/faults"
 	"seckill-harness/reports"
 	"seckill-harness/runner/host"
 )
@@ -127,4 +128,29 @@ func inconclusiveText(ev *reports.Inconclusive) string {
 		"starved seconds %v (load1 up to %.2f, procs_running up to %d, steal up to %.1f%%, harness run-queue wait %.0f ms, STW %.1f ms)",
 		ev.WindowS[0], ev.WindowS[1], ev.LateStarts, ev.Ops, 100*ev.LateShare, ev.StallMs, 100*ev.RunqueueShare,
 		ev.StarvedSeconds, ev.MaxLoad1, ev.MaxProcsRunning, 100*ev.MaxStealShare, ev.HarnessRunqueueWaitMs, ev.STWMs)
+}
+
+// MissedRule is the rule of a fault that missed the system under test, as
+// its inconclusive assertion states it. It applies to the faults that aim
+// at Redis masters by where the sale is (faults.Aimed with bySale: a
+// failover, partition or slot-migration at hot-master, hot-replica or the
+// hot slots); an explicit target (node=, slot=, all-masters), a replica,
+// a service process or the pipeline is acted on by design and is outside it.
+var MissedRule = fmt.Sprintf("a fault aimed where the system under test keeps its sale whose masters served none of the system's Redis traffic in the %s before its injection did not exercise the system: the run is inconclusive, never a pass", faults.ObserveWindow)
+
+// judgeMissed (MissedRule) adds, for each fault that missed the system under test
+// (reports.FaultAim.Missed, set by aimFaults), an inconclusive assertion
+// naming the miss: with no failed check, the run exits 3, never 0.
+func judgeMissed(rep *reports.Report) {
+	for _, f := range rep.Faults {
+		if f.Aim == nil || f.Aim.Missed == "" {
+			continue
+		}
+		name := f.Name
+		if name == "" {
+			name = f.Kind
+		}
+		rep.Assertions = append(rep.Assertions, reports.Assertion{Name: "fault " + name + " reached the system under test",
+			Status: reports.StatusInconclusive, Observed: 0, Detail: f.Aim.Missed})
+	}
 }

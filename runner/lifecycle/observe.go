@@ -34,6 +34,9 @@ func (x *execution) observe(ctx context.Context) error {
 	}
 	x.servers = servers.Start(ctx, x.stand.Cluster, servers.Options{Pool: x.stand.Client, OnRound: x.onServerRound})
 	x.cleanup = append(x.cleanup, x.servers.Stop)
+	if x.tl != nil {
+		x.tl.Env.Traffic = x.servers // the observed target, and the faults' traffic share
+	}
 	x.host = host.Start()
 	x.cleanup = append(x.cleanup, x.host.Stop)
 	return nil
