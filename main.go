@@ -89,5 +89,6 @@ Exit codes: 0 pass, 1 a check failed, 2 harness or usage error,
 	addVersion(root)
 	cmdline.AddCompletion(root)
 	cmdline.AddLogLevel(root)
+	cmdline.AddFilesRoot(root)
 	return root
 }
