@@ -90,5 +90,6 @@ Exit codes: 0 pass, 1 a check failed, 2 harness or usage error,
 	cmdline.AddCompletion(root)
 	cmdline.AddLogLevel(root)
 	cmdline.AddFilesRoot(root)
+	cmdline.AddOutCheck(root)
 	return root
 }
