@@ -93,6 +93,8 @@ func TestScenarioFilesCannotReachOtherFiles(t *testing.T) {
 	passwd := scenario("passwd", "adapter: ../../../../../../../../etc/passwd\n")
 	viaAdapter := scenario("via-adapter", "adapter: escape-adapter.yaml\n")
 	viaLink := scenario("via-link", "adapter: link-adapter.yaml\n")
+	mustWrite(t, filepath.Join(outside, "member.yaml"), "name: member\n")
+	suite := scenario("suite", "suite: [smoke, ../outside/member.yaml]\n")
 
 	leaks := func(t *testing.T, out string) {
 		t.Helper()
@@ -117,6 +119,7 @@ func TestScenarioFilesCannotReachOtherFiles(t *testing.T) {
 		{"adapter-etc-passwd", []string{"validate", passwd}, []string{"adapter: ../../", "leaves", "--files-root"}},
 		{"script-outside", []string{"validate", viaAdapter}, []string{"reserve.script: ../outside/secret.lua leaves", "--files-root"}},
 		{"script-symlink-out", []string{"validate", viaLink}, []string{"reserve.script: linked.lua is a symlink that leads out", "--files-root"}},
+		{"suite-member-outside", []string{"validate", suite}, []string{"../outside/member.yaml leaves", "--files-root"}},
 		{"adapter-validate-script-outside", []string{"adapter", "validate", filepath.Join(in, "escape-adapter.yaml")}, []string{"leaves", "--files-root"}},
 		{"adapter-validate-etc-shadow", []string{"adapter", "validate", filepath.Join(in, "shadow-adapter.yaml")}, []string{"reserve.script: ../../", "leaves"}},
 		// A root that holds them all lets the file reach it; the content
