@@ -62,3 +62,13 @@ func TestMissingFilesAreNamedWithTheFix(t *testing.T) {
 		}
 	}
 }
+
+// A report.json that is not JSON is named with the fix (and not quoted).
+func TestReportOfANonJSONFileNamesTheFix(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, dir+"/report.json", "root:x:0:0:SECRETLINE\n")
+	code, out := cli(t, "report", dir)
+	if code != exitHarnessError || strings.Contains(out, "SECRETLINE") || !strings.Contains(out, "give the run directory of a finished run") {
+		t.Fatalf("exit %d, want 2 naming the fix without quoting the file:\n%s", code, out)
+	}
+}
