@@ -93,7 +93,7 @@ func DecodeStrict(source string, data []byte, out any, kind Kind) (map[string]in
 	}
 	if body := d0(docs[0].Body); body != nil {
 		switch body.(type) {
-		case *ast.MappingNode, *ast.MappingValueNode, *ast.NullNode:
+		case *ast.MappingNode, *ast.MappingValueNode, *ast.NullNode, *ast.AnchorNode, *ast.AliasNode:
 		default:
 			return nil, fileref.NotMapping(source, lineOf(body), kind.Want())
 		}
