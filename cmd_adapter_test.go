@@ -39,8 +39,14 @@ func TestAdapterInitCommand(t *testing.T) {
 	if !strings.Contains(stdout.String(), "wrote "+out) {
 		t.Errorf("init said: %s", stdout.String())
 	}
+	// The script is outside out's directory: the next step init names
+	// carries the --files-root that reaches it.
+	next := strings.Fields(stdout.String()[strings.Index(stdout.String(), "then: seckill-harness ")+len("then: seckill-harness "):])
+	if len(next) != 5 || next[3] != "--files-root" {
+		t.Fatalf("init's next step %q: want adapter validate FILE --files-root DIR", next)
+	}
 	stdout.Reset()
-	if code := run(context.Background(), []string{"adapter", "validate", out}, &stdout, &stderr); code != exitPass || !strings.Contains(stdout.String(), "(KEYS 4, ARGV 3)") {
+	if code := run(context.Background(), next, &stdout, &stderr); code != exitPass || !strings.Contains(stdout.String(), "(KEYS 4, ARGV 3)") {
 		t.Fatalf("validate of init's file: exit %d: %s %s", code, stdout.String(), stderr.String())
 	}
 	for _, args := range [][]string{{"adapter", "init", "docs/adapters/scripts/cluster-safe.lua", "--out", out}, {"adapter", "init", "no/such.lua"}} {

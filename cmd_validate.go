@@ -37,7 +37,7 @@ func newValidateCmd() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s (%s, %d phase(s), %d fault(s), %s of load)\n", a, s.Source, len(s.Phases), len(s.Faults), s.Duration().Round(time.Millisecond))
 			}
 			if len(bad) > 0 {
-				return fmt.Errorf("%d of %d scenario(s) not valid: %s", len(bad), len(args), strings.Join(bad, ", "))
+				return fmt.Errorf("%d of %d scenario(s) not valid: %s: fix each at the file:line and field named above", len(bad), len(args), strings.Join(bad, ", "))
 			}
 			return nil
 		},

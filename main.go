@@ -91,5 +91,7 @@ system under test.`,
 	addVersion(root)
 	cmdline.AddCompletion(root)
 	cmdline.AddLogLevel(root)
+	cmdline.AddFilesRoot(root)
+	cmdline.AddOutCheck(root)
 	return root
 }

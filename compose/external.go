@@ -199,7 +199,7 @@ func ConnectExternal(ctx context.Context, spec string, opt ExternalOptions) (*Ex
 	}
 	if err := c.connect(ctx); err != nil {
 		_ = c.netCluster.close()
-		return nil, fmt.Errorf("compose: connecting to %s: %w", c.Redacted(), err)
+		return nil, fmt.Errorf("compose: connecting to %s: %w: start the cluster, or give --cluster the address of one that answers (--cluster local: the harness starts its own)", c.Redacted(), err)
 	}
 	return c, nil
 }

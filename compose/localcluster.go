@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 // ErrRedisServerMissing is returned (wrapped) by [Start] when the redis-server
 // binary cannot be found: neither Options.RedisServer nor $PATH yields an
 // executable.
-var ErrRedisServerMissing = errors.New("compose: redis-server binary not found: install it with `apt-get install -y redis-server` (Debian/Ubuntu) or set Options.RedisServer to the path of a redis-server binary")
+var ErrRedisServerMissing = errors.New("compose: redis-server binary not found: install it with `apt-get install -y redis-server` (Debian/Ubuntu) or give its path (--redis-server PATH, Options.RedisServer)")
 
 // ErrClosed is returned by operations on a [Cluster] after Close.
 var ErrClosed = errors.New("compose: cluster is closed")
@@ -283,9 +284,24 @@ func findRedisServer(path string) (string, error) {
 	}
 	bin, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("%w (looked for %q: %v)", ErrRedisServerMissing, name, err)
+		return "", fmt.Errorf("%w (looked for %q: %v)", ErrRedisServerMissing, name, cause(err))
 	}
 	return bin, nil
+}
+
+// cause is why LookPath failed, without the path it repeats ("exec:
+// \"x\": stat x: "): "no such file or directory", "executable file not
+// found in $PATH".
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
 }
 
 func (c *LocalCluster) logf(format string, args ...any) {

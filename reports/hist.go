@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -148,7 +149,9 @@ func ReadHGRM(r io.Reader) (*hdrhistogram.Histogram, error) {
 			prev = count
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, errors.New("reports: hgrm: a line longer than 1 MiB: not a latency.hgrm the harness wrote; give the run directory of a finished run")
+	} else if err != nil {
 		return nil, fmt.Errorf("reports: hgrm: %w", err)
 	}
 	if lines == 0 {

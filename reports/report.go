@@ -770,7 +770,7 @@ func ReadJSON(path string) (*Report, error) {
 	}
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("reports: parse %s: %w", path, err)
+		return nil, fmt.Errorf("reports: parse %s: %w: it is not a report.json seckill-harness wrote; give the run directory of a finished run", path, err)
 	}
 	return &r, nil
 }

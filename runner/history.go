@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -373,7 +374,9 @@ func ReadJSONL(r io.Reader) (*History, error) {
 		}
 		h.Ops = append(h.Ops, o)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("history line %d: longer than 1 MiB, far longer than an operation's record: the file is not a history a run wrote; give the history.jsonl of a run (--history)", line+1)
+	} else if err != nil {
 		return nil, fmt.Errorf("history line %d: %w", line+1, err)
 	}
 	return h, nil

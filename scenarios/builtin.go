@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"seckill-harness/internal/fileref"
 )
 
 //go:embed builtin/*.yaml
@@ -109,8 +110,10 @@ func (s *Scenario) member(name string) (*Scenario, error) {
 		}
 	} else if looksLikeFile(name) {
 		p := name
-		if !filepath.IsAbs(p) && !strings.HasPrefix(s.Source, "builtin:") {
-			p = filepath.Join(filepath.Dir(s.Source), name)
+		if !strings.HasPrefix(s.Source, "builtin:") {
+			if p, err = fileref.Resolve(s.Source, name); err != nil {
+				return nil, err
+			}
 		}
 		if _, statErr := os.Stat(p); statErr != nil {
 			return nil, fmt.Errorf("unknown scenario %q: no such file %s; built-ins: %s", name, p, strings.Join(builtinNames(), ", "))

@@ -18,7 +18,8 @@
 //	                              # activity.scale_users); must be > 0
 //	path: reference               # reserve path (reference, or a known-bad one)
 //	adapter: my-script.yaml       # a contract adapter file (docs/ADAPTERS.md),
-//	                              # relative to this file: a team's own
+//	                              # relative to this file and inside its
+//	                              # directory (see Files): a team's own
 //	                              # reserve script is the system under test
 //	                              # (not with path: or pipeline:)
 //	service_cmd: ''               # starts the access service under test as
@@ -162,6 +163,20 @@
 // (checks.Invariants, listed in the README): with the pipeline on, "all"
 // also requires the pipeline checks to be in the report, and listing a
 // pipeline check without a pipeline: section is an error.
+//
+// # Files
+//
+// A path written in a scenario (adapter:, service.mapping:, a suite's
+// member files), like an adapter file's script:, is relative to the file
+// that names it and must stay inside that file's directory, or inside
+// the directory named by --files-root DIR (a flag of every command): a
+// path that leaves it (.., an absolute path elsewhere, a symlink that
+// leads out) or names anything but a regular file is refused with exit 2
+// before it is read (internal/fileref). A path given on the command line
+// (--adapter, --service-mapping, a scenario file) is the user's own and
+// may be anywhere. No error quotes more than 32 bytes of any value of a
+// file, and a file that is not a YAML mapping (or holds control bytes, as
+// /proc/*/environ does) is named with its line, not quoted.
 //
 // # Limits
 //

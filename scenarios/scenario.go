@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"seckill-harness/internal/boundedread"
+	"seckill-harness/internal/fileref"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
@@ -317,12 +318,36 @@ func decode(source string, tree *node) (*Scenario, error) {
 	s := &Scenario{Source: source, tree: tree, pos: map[string]pos{}}
 	d := &dec{s: s}
 	d.scenario(tree)
+	if len(d.errs) > 0 {
+		return nil, errors.Join(d.errs...)
+	}
 	return s, nil
 }
 
 // dec extracts values from a checked tree and records their positions.
-// Values that failed the check cannot reach it.
-type dec struct{ s *Scenario }
+// Values that failed the check cannot reach it; errs are the paths to
+// other files that leave the scenario's directory (file).
+type dec struct {
+	s    *Scenario
+	errs []error
+}
+
+// file is the path of another file written under key: relative to the
+// scenario file's directory, and refused (an error of Parse, so nothing
+// reads it) when it leaves that directory or --files-root
+// (fileref.Resolve). A built-in's or run's flags' path is kept as given.
+func (d *dec) file(m *node, key, path string) string {
+	written := d.str(m, key, path, "")
+	if written == "" || strings.HasPrefix(d.s.Source, "builtin:") || d.s.Source == FlagSource {
+		return written
+	}
+	full, err := fileref.Resolve(d.s.Source, written)
+	if err != nil {
+		d.errs = append(d.errs, fmt.Errorf("%s: %s: %w", d.s.where(path), path, err))
+		return filepath.Join(filepath.Dir(d.s.Source), written)
+	}
+	return full
+}
 
 func (d *dec) mark(path string, n *node) {
 	if n != nil {
@@ -429,18 +454,12 @@ func (d *dec) scenario(root *node) {
 	s.Seed = d.int(root, "seed", "seed", DefaultSeed)
 	s.RateScale = d.float(root, "rate_scale", "rate_scale", 1)
 	s.Path = d.str(root, "path", "path", DefaultPath)
-	s.Adapter = d.str(root, "adapter", "adapter", "")
-	if s.Adapter != "" && !filepath.IsAbs(s.Adapter) && !strings.HasPrefix(s.Source, "builtin:") && s.Source != FlagSource {
-		s.Adapter = filepath.Join(filepath.Dir(s.Source), s.Adapter)
-	}
+	s.Adapter = d.file(root, "adapter", "adapter")
 	s.ServiceCmd = d.str(root, "service_cmd", "service_cmd", "")
 	s.ServiceReady = d.str(root, "service_ready", "service_ready", "")
 	svc := d.section(root, "service", "service")
 	s.Service.URL = d.str(svc, "url", "service.url", "")
-	s.Service.Mapping = d.str(svc, "mapping", "service.mapping", "")
-	if m := s.Service.Mapping; m != "" && !filepath.IsAbs(m) && !strings.HasPrefix(s.Source, "builtin:") && s.Source != FlagSource {
-		s.Service.Mapping = filepath.Join(filepath.Dir(s.Source), m)
-	}
+	s.Service.Mapping = d.file(svc, "mapping", "service.mapping")
 	s.LocalSoldOut = d.dur(root, "local_soldout", "local_soldout", 0)
 	s.TolerateEvents = d.strs(root, "tolerate_events", "tolerate_events")
 	d.regressions(root)

@@ -718,7 +718,7 @@ description: |
 	for src, want := range map[string]string{
 		"":                  "empty scenario",
 		"a: 1\n---\nb: 2\n": "x.yaml:3: one scenario per file",
-		"- a\n":             "x.yaml:1: a scenario is a mapping",
+		"- a\n":             "x.yaml:1: not a YAML mapping: give a scenario file",
 		"phases: 3\n":       "x.yaml:1: phases: want a list",
 		"topology: [1]\n":   "x.yaml:1: topology: want a mapping",
 		"name: [a]\n":       "x.yaml:1: name: want a string",

@@ -1,11 +1,14 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"seckill-harness/internal/fileref"
 )
 
 // The schema describes every field a scenario file may hold. The strict
@@ -178,7 +181,7 @@ var (
 // checkTree reports every unknown field, wrong shape and unparsable scalar.
 func checkTree(source string, n *node, sch *schema, path string, errs *[]error) {
 	bad := func(p pos, path, format string, args ...any) {
-		*errs = append(*errs, fmt.Errorf("%s: %s: %s", where(source, p), path, fmt.Sprintf(format, args...)))
+		*errs = append(*errs, errors.New(fileref.Clip(fmt.Sprintf("%s: %s: %s", where(source, p), path, fmt.Sprintf(format, args...)))))
 	}
 	if n == nil {
 		return
@@ -201,11 +204,11 @@ func checkTree(source string, n *node, sch *schema, path string, errs *[]error) 
 					if s := suggest(k, sch.names()); s != "" {
 						msg += fmt.Sprintf(" (did you mean %s?)", s)
 					}
-					bad(n.keyPos[k], join(path, k), "%s", msg)
+					bad(n.keyPos[k], join(path, fileref.Cut(k)), "%s", msg)
 					continue
 				}
 			}
-			checkTree(source, n.vals[k], sub, join(path, k), errs)
+			checkTree(source, n.vals[k], sub, join(path, fileref.Cut(k)), errs)
 		}
 	case tList:
 		if n.kind == nullNode {

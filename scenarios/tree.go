@@ -8,6 +8,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"seckill-harness/internal/fileref"
 )
 
 // The YAML document is first turned into a small tree of mappings,
@@ -107,15 +109,22 @@ func (n *node) clone() *node {
 	return c
 }
 
+// wantFile is what a scenario file should be, for the errors that name a
+// file without quoting it.
+const wantFile = "a scenario file: a YAML mapping with name: and phases: (or suite:), see scenarios/doc.go"
+
 // parseTree parses one YAML document. Errors name source:line.
 func parseTree(source string, data []byte) (*node, error) {
+	if err := fileref.CheckText(source, data, wantFile); err != nil {
+		return nil, err
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		var se *yaml.SyntaxError
-		if errors.As(err, &se) && se.Token != nil {
-			return nil, fmt.Errorf("%s:%d: YAML syntax: %s", source, se.Token.Position.Line, se.Message)
+		if errors.As(err, &se) && se.Token != nil && se.Token.Position != nil {
+			return nil, fileref.SyntaxError(source, se.Token.Position.Line, se.Message)
 		}
-		return nil, fmt.Errorf("%s: YAML syntax: %v", source, err)
+		return nil, fileref.SyntaxError(source, 0, "the parser gave no position") // its own text quotes the file
 	}
 	var docs []*ast.DocumentNode
 	for _, d := range f.Docs {
@@ -136,7 +145,7 @@ func parseTree(source string, data []byte) (*node, error) {
 		return nil, c.err
 	}
 	if root.kind != mapNode {
-		return nil, fmt.Errorf("%s:%d: a scenario is a mapping (name:, phases:, …), not a %s", source, root.pos.line, kindName(root))
+		return nil, fileref.NotMapping(source, root.pos.line, wantFile)
 	}
 	return root, nil
 }
@@ -178,7 +187,7 @@ func (c *converter) grow(p pos, n int, what string) bool {
 
 func (c *converter) fail(p pos, format string, args ...any) *node {
 	if c.err == nil {
-		c.err = fmt.Errorf("%s:%d: %s", c.source, p.line, fmt.Sprintf(format, args...))
+		c.err = errors.New(fileref.Clip(fmt.Sprintf("%s:%d: %s", c.source, p.line, fmt.Sprintf(format, args...))))
 	}
 	return &node{kind: nullNode, pos: p}
 }

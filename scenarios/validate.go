@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"seckill-harness/faults"
+	"seckill-harness/internal/fileref"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
@@ -91,7 +92,7 @@ type validator struct {
 }
 
 func (v *validator) bad(path, format string, args ...any) {
-	v.errs = append(v.errs, fmt.Errorf("%s: %s: %s", v.s.where(path), path, fmt.Sprintf(format, args...)))
+	v.errs = append(v.errs, errors.New(fileref.Clip(fmt.Sprintf("%s: %s: %s", v.s.where(path), path, fmt.Sprintf(format, args...)))))
 }
 
 // where is the source position of path, or of its nearest enclosing entry.

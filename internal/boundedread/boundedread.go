@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -27,7 +28,7 @@ const (
 func Check(path string, limit int64, what, fix string) (os.FileInfo, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", what, path, err)
+		return nil, statError(what, path, fix, err)
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s %s is not a regular file (%s): the harness reads only regular files; %s", what, path, kind(st), fix)
@@ -105,6 +106,26 @@ func tooLarge(what, path string, size, limit int64, fix string) error {
 	}
 	return &TooLargeError{fmt.Sprintf("%s %s %s the limit of %d bytes for it: %s", what, path, has, limit, fix)}
 }
+
+// statError is a file that cannot be looked at: "what path: no such file
+// or directory: fix". It wraps err (errors.Is(err, fs.ErrNotExist) holds)
+// without repeating the path the way *PathError does ("stat path: ...").
+func statError(what, path, fix string, err error) error {
+	cause := err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		cause = pe.Err
+	}
+	return &wrapped{msg: fmt.Sprintf("%s %s: %v: %s", what, path, cause, fix), err: err}
+}
+
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (e *wrapped) Error() string { return e.msg }
+func (e *wrapped) Unwrap() error { return e.err }
 
 func kind(st os.FileInfo) string {
 	m := st.Mode()

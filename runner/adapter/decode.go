@@ -11,6 +11,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"seckill-harness/internal/fileref"
 )
 
 // The decoder walks the YAML tree into the model by reflection, so the
@@ -39,7 +41,7 @@ var adapterKind = Kind{What: "adapter file", Empty: "want a mapping with at leas
 // fail records the first error: source:line: path: problem.
 func (d *decoder) fail(line int, path, format string, args ...any) {
 	if d.err == nil {
-		d.err = fmt.Errorf("%s:%d: %s: %s", d.source, line, path, fmt.Sprintf(format, args...))
+		d.err = errors.New(fileref.Clip(fmt.Sprintf("%s:%d: %s: %s", d.source, line, path, fmt.Sprintf(format, args...))))
 	}
 }
 
@@ -66,13 +68,16 @@ func decodeFile(source string, data []byte, f *File) error {
 // path it read ("reserve.keys[2]"). Fields may be structs, pointers to
 // them, maps of string keys, slices, strings and ints.
 func DecodeStrict(source string, data []byte, out any, kind Kind) (map[string]int, error) {
+	if err := fileref.CheckText(source, data, kind.Want()); err != nil {
+		return nil, err
+	}
 	file, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey()) // the decoder names both lines
 	if err != nil {
 		var se *yaml.SyntaxError
-		if errors.As(err, &se) && se.Token != nil {
-			return nil, fmt.Errorf("%s:%d: YAML syntax: %s: fix the YAML at that line", source, se.Token.Position.Line, se.Message)
+		if errors.As(err, &se) && se.Token != nil && se.Token.Position != nil {
+			return nil, fileref.SyntaxError(source, se.Token.Position.Line, se.Message)
 		}
-		return nil, fmt.Errorf("%s: YAML syntax: %v", source, err)
+		return nil, fileref.SyntaxError(source, 0, "the parser gave no position") // its own text quotes the file
 	}
 	var docs []*ast.DocumentNode
 	for _, doc := range file.Docs {
@@ -86,9 +91,41 @@ func DecodeStrict(source string, data []byte, out any, kind Kind) (map[string]in
 	if len(docs) > 1 {
 		return nil, fmt.Errorf("%s:%d: %s: a second YAML document starts here; move it to its own file", source, lineOf(docs[1].Body), kind.One)
 	}
+	if body := d0(docs[0].Body); body != nil {
+		switch body.(type) {
+		case *ast.MappingNode, *ast.MappingValueNode, *ast.NullNode, *ast.AnchorNode, *ast.AliasNode:
+		default:
+			return nil, fileref.NotMapping(source, lineOf(body), kind.Want())
+		}
+	}
 	d := &decoder{source: source, kind: kind, lines: map[string]int{}}
 	d.value(docs[0].Body, reflect.ValueOf(out).Elem(), "")
 	return d.lines, d.err
+}
+
+// Want is what a file of this kind should be, for the errors that name a
+// file without quoting it: "an adapter file (docs/ADAPTERS.md)".
+func (k Kind) Want() string {
+	article := "a"
+	if strings.ContainsRune("aeiou", rune(k.What[0])) {
+		article = "an"
+	}
+	return fmt.Sprintf("%s %s (%s)", article, k.What, k.Docs)
+}
+
+// d0 is the document's top value under its tags and comments (anchors
+// kept: the decoder refuses them with their line).
+func d0(n ast.Node) ast.Node {
+	for {
+		switch v := n.(type) {
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.CommentGroupNode:
+			return nil
+		default:
+			return n
+		}
+	}
 }
 
 func label(path string) string {

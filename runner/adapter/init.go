@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"seckill-harness/internal/boundedread"
+	"seckill-harness/internal/fileref"
 )
 
 // Init writes a commented starting adapter file for the reserve script at
@@ -152,8 +153,24 @@ func withTempFile(text string, fn func(path string) error) error {
 func WriteInit(ctx context.Context, w io.Writer, scriptPath, out string) error {
 	text, err := Init(ctx, scriptPath, out)
 	if err == nil && out != "" {
-		text = fmt.Sprintf("wrote %s: confirm each GUESS and UNKNOWN in it, then: seckill-harness adapter validate %[1]s\n", out)
+		text = fmt.Sprintf("wrote %s: confirm each GUESS and UNKNOWN in it, then: seckill-harness adapter validate %[1]s%s\n", out, rootFlag(scriptPath, out))
 	}
 	fmt.Fprint(w, text)
 	return err
+}
+
+// rootFlag is the --files-root the file at out needs to reach the script
+// (" --files-root DIR", the nearest directory holding both), or "" when
+// the script is under out's directory, where a path written in the file
+// may go without it.
+func rootFlag(script, out string) string {
+	abs, err1 := filepath.Abs(script)
+	dir, err2 := filepath.Abs(filepath.Dir(out))
+	if err1 != nil || err2 != nil || fileref.Within(dir, abs) {
+		return ""
+	}
+	for !fileref.Within(dir, abs) && filepath.Dir(dir) != dir {
+		dir = filepath.Dir(dir)
+	}
+	return " " + fileref.Flag + " " + dir
 }

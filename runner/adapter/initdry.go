@@ -85,7 +85,7 @@ func (d *draft) dryRun(ctx context.Context) error {
 func (d *draft) load() (*File, error) {
 	var f *File
 	err := withTempFile(d.text(d.script), func(p string) (err error) {
-		f, err = Load(p)
+		f, err = load(p, d.script) // the user's own script, given on the command line
 		return err
 	})
 	return f, err

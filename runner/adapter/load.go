@@ -3,11 +3,13 @@ package adapter
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"seckill-harness/internal/boundedread"
+	"seckill-harness/internal/fileref"
 )
 
 // Limits on what Load reads: an adapter file and a script are small.
@@ -33,6 +35,10 @@ type compiled struct {
 	teardown []Template
 	reads    map[string][]Template // state reads by field name
 	expiring []Template
+	// userScript is a script path given on the command line (Init's draft
+	// names the user's own script): it is not bound to the file's
+	// directory. "": every script is (fileref.Resolve).
+	userScript string
 }
 
 type callPlan struct {
@@ -44,7 +50,11 @@ type callPlan struct {
 
 // Load reads and checks the adapter file at path and the scripts it
 // names. Every error names path:line, the problem and the fix.
-func Load(path string) (*File, error) {
+func Load(path string) (*File, error) { return load(path, "") }
+
+// load is Load where the script path userScript, the user's own choice,
+// is read wherever it is.
+func load(path, userScript string) (*File, error) {
 	const fix = "give the path of an adapter YAML file (docs/ADAPTERS.md)"
 	data, err := boundedread.File(path, MaxFileBytes, "adapter file", fix)
 	if err != nil {
@@ -54,6 +64,7 @@ func Load(path string) (*File, error) {
 		return nil, err
 	}
 	f := &File{Path: path, Dir: filepath.Dir(path), scripts: map[string]*Script{}}
+	f.tmpl.userScript = userScript
 	if err := decodeFile(path, data, f); err != nil {
 		return nil, err
 	}
@@ -81,9 +92,10 @@ func (f *File) SetStrict() { f.Preflight = PreflightStrict }
 // line is the line of the value at field path p (0 when unknown).
 func (f *File) line(p string) int { return f.lines[p] }
 
-// errAt is an error at field path p: file:line: p: problem.
+// errAt is an error at field path p: file:line: p: problem (every quoted
+// value cut to fileref.MaxToken bytes).
 func (f *File) errAt(p, format string, args ...any) error {
-	return fmt.Errorf("%s:%d: %s: %s", f.Path, f.line(p), p, fmt.Sprintf(format, args...))
+	return errors.New(fileref.Clip(fmt.Sprintf("%s:%d: %s: %s", f.Path, f.line(p), p, fmt.Sprintf(format, args...))))
 }
 
 func (f *File) compile() error {
@@ -190,14 +202,18 @@ func (f *File) templates(p string, texts []string, ctx scope) ([]Template, error
 	return out, nil
 }
 
-// loadScript reads the script at field path p, relative to the file.
+// loadScript reads the script at field path p, relative to the file's
+// directory and inside it (or inside --files-root: fileref.Resolve).
 func (f *File) loadScript(p, rel string) (*Script, error) {
 	if rel == "" {
 		return nil, f.errAt(p, "empty script path: give the Lua file, relative to %s", f.Path)
 	}
 	full := rel
-	if !filepath.IsAbs(rel) {
-		full = filepath.Join(f.Dir, rel)
+	if rel != f.tmpl.userScript || rel == "" {
+		var err error
+		if full, err = fileref.Resolve(f.Path, rel); err != nil {
+			return nil, f.errAt(p, "%v", err)
+		}
 	}
 	fix := "give the Lua file's path relative to the adapter file's directory " + f.Dir
 	src, err := boundedread.File(full, MaxScriptBytes, "script", fix)

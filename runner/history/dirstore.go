@@ -5,11 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"seckill-harness/internal/fileref"
 )
 
 // lockName is the file under the directory that appends lock (flock).
@@ -89,9 +93,15 @@ func (s *DirStore) Append(_ context.Context, r Record) error {
 	}
 	defer unlock()
 	path := s.FileOf(r.Scenario)
-	old, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("results history %s: %w", path, err)
+	var old []byte
+	if rf, err := s.open(path, os.O_RDONLY); err == nil {
+		old, err = io.ReadAll(rf)
+		rf.Close()
+		if err != nil {
+			return fmt.Errorf("results history %s: %w", path, err)
+		}
+	} else if !os.IsNotExist(err) {
+		return err
 	}
 	if bytes.Count(old, []byte{'\n'})+1 > s.keep {
 		return s.rotate(path, old, line)
@@ -99,9 +109,9 @@ func (s *DirStore) Append(_ context.Context, r Record) error {
 	if len(old) > 0 && old[len(old)-1] != '\n' {
 		line = append([]byte{'\n'}, line...) // end a line a crash cut short
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := s.open(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND)
 	if err != nil {
-		return fmt.Errorf("results history %s: %w", path, err)
+		return err
 	}
 	if _, err := f.Write(line); err != nil {
 		f.Close()
@@ -192,17 +202,17 @@ func (s *DirStore) Records(_ context.Context, scenario string) ([]Record, error)
 }
 
 func (s *DirStore) readFile(path string) ([]Record, error) {
-	f, err := os.Open(path)
+	f, err := s.open(path, os.O_RDONLY)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("results history %s: %w", path, err)
+		return nil, err
 	}
 	defer f.Close()
 	var out []Record
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for n := 1; sc.Scan(); n++ {
 		l := bytes.TrimSpace(sc.Bytes())
 		if len(l) == 0 {
@@ -219,8 +229,42 @@ func (s *DirStore) readFile(path string) ([]Record, error) {
 		}
 		out = append(out, r)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("results history %s: a line over %d MiB, far longer than any record: the file is not a results history; move it out of the directory", path, maxLine>>20)
+	} else if err != nil {
 		return nil, fmt.Errorf("results history %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// maxLine is the longest line readFile reads: a record is a few KiB.
+const maxLine = 16 << 20
+
+// open opens the history file path (a file of the directory) through an
+// os.Root on the directory: a symlink that leads out of it is refused, and
+// so is anything but a regular file (before it is opened: a FIFO would
+// block). A file that does not exist gives an error os.IsNotExist knows.
+func (s *DirStore) open(path string, flag int) (*os.File, error) {
+	const fix = "a results history holds only its own regular .jsonl files: remove the symlink or the file, or give --results-history another directory"
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("results history %s: %w (give --results-history a directory)", s.dir, err)
+	}
+	defer root.Close()
+	name := filepath.Base(path)
+	st, err := root.Stat(name)
+	switch {
+	case os.IsNotExist(err) && flag&os.O_CREATE == 0:
+		return nil, err
+	case os.IsNotExist(err):
+	case err != nil:
+		return nil, fmt.Errorf("results history %s: %v: %s", path, fileref.Cause(err), fix)
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("results history %s is not a regular file (%s): %s", path, fileref.Kind(st.Mode()), fix)
+	}
+	f, err := root.OpenFile(name, flag, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("results history %s: %v: %s", path, fileref.Cause(err), fix)
+	}
+	return f, nil
 }

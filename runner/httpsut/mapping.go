@@ -1,6 +1,7 @@
 package httpsut
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"seckill-harness/internal/boundedread"
+	"seckill-harness/internal/fileref"
 	"seckill-harness/lua"
 	"seckill-harness/runner/adapter"
 )
@@ -212,9 +214,10 @@ func LoadMapping(path string) (*Mapping, error) {
 	return m, nil
 }
 
-// errAt is an error at field path p of the file: file:line: p: problem.
+// errAt is an error at field path p of the file: file:line: p: problem
+// (every quoted value cut to fileref.MaxToken bytes).
 func (f *Mapping) errAt(p, format string, args ...any) error {
-	return fmt.Errorf("%s:%d: %s: %s", f.path, f.lines[p], p, fmt.Sprintf(format, args...))
+	return errors.New(fileref.Clip(fmt.Sprintf("%s:%d: %s: %s", f.path, f.lines[p], p, fmt.Sprintf(format, args...))))
 }
 
 // given reports whether the file wrote field path p (null included).

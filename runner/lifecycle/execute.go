@@ -70,6 +70,7 @@ type execution struct {
 	host        *host.Sampler    // the machine's and the harness's view, sampled beside the load
 	live        *metrics.Live    // --metrics-addr's server; nil: none
 
+	madeDirs []string            // the output directories prepare made (missingDirs), deepest first
 	svc      *servicechild.Child // the service under test started as a child; nil: none
 	svcConns *connSampler        // its connections, sorted (service_behind_proxies)
 	pgURL    string              // the orders' database with the run's schema, for the service child
@@ -88,6 +89,8 @@ func Execute(ctx context.Context, p *Plan, out Output) (*Result, error) {
 	defer cancel()
 	for _, s := range x.steps(cctx) {
 		if err := s.do(ctx); err != nil {
+			x.close()                 // everything stopped: nothing writes in --out any more
+			removeMissing(x.madeDirs) // a refused run leaves no empty --out behind
 			return nil, err
 		}
 	}
@@ -146,12 +149,13 @@ func Steps() []string {
 }
 
 // close runs the cleanups in reverse order: heal, stop the pipeline,
-// teardown, close the stand.
+// teardown, close the stand. Each runs once, however often close is called.
 func (x *execution) close() {
 	x.heal()
 	for i := len(x.cleanup) - 1; i >= 0; i-- {
 		x.cleanup[i]()
 	}
+	x.cleanup = nil
 }
 
 func (x *execution) prepare(ctx context.Context) error {
@@ -220,8 +224,13 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err := x.act.Validate(); err != nil {
 		return fmt.Errorf("invalid activity: %w", err)
 	}
-	// Unwritable outputs fail now, not after the whole load.
+	if err := x.reachService(ctx); err != nil {
+		return err
+	}
+	// Unwritable outputs fail now, not after the whole load; what this
+	// creates is removed again if the run is refused before its load.
 	if x.out.Dir != "" {
+		x.madeDirs = missingDirs(x.out.Dir, x.out.History)
 		if err := reports.Preflight(x.out.Dir, x.out.History); err != nil {
 			return err
 		}

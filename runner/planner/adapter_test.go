@@ -125,14 +125,23 @@ func TestAdapterBadInput(t *testing.T) {
 	}
 }
 
-// A scenario file's adapter: is relative to the file, and an invalid one
-// is refused at the field's line.
+// A scenario file's adapter: is relative to the file (and inside its
+// directory: the adapter and its script are copied beside it), and an
+// invalid one is refused at the field's line.
 func TestScenarioAdapterField(t *testing.T) {
 	dir := t.TempDir()
-	abs, _ := filepath.Abs(referenceAdapter)
-	rel, err := filepath.Rel(dir, abs)
-	if err != nil {
-		t.Fatal(err)
+	rel := "adapters/reference.yaml"
+	for from, to := range map[string]string{referenceAdapter: rel, filepath.Join(filepath.Dir(referenceAdapter), "lua", "reserve.lua"): "adapters/lua/reserve.lua"} {
+		b, err := os.ReadFile(from)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(filepath.Join(dir, to)), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, to), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	body := "name: s\nadapter: " + rel + "\nactivity: {stock: 10, buckets: 1, users: 100}\nphases:\n  - {name: load, duration: 1s, rate: 10}\n"
 	path := filepath.Join(dir, "s.yaml")

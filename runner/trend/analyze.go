@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"slices"
 	"sort"
@@ -167,10 +166,7 @@ func FileSource(path string) Source {
 	return func() ([]Series, error) {
 		const fix = `give a JSON array of series: [{"scenario":"sold-out-90","figure":"reserve.p99","unit":"ms","points":[{"at":"2026-11-30T02:00:00Z","value":1.9,"verdict":"pass","run":"..."}]}]`
 		data, err := boundedread.File(path, seriesFileLimit, "--series file", fix)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: check the path; %s", err, fix)
-		}
-		if err != nil {
+		if err != nil { // a missing file: "no such file or directory: " and the fix
 			return nil, err
 		}
 		var all []Series
