@@ -85,9 +85,7 @@ type execution struct {
 func Execute(ctx context.Context, p *Plan, out Output) (*Result, error) {
 	x := &execution{plan: p, out: out}
 	defer x.close()
-	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	for _, s := range x.steps(cctx) {
+	for _, s := range x.steps() {
 		if err := s.do(ctx); err != nil {
 			x.close()                 // everything stopped: nothing writes in --out any more
 			removeMissing(x.madeDirs) // a refused run leaves no empty --out behind
@@ -111,9 +109,26 @@ type step struct {
 	do   func(context.Context) error
 }
 
-// steps are the run's steps in order. Those from heal on ignore the load's
-// context and use after, a fresh one.
-func (x *execution) steps(after context.Context) []step {
+// PostLoadBudget bounds each step from heal on but the drain (heal,
+// check, assemble, write): each runs on a fresh context of its own with
+// this timeout, started when the step starts — not when the run started,
+// so a long load or a long drain leaves the checks their whole budget.
+const PostLoadBudget = 2 * time.Minute
+
+// afterLoad runs f on a fresh context bounded by PostLoadBudget, ignoring
+// the load's (which may be cancelled): the run happened, and is healed,
+// checked and reported whatever ended it.
+func afterLoad(f func(context.Context) error) func(context.Context) error {
+	return func(context.Context) error {
+		ctx, cancel := context.WithTimeout(context.Background(), PostLoadBudget)
+		defer cancel()
+		return f(ctx)
+	}
+}
+
+// steps are the run's steps in order. Those from heal on but the drain
+// ignore the load's context and run on a fresh one each (afterLoad).
+func (x *execution) steps() []step {
 	return []step{
 		{"prepare", x.prepare},
 		{"open the stand", x.openStand},
@@ -126,23 +141,23 @@ func (x *execution) steps(after context.Context) []step {
 		{"warm up", x.warmUp},
 		{"observe the servers", x.observe},
 		{"drive the load", x.driveLoad},
-		{"heal", func(context.Context) error {
+		{"heal", afterLoad(func(ctx context.Context) error {
 			x.heal()
-			x.busyErr = x.watchdog.EnsureNotBusy(after)
-			x.healthErr = settle(after, x.out.logger(), x.stand, len(x.plan.Faults) > 0)
+			x.busyErr = x.watchdog.EnsureNotBusy(ctx)
+			x.healthErr = settle(ctx, x.out.logger(), x.stand, len(x.plan.Faults) > 0)
 			return nil
-		}},
+		})},
 		{"drain", func(ctx context.Context) error { x.drain(ctx); return nil }},
-		{"check", func(context.Context) error { x.check(after); return nil }},
-		{"assemble", func(context.Context) error { x.outcome = x.assemble(after); return nil }},
-		{"write", func(context.Context) error { return x.write(after, x.outcome) }},
+		{"check", afterLoad(func(ctx context.Context) error { x.check(ctx); return nil })},
+		{"assemble", afterLoad(func(ctx context.Context) error { x.outcome = x.assemble(ctx); return nil })},
+		{"write", afterLoad(func(ctx context.Context) error { return x.write(ctx, x.outcome) })},
 	}
 }
 
 // Steps names the steps of a run, in the order Execute takes them.
 func Steps() []string {
 	var names []string
-	for _, s := range (&execution{}).steps(context.Background()) {
+	for _, s := range (&execution{}).steps() {
 		names = append(names, s.name)
 	}
 	return names
