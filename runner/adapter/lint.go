@@ -29,9 +29,9 @@ type Finding struct {
 	Refuses bool
 }
 
-// The kinds of finding. All but KindScriptError make a script unsafe on
-// Redis Cluster; A1 fails on every kind, and the run refuses the load on
-// a finding that Refuses.
+// The kinds of finding. KindSlots, KindBuiltKey and KindUndeclared make a
+// script unsafe on Redis Cluster; A1 fails on every kind, and the run
+// refuses the load on a finding that Refuses.
 const (
 	// KindSlots: the KEYS of one call are in different slots.
 	KindSlots = "keys-in-different-slots"
@@ -44,12 +44,18 @@ const (
 	// KindScriptError: a sample call failed with an error of the script's
 	// own (Preflight).
 	KindScriptError = "script-error"
+	// KindDynamicCommand: a redis.call whose command name is not written
+	// out, so it cannot be checked against the refused commands (static).
+	KindDynamicCommand = "command-name-not-literal"
 )
 
 // Problem is the finding's verdict in a team's words.
 func (x Finding) Problem() string {
-	if x.Kind == KindScriptError {
+	switch x.Kind {
+	case KindScriptError:
 		return "script fails"
+	case KindDynamicCommand:
+		return "command not checked"
 	}
 	return "not cluster-safe"
 }
@@ -75,7 +81,9 @@ var sampleValues = []Values{
 // literal, a concatenation, ARGV, or a local assigned one of those), so
 // it has no false findings on scripts that pass their keys through
 // locals or functions; what it cannot see is for the pre-flight against
-// the stand.
+// the stand. It also names every redis.call whose command name is not
+// written out (KindDynamicCommand): Load refuses the refused commands
+// (refusedCommands) written out, not those.
 func (f *File) StaticFindings() []Finding {
 	var out []Finding
 	for _, op := range []Op{OpReserve, OpRelease} {
@@ -90,6 +98,7 @@ func (f *File) StaticFindings() []Finding {
 	sort.Strings(paths)
 	for _, p := range paths {
 		out = append(out, scanScript(f.scripts[p])...)
+		out = append(out, commandFindings(f.scripts[p])...)
 	}
 	return out
 }

@@ -63,6 +63,9 @@ func Load(path string) (*File, error) {
 	if err := f.compile(); err != nil {
 		return nil, err
 	}
+	if err := f.refuseCommands(); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -205,6 +208,9 @@ func (f *File) loadScript(p, rel string) (*Script, error) {
 		if !strings.Contains(err.Error(), fix) {
 			return nil, f.errAt(p, "%v: %s", err, fix)
 		}
+		return nil, f.errAt(p, "%v", err)
+	}
+	if err := checkText(full, src); err != nil {
 		return nil, f.errAt(p, "%v", err)
 	}
 	sum := sha1.Sum(src)
