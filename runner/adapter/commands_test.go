@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"os"
@@ -134,6 +135,79 @@ func TestStaticFindingForCommandNamesNotWrittenOut(t *testing.T) {
 	f, err := loadWith(t, sScript, []byte("local n = redis.call('GET', KEYS[1])\nredis.log(redis.LOG_NOTICE, 'x')\nreturn redis.sha1hex('x')\n"))
 	if err != nil || len(f.StaticFindings()) != 0 {
 		t.Errorf("written-out names: %v %v, want no finding", err, f)
+	}
+}
+
+// sentinels puts a key on every master and reports those gone afterwards.
+func sentinels(t *testing.T, name string) func() []string {
+	t.Helper()
+	ctx := context.Background()
+	var keys []string
+	for i := 0; len(keys) < 3*8 && i < 64; i++ {
+		k := fmt.Sprintf("%s-sentinel-%d", name, i)
+		if err := testRDB.Set(ctx, k, "1", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	return func() []string {
+		var lost []string
+		for _, k := range keys {
+			if n, _ := testRDB.Exists(ctx, k).Result(); n == 0 {
+				lost = append(lost, k)
+			}
+			testRDB.Del(ctx, k)
+		}
+		return lost
+	}
+}
+
+// A refused command the text does not name (ARGV[1] = FLUSHALL) is
+// stopped by the pre-flight's recorder before Redis runs it: a finding
+// at its line that refuses the load, whatever the strictness, and every
+// other key of the cluster still there.
+func TestPreflightStopsARefusedCommandNamedAtRunTime(t *testing.T) {
+	check := sentinels(t, "pfrefused")
+	f := writeAdapter(t, `
+reserve:
+  script: s.lua
+  keys: ["c:{${activity}}"]
+  args: [FLUSHALL]`+miniReply, "local n = redis.call('INCR', KEYS[1])\nredis.call(ARGV[1])\nreturn 1\n")
+	got := systemPreflight(t, f.Path)
+	var found bool
+	for _, x := range got {
+		found = found || (x.Kind == KindRefusedCommand && x.Refuses && strings.HasSuffix(x.Where, "s.lua:2") && strings.Contains(x.Detail, "a sample reserve call ran FLUSHALL"))
+		if x.Kind == KindScriptError {
+			t.Errorf("the refusal reported as a script error too: %s", x)
+		}
+	}
+	if !found {
+		t.Errorf("findings %v, want %s at s.lua:2 naming FLUSHALL that refuses the load", got, KindRefusedCommand)
+	}
+	if lost := check(); len(lost) > 0 {
+		t.Errorf("the sample call ran FLUSHALL: %d keys gone (%v)", len(lost), lost[0])
+	}
+}
+
+// A setup script that reaches a refused command by a name it does not
+// write out: the recorder stops it, the finding refuses the load and no
+// sample call runs.
+func TestPreflightStopsARefusedCommandInTheSetupScript(t *testing.T) {
+	check := sentinels(t, "pfsetup")
+	f := writeAdapter(t, `
+reserve:
+  script: s.lua
+  keys: ["c:{${activity}}"]`+miniReply+`setup:
+  script: s.lua
+  keys: ["c:{${activity}}"]
+  args: [FLUSHALL]
+`, "if ARGV[1] then redis.call(ARGV[1]) end\nreturn 1\n")
+	got := runPreflight(t, f, throwaway("pfsetup"))
+	if len(got) != 1 || got[0].Kind != KindRefusedCommand || !got[0].Refuses || !strings.HasSuffix(got[0].Where, "s.lua:1") {
+		t.Errorf("findings %v, want one %s at s.lua:1 that refuses the load", got, KindRefusedCommand)
+	}
+	if lost := check(); len(lost) > 0 {
+		t.Errorf("the setup ran FLUSHALL: %d keys gone", len(lost))
 	}
 }
 

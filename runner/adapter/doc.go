@@ -23,7 +23,8 @@
 // Load refuses a file whose scripts or command lists name a command the
 // harness refuses (refusedCommands: FLUSHALL, KEYS, CONFIG, CLUSTER, …;
 // docs/ADAPTERS.md lists them and why) and a script that is not UTF-8
-// text, before anything reaches a cluster.
+// text, before anything reaches a cluster; the pre-flight's recorder
+// stops one a script names at run time.
 //
 // Most functions here are pure: Render builds a call's KEYS and ARGV from
 // values, MapReply decodes a reply, KeySlots computes the cluster slot of

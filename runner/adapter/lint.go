@@ -21,7 +21,8 @@ type Finding struct {
 	Detail string
 	// Refuses: Redis itself refused a sample call here (CROSSSLOT, a key
 	// on another node, the script's own error), so the load would fail
-	// the same way: the run refuses the load. A finding Redis let
+	// the same way, or the recorder stopped a command the harness refuses
+	// (KindRefusedCommand): the run refuses the load. A finding Redis let
 	// through (a key outside KEYS that Redis ran) does not refuse it
 	// unless the file says preflight: strict: the load runs, and the
 	// checks and faults show what the shape costs. Static findings have
@@ -44,6 +45,11 @@ const (
 	// KindScriptError: a sample call failed with an error of the script's
 	// own (Preflight).
 	KindScriptError = "script-error"
+	// KindRefusedCommand: a sample call ran a command the harness
+	// refuses (refusedCommands), with a name the text does not write out
+	// (Preflight; one written out refuses the file at Load). The recorder
+	// stops it before Redis runs it; it always refuses the load.
+	KindRefusedCommand = "refused-command"
 	// KindDynamicCommand: a redis.call whose command name is not written
 	// out, so it cannot be checked against the refused commands (static).
 	KindDynamicCommand = "command-name-not-literal"
@@ -54,6 +60,8 @@ func (x Finding) Problem() string {
 	switch x.Kind {
 	case KindScriptError:
 		return "script fails"
+	case KindRefusedCommand:
+		return "refused command"
 	case KindDynamicCommand:
 		return "command not checked"
 	}
