@@ -82,6 +82,12 @@ func scriptCalls(src string) []luaCall {
 		if m[2] >= 0 && ref != "redis.call" && ref != "redis.pcall" {
 			continue // redis.log, redis.sha1hex, …
 		}
+		if before := strings.TrimRight(code[:m[0]], " \t"); strings.HasSuffix(before, ".") && !strings.HasSuffix(before, "..") || strings.HasSuffix(before, ":") {
+			continue // a field of another table: cfg.redis
+		}
+		if after := strings.TrimLeft(code[m[1]:], " \t"); m[2] < 0 && strings.HasPrefix(after, "=") && !strings.HasPrefix(after, "==") {
+			continue // a field's name: {redis = 1}
+		}
 		x := luaCall{line: lineAt(m[0]), text: "redis passed on or aliased"}
 		if m[2] >= 0 {
 			x.name, x.text = firstArg(src, m[1])
