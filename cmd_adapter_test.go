@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // adapter validate: exit 0 with the summary for a good file, exit 2 with
@@ -55,5 +59,50 @@ func TestAdapterInitCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 (stderr %s)", args, code, stderr.String())
 		}
 		t.Logf("%v: %s", args, stderr.String())
+	}
+}
+
+// adapter validate refuses, with exit 2, a script that calls a command
+// the harness refuses (naming script:line and the command), a setup that
+// runs one (naming the file's line), and a script of random bytes
+// (naming the file, quoting none of it); adapter init refuses such a
+// script before it starts anything.
+func TestAdapterValidateRefusesRefusedCommandsAndBinaryScripts(t *testing.T) {
+	dir := t.TempDir()
+	random := make([]byte, 4096)
+	if _, err := rand.Read(random); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "r.lua"), random, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "reserve:\n  script: r.lua\n  keys: [\"s:{${activity}}\"]\n  reply: {outcomes: {ACCEPTED: [1], SOLD_OUT: [0]}}\n"
+	if err := os.WriteFile(filepath.Join(dir, "r.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"adapter", "validate", "runner/adapter/testdata/refused/flushall.yaml"}, []string{"flushall.yaml:3: reserve.script: ", "flushall.lua:3 calls FLUSHALL, a command the harness refuses", "Remove the call"}},
+		{[]string{"adapter", "validate", "runner/adapter/testdata/refused/setup-keys.yaml"}, []string{"setup-keys.yaml:11: setup.commands[1]: KEYS is a command the harness refuses"}},
+		{[]string{"adapter", "validate", filepath.Join(dir, "r.yaml")}, []string{"r.yaml:2: reserve.script: ", "r.lua is not Lua source text", "saved as UTF-8 text"}},
+		{[]string{"adapter", "init", "runner/adapter/testdata/refused/flushall.lua"}, []string{"adapter init: runner/adapter/testdata/refused/flushall.lua:3 calls FLUSHALL"}},
+		{[]string{"adapter", "init", filepath.Join(dir, "r.lua")}, []string{"adapter init: ", "r.lua is not Lua source text"}},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), c.args, &out, &errb)
+		t.Logf("%v: exit %d: %s", c.args, code, errb.String())
+		if code != exitHarnessError {
+			t.Errorf("%v: exit %d, want 2 (stdout %s)", c.args, code, out.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errb.String(), w) {
+				t.Errorf("%v: stderr does not say %q", c.args, w)
+			}
+		}
+		if !utf8.Valid(errb.Bytes()) || bytes.IndexByte(errb.Bytes(), 0) >= 0 || errb.Len() > 1000 {
+			t.Errorf("%v: stderr quotes the file (%d bytes)", c.args, errb.Len())
+		}
 	}
 }

@@ -20,6 +20,12 @@
 // Facts says which kinds of state the file lets the harness read, Skips
 // which checks will skip for lack of them.
 //
+// Load refuses a file whose scripts or command lists name a command the
+// harness refuses (refusedCommands: FLUSHALL, KEYS, CONFIG, CLUSTER, …;
+// docs/ADAPTERS.md lists them and why) and a script that is not UTF-8
+// text, before anything reaches a cluster; the pre-flight's recorder
+// stops one a script names at run time.
+//
 // Most functions here are pure: Render builds a call's KEYS and ARGV from
 // values, MapReply decodes a reply, KeySlots computes the cluster slot of
 // keys, StaticFindings reports what can be seen without a cluster (keys of

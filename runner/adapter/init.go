@@ -37,6 +37,12 @@ func Init(ctx context.Context, scriptPath, out string) (string, error) {
 		}
 		return "", err
 	}
+	if err := checkText(scriptPath, src); err != nil {
+		return "", fmt.Errorf("adapter init: %w", err)
+	}
+	if err := refuseScript(&Script{Path: scriptPath, Source: string(src)}); err != nil {
+		return "", fmt.Errorf("adapter init: %w", err)
+	}
 	if out != "" {
 		if _, err := os.Stat(out); err == nil {
 			return "", fmt.Errorf("adapter init: %s exists: remove it or give another --out", out)

@@ -21,7 +21,8 @@ type Finding struct {
 	Detail string
 	// Refuses: Redis itself refused a sample call here (CROSSSLOT, a key
 	// on another node, the script's own error), so the load would fail
-	// the same way: the run refuses the load. A finding Redis let
+	// the same way, or the recorder stopped a command the harness refuses
+	// (KindRefusedCommand): the run refuses the load. A finding Redis let
 	// through (a key outside KEYS that Redis ran) does not refuse it
 	// unless the file says preflight: strict: the load runs, and the
 	// checks and faults show what the shape costs. Static findings have
@@ -29,9 +30,9 @@ type Finding struct {
 	Refuses bool
 }
 
-// The kinds of finding. All but KindScriptError make a script unsafe on
-// Redis Cluster; A1 fails on every kind, and the run refuses the load on
-// a finding that Refuses.
+// The kinds of finding. KindSlots, KindBuiltKey and KindUndeclared make a
+// script unsafe on Redis Cluster; A1 fails on every kind, and the run
+// refuses the load on a finding that Refuses.
 const (
 	// KindSlots: the KEYS of one call are in different slots.
 	KindSlots = "keys-in-different-slots"
@@ -44,12 +45,25 @@ const (
 	// KindScriptError: a sample call failed with an error of the script's
 	// own (Preflight).
 	KindScriptError = "script-error"
+	// KindRefusedCommand: a sample call ran a command the harness
+	// refuses (refusedCommands), with a name the text does not write out
+	// (Preflight; one written out refuses the file at Load). The recorder
+	// stops it before Redis runs it; it always refuses the load.
+	KindRefusedCommand = "refused-command"
+	// KindDynamicCommand: a redis.call whose command name is not written
+	// out, so it cannot be checked against the refused commands (static).
+	KindDynamicCommand = "command-name-not-literal"
 )
 
 // Problem is the finding's verdict in a team's words.
 func (x Finding) Problem() string {
-	if x.Kind == KindScriptError {
+	switch x.Kind {
+	case KindScriptError:
 		return "script fails"
+	case KindRefusedCommand:
+		return "refused command"
+	case KindDynamicCommand:
+		return "command not checked"
 	}
 	return "not cluster-safe"
 }
@@ -75,7 +89,9 @@ var sampleValues = []Values{
 // literal, a concatenation, ARGV, or a local assigned one of those), so
 // it has no false findings on scripts that pass their keys through
 // locals or functions; what it cannot see is for the pre-flight against
-// the stand.
+// the stand. It also names every redis.call whose command name is not
+// written out (KindDynamicCommand): Load refuses the refused commands
+// (refusedCommands) written out, not those.
 func (f *File) StaticFindings() []Finding {
 	var out []Finding
 	for _, op := range []Op{OpReserve, OpRelease} {
@@ -90,6 +106,7 @@ func (f *File) StaticFindings() []Finding {
 	sort.Strings(paths)
 	for _, p := range paths {
 		out = append(out, scanScript(f.scripts[p])...)
+		out = append(out, commandFindings(f.scripts[p])...)
 	}
 	return out
 }

@@ -74,6 +74,9 @@ func load(path, userScript string) (*File, error) {
 	if err := f.compile(); err != nil {
 		return nil, err
 	}
+	if err := f.refuseCommands(); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -221,6 +224,9 @@ func (f *File) loadScript(p, rel string) (*Script, error) {
 		if !strings.Contains(err.Error(), fix) {
 			return nil, f.errAt(p, "%v: %s", err, fix)
 		}
+		return nil, f.errAt(p, "%v", err)
+	}
+	if err := checkText(full, src); err != nil {
 		return nil, f.errAt(p, "%v", err)
 	}
 	sum := sha1.Sum(src)

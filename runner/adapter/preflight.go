@@ -35,6 +35,11 @@ import (
 //     harness do not know. The finding names the keys and the script line.
 //   - KindScriptError: a call failed with an error of the script's own
 //     (with Redis's text and the script line).
+//   - KindRefusedCommand: a call (or a setup script whose command names
+//     are not all written out) reached a command the harness refuses by
+//     a name the text does not write out; the recorder stopped it before
+//     Redis ran it, and the finding refuses the load (a refused command
+//     written out never gets here: Load refuses the file).
 //
 // How: each sample call runs the script with a recorder round redis.call
 // and redis.pcall (the script's text is unchanged and keeps its line
@@ -62,7 +67,7 @@ func Preflight(ctx context.Context, rdb *redis.ClusterClient, f *File, a *lua.Ac
 	p := &preflight{rdb: rdb, f: f, a: a, at: map[string]int{}, touched: map[string]bool{}}
 	p.calls = p.sampleCalls()
 	err := p.setup(ctx)
-	if err == nil {
+	if err == nil && len(p.out) == 0 { // a refused command in the setup: no call
 		for _, c := range p.calls {
 			if err = p.call(ctx, c.op, c.v); err != nil {
 				break
@@ -185,7 +190,14 @@ func (p *preflight) setup(ctx context.Context) error {
 		}
 		if cmds == nil {
 			p.touch(keys...)
-			if err := p.rdb.Eval(ctx, p.f.scripts["setup.script"].Source, keys, anys(args)...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+			src := p.f.scripts["setup.script"]
+			if ran, err := p.guardSetup(ctx, src, b, keys, args); err != nil || ran {
+				if err != nil || len(p.out) > 0 {
+					return err
+				}
+				continue
+			}
+			if err := p.rdb.Eval(ctx, src.Source, keys, anys(args)...).Err(); err != nil && !errors.Is(err, redis.Nil) {
 				return fmt.Errorf("adapter preflight: the setup script of %s failed for bucket %d: %w", p.f.Path, b, err)
 			}
 			continue
@@ -200,6 +212,35 @@ func (p *preflight) setup(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// guardSetup runs a setup script whose command names are not all
+// written out (Load checked the others) under the recorder, in place of
+// its plain run: a refused command it reaches is a finding that refuses
+// the load, and the recorder stops it before Redis runs it. ran is false
+// when the script is for a plain run.
+func (p *preflight) guardSetup(ctx context.Context, s *Script, b uint32, keys, args []string) (ran bool, err error) {
+	if len(commandFindings(s)) == 0 {
+		return false, nil
+	}
+	reply, err := p.rdb.Eval(ctx, instrument(s.Source), keys, anys(args)...).Result()
+	errText, log, ok := parseRecord(reply)
+	for _, e := range log {
+		if why := refusal(e.args[0]); why != "" {
+			p.add(refusedFinding(s.Path, e.line, "the setup script", strings.ToUpper(e.args[0]), why))
+			return true, nil
+		}
+	}
+	if err == nil && !ok {
+		err = errors.New("the recorder's reply is not {error, log}")
+	}
+	if err == nil && errText != "" {
+		err = errors.New(errText)
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return true, fmt.Errorf("adapter preflight: the setup script of %s failed for bucket %d: %w", p.f.Path, b, err)
+	}
+	return true, nil
 }
 
 func (p *preflight) touch(keys ...string) {

@@ -12,7 +12,9 @@ import (
 
 // recorderPrelude wraps a script so that it answers {error, log}: error
 // is "" or the text of the error the script raised, log one entry per
-// redis.call/redis.pcall, {"user_script:LINE: ", command, args...}. It is
+// redis.call/redis.pcall, {"user_script:LINE: ", command, args...}. A
+// command the harness refuses (refusedCommands, in __hrefused) is logged
+// and not run: the call raises "the harness refused NAME". It is
 // one line, prepended to the script's first line (after a #! line), so
 // the script keeps its line numbers; the line of a call is found by
 // raising an error four levels up (the Lua of Redis has no debug library).
@@ -20,8 +22,9 @@ const recorderPrelude = `local __hlog = {} local __hpc = redis.pcall ` +
 	`local function __hwhere() error('', 5) end ` +
 	`local function __hrec(...) local a = {} for i = 1, select('#', ...) do a[i] = tostring((select(i, ...))) end ` +
 	`local _, w = pcall(__hwhere) table.insert(a, 1, tostring(w)) __hlog[#__hlog + 1] = a end ` +
-	`local function __hcall(...) __hrec(...) local r = __hpc(...) if type(r) == 'table' and r.err then error(r) end return r end ` +
-	`local function __hpcall(...) __hrec(...) return __hpc(...) end ` +
+	`local function __hno(...) local n = string.upper(tostring((...))) if __hrefused[n] then error({err = 'the harness refused ' .. n}) end end ` +
+	`local function __hcall(...) __hrec(...) __hno(...) local r = __hpc(...) if type(r) == 'table' and r.err then error(r) end return r end ` +
+	`local function __hpcall(...) __hrec(...) __hno(...) return __hpc(...) end ` +
 	`local __hok, __herr = pcall(function(...) `
 
 const recorderEnd = "\nend) if __hok then return {'', __hlog} end " +
@@ -38,8 +41,22 @@ func instrument(src string) string {
 		head, src = src[:i+1], src[i+1:]
 	}
 	body := strings.NewReplacer("redis.call", "__hcall", "redis.pcall", "__hpcall").Replace(noTailCalls(src))
-	return head + recorderPrelude + body + recorderEnd
+	return head + refusedTable() + recorderPrelude + body + recorderEnd
 }
+
+// refusedTable is the Lua table of the refused commands, on one line.
+func refusedTable() string {
+	var b strings.Builder
+	b.WriteString("local __hrefused = {")
+	for _, n := range RefusedCommands() {
+		fmt.Fprintf(&b, "[%q] = true, ", n)
+	}
+	b.WriteString("} ")
+	return b.String()
+}
+
+// refusedMark starts the error the recorder raises for a refused command.
+const refusedMark = "the harness refused "
 
 var reReturnCall = regexp.MustCompile(`\breturn\s+redis\.p?call\s*\(`)
 
@@ -110,8 +127,10 @@ func (p *preflight) call(ctx context.Context, op Op, v Values) error {
 	p.touch(keys...)
 	s := p.f.Script(op)
 	reply, err := p.rdb.Eval(ctx, instrument(s.Source), keys, anys(args)...).Result()
-	if err != nil && strings.Contains(err.Error(), "Error compiling script") {
-		// The recorder could not wrap it: run it as it is, for Redis's word.
+	if err != nil && strings.Contains(err.Error(), "Error compiling script") && len(commandFindings(s)) == 0 {
+		// The recorder could not wrap it: run it as it is, for Redis's
+		// word (only when every command name is written out, so Load has
+		// checked them all).
 		reply, err = p.rdb.Eval(ctx, s.Source, keys, anys(args)...).Result()
 		if err == nil {
 			return nil
@@ -166,6 +185,10 @@ func (p *preflight) classify(ctx context.Context, op Op, v Values, keys []string
 	}
 	nonLocal := strings.Contains(errText, "non local key")
 	for i, e := range log {
+		if why := refusal(e.args[0]); why != "" {
+			p.add(refusedFinding(p.f.Script(op).Path, e.line, "a sample "+string(op)+" call", strings.ToUpper(e.args[0]), why))
+			continue
+		}
 		ks, err := p.rdb.CommandGetKeys(ctx, anys(e.args)...).Result()
 		if err != nil {
 			continue // a command without keys (TIME), or one Redis does not know
@@ -182,7 +205,7 @@ func (p *preflight) classify(ctx context.Context, op Op, v Values, keys []string
 			}
 		}
 	}
-	if errText != "" && !nonLocal {
+	if errText != "" && !nonLocal && !strings.Contains(errText, refusedMark) {
 		line := scriptLine(errText)
 		if line == 0 && len(log) > 0 {
 			line = log[len(log)-1].line
@@ -232,4 +255,12 @@ func builtNote(op Op, listed bool) string {
 		return fmt.Sprintf(" (The file lists it in %s.built_keys: the teardown removes it and K1 reads its expiry.)", op)
 	}
 	return fmt.Sprintf(" (While the script builds it, list it in %s.built_keys, so the teardown removes it and K1 reads its expiry.)", op)
+}
+
+// refusedFinding is the refused command name that what (a sample call,
+// the setup script) reached at script path:line: the recorder stopped
+// it, and the load is refused.
+func refusedFinding(path string, line int, what, name, why string) Finding {
+	return Finding{Kind: KindRefusedCommand, Where: fmt.Sprintf("%s:%d", path, line), Refuses: true,
+		Detail: fmt.Sprintf("%s ran %s, a command the harness refuses: %s. The pre-flight stopped it before Redis ran it; under load nothing would. Remove the call, and write every command's name out as a string literal so the harness checks it before any call: %s", what, name, why, refusedFix)}
 }
