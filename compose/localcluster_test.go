@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -558,17 +559,19 @@ func TestPortTakenAndClose(t *testing.T) {
 // fail with every node's log tail in the error and leave nothing behind.
 // "1ms" expires while the cluster is being set up; "1s" expires in
 // WaitHealthy, since a fresh Redis master refuses to report cluster_state:ok
-// during its first 2s (CLUSTER_WRITABLE_DELAY).
+// during its first 2s (CLUSTER_WRITABLE_DELAY) — or, on a starved host
+// whose processes took most of the second to start (3.1 s at load 19),
+// while the nodes still meet: the error names whichever phase it was.
 func TestNeverConverges(t *testing.T) {
 	skipWithoutRedis(t)
 	for _, tc := range []struct {
 		name     string
 		timeout  time.Duration
 		replicas int
-		wantText string
+		wantText []string // one of them
 	}{
-		{"1ms", time.Millisecond, 0, "context deadline exceeded"},
-		{"1s", time.Second, NoReplicas, "cluster not healthy"},
+		{"1ms", time.Millisecond, 0, []string{"context deadline exceeded"}},
+		{"1s", time.Second, NoReplicas, []string{"cluster not healthy", "nodes did not discover each other"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
@@ -605,8 +608,8 @@ func TestNeverConverges(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("error does not wrap context.DeadlineExceeded: %v", err)
 			}
-			if !strings.Contains(msg, tc.wantText) {
-				t.Errorf("error lacks %q", tc.wantText)
+			if !slices.ContainsFunc(tc.wantText, func(w string) bool { return strings.Contains(msg, w) }) {
+				t.Errorf("error lacks one of %q", tc.wantText)
 			}
 			if strings.Count(msg, "last 10 log lines") != wantNodes || strings.Count(msg, "Ready to accept connections") != wantNodes {
 				t.Errorf("error lacks the log tails of all %d nodes:\n%s", wantNodes, msg)
