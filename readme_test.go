@@ -49,25 +49,35 @@ func TestREADMEIsAFrontDoor(t *testing.T) {
 	}
 }
 
-// Every command the README shows (`seckill-harness NAME …` in its code
-// blocks) is a command of the CLI: a renamed or removed command fails
+// Every command line the README shows (`seckill-harness NAME …` in its
+// code blocks) names a command of the CLI, and every --flag on it is one
+// of that command's flags: a renamed or removed command or flag fails
 // here before a newcomer meets it.
 func TestREADMECommandsExist(t *testing.T) {
 	raw, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := map[string]bool{}
-	for _, c := range newRootCmd().Commands() {
-		known[c.Name()] = true
-	}
-	shown := regexp.MustCompile(`(?m)^seckill-harness ([a-z-]+)`).FindAllStringSubmatch(string(raw), -1)
+	root := newRootCmd()
+	shown := regexp.MustCompile(`(?m)^seckill-harness ([^#\n]*)`).FindAllStringSubmatch(string(raw), -1)
 	if len(shown) < 8 {
 		t.Fatalf("README.md shows %d command lines, want the eight commands people use", len(shown))
 	}
 	for _, m := range shown {
-		if !known[m[1]] {
-			t.Errorf("README.md shows `seckill-harness %s`, which is no command of the CLI", m[1])
+		args := strings.Fields(m[1])
+		cmd, rest, err := root.Find(args)
+		if err != nil || cmd == root {
+			t.Errorf("README.md shows `seckill-harness %s`, which is no command of the CLI (%v)", args[0], err)
+			continue
+		}
+		for _, a := range rest {
+			name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+			if !strings.HasPrefix(a, "--") || name == "" {
+				continue
+			}
+			if cmd.Flags().Lookup(name) == nil && cmd.InheritedFlags().Lookup(name) == nil {
+				t.Errorf("README.md shows `%s --%s`, which is no flag of %q", cmd.CommandPath(), name, cmd.Name())
+			}
 		}
 	}
 }
