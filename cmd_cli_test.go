@@ -269,7 +269,8 @@ func TestREADMEStatesTheGoVersionOfGoMod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setup, _, _ := strings.Cut(string(readme), "## Usage")
+	_, setup, _ := strings.Cut(string(readme), "## Set-up")
+	setup, _, _ = strings.Cut(setup, "\n## ")
 	if !strings.Contains(setup, "Go "+string(m[1])+" or newer") || !strings.Contains(setup, "`go "+string(m[1])+"`") {
 		t.Fatalf("the README's set-up does not state go.mod's Go %s", m[1])
 	}

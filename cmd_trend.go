@@ -16,7 +16,8 @@ func newTrendCmd() *cobra.Command {
 		Long: `trend reads nightly series (--series: a JSON array of series, docs/TRENDS.md),
 finds the nights where a figure's level changed (E-divisive means with a
 permutation test) and prints a text or Markdown table, or writes a
-self-contained HTML page (--format html -o trend.html).`,
+self-contained HTML page (--format html --out DIR writes DIR/trend.html;
+-o FILE writes one named file).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return t.Run(cmd) },
 	}

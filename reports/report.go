@@ -49,7 +49,7 @@ const (
 )
 
 // Report is the content of report.json. The JSON names of the fields that
-// are listed in docs/ARCHITECTURE.md ("report.json") and are a contract parsed by CI jobs: do not rename
+// are listed in docs/REPORT.md ("report.json") and are a contract parsed by CI jobs: do not rename
 // them. Fields marked "additive" are extensions.
 type Report struct {
 	Scenario  string    `json:"scenario"`

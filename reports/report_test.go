@@ -89,7 +89,7 @@ func TestReportJSONContractNames(t *testing.T) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	// Every name of the report.json contract (docs/ARCHITECTURE.md), as a path into the JSON.
+	// Every name of the report.json contract (docs/REPORT.md), as a path into the JSON.
 	paths := []string{
 		"scenario", "seed", "passed", "started_at", "duration_s",
 		"versions.harness", "versions.redis", "versions.go_redis",

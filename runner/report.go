@@ -21,7 +21,7 @@ type ReportMeta struct {
 }
 
 // BuildReport turns a run and meta into report.json's shape
-// (docs/ARCHITECTURE.md, "report.json"), without its checks: the report
+// (docs/REPORT.md, "report.json"), without its checks: the report
 // is not passed until checks.CheckReport.Fill adds them. It also returns
 // the recorder whose histograms the report's percentiles come from (for
 // latency.hgrm).

@@ -160,7 +160,7 @@
 // cause (reports.Invariant.ConsequenceOf: I3's oversell when every unit
 // sold beyond the stock was sold again after an acknowledged reservation
 // was lost, under a scenario that waives I6). The ids are those of the checker's table
-// (checks.Invariants, listed in the README): with the pipeline on, "all"
+// (checks.Invariants, listed in docs/CHECKS.md): with the pipeline on, "all"
 // also requires the pipeline checks to be in the report, and listing a
 // pipeline check without a pipeline: section is an error.
 //

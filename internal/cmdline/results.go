@@ -43,7 +43,7 @@ func ResultsFlags(f *pflag.FlagSet, r *Results, use ResultsUse) {
 		f.StringVar(&r.DB, "results-db", "", "read the series from the results history in PostgreSQL (postgres://user@host:port/db)")
 		return
 	}
-	f.StringVar(&r.Dir, "results-history", "", "append this command's record (scenario, its content hash, the system under test, harness, machine, verdict, figures, per-second samples) to the results history in this directory: one JSON-lines file per scenario, the newest 400 records each (see README: Results history)")
+	f.StringVar(&r.Dir, "results-history", "", "append this command's record (scenario, its content hash, the system under test, harness, machine, verdict, figures, per-second samples) to the results history in this directory: one JSON-lines file per scenario, the newest 400 records each (see docs/TRENDS.md: Nightly results)")
 	f.StringVar(&r.DB, "results-db", "", "append the record to PostgreSQL instead: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass); table "+history.Table+", created if missing")
 	if use == ResultsBaseline {
 		f.StringVar(&r.Baseline, "baseline", "", "judge the run against the results history HISTORY (a --results-history directory or a postgres:// URL): the same scenario and content hash on machines with the same cores, the newest 14 runs; a regression beyond the scenario's regressions: (default p99 20%, throughput 10%) with Mann-Whitney p < 0.01 on the per-second samples fails the run (exit 1); fewer than 5 such runs: says so, does not fail")

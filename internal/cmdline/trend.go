@@ -32,13 +32,14 @@ func TrendFlags(cmd *cobra.Command) *Trend {
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(trend.Formats, cobra.ShellCompDirectiveNoFileComp))
 	f.Float64Var(&c.Options.Alpha, "alpha", c.Options.Alpha, "significance level of a change point (permutation test p-value)")
 	f.IntVar(&c.Options.MinSize, "min-nights", c.Options.MinSize, "fewest nights on either side of a change point")
-	f.StringVarP(&c.Out, "output", "o", "", "write to this file (default: standard output)")
+	f.StringVar(&c.OutDir, "out", "", "directory to write into, as trend.txt, trend.md or trend.html by --format (created if missing; default: standard output)")
+	f.StringVarP(&c.Out, "output", "o", "", "the single-file form of --out: write to this file (default: standard output)")
 	return t
 }
 
 // Run judges the series of the one source the flags name (both --series
 // and the results history: an error) and prints the table on cmd's
-// stdout or writes --output (trend.Command.Run).
+// stdout or writes --out DIR / -o FILE (trend.Command.Run).
 func (t *Trend) Run(cmd *cobra.Command) error {
 	src, closeSrc, err := t.results.TrendSource(cmd.Context(), cmd.ErrOrStderr())
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 // Invariant declares one check: who it is, what it promises, and the pure
 // function that judges it over Facts. The table (Invariants) is the only
 // place a check is declared: the valid ids of scenario and bad-path
-// fields, the order of report.json's invariants, the README's table and
+// fields, the order of report.json's invariants, docs/CHECKS.md's table and
 // the JUnit test cases all come from it.
 type Invariant struct {
 	ID       string // report.json invariants[].id, e.g. "I3"
@@ -59,7 +59,7 @@ type Invariant struct {
 	// Both Applies and Vacuous see the verdict, whose evidence may hold
 	// the counts they need.
 	Applies  func(f *Facts, v Verdict) string
-	SkipWhen string // when Applies or Vacuous skips, in a few words (for the README)
+	SkipWhen string // when Applies or Vacuous skips, in a few words (for docs/CHECKS.md)
 	// Vacuous, when set, says why the facts give the check nothing to
 	// judge ("" when they do): a passing verdict then becomes skip with
 	// that reason. A failing verdict stays a failure.
@@ -425,8 +425,8 @@ func JudgeServerSide(f *Facts) []Check {
 	return out
 }
 
-// InvariantsMarkdown is the README's table of checks, generated from the
-// table (a test keeps the README equal to it).
+// InvariantsMarkdown is docs/CHECKS.md's table of checks, generated from
+// the table (a test keeps docs/CHECKS.md equal to it).
 func InvariantsMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| id | name | contract | judged | skip when |\n|----|------|----------|--------|-----------|\n")

@@ -651,10 +651,11 @@ func TestAllRequiredSkipped(t *testing.T) {
 	}
 }
 
-// The README's invariant table is the table's: edit the table
-// (invariants.go) and paste InvariantsMarkdown() between the markers.
-func TestREADMEInvariantTableMatches(t *testing.T) {
-	raw, err := os.ReadFile("../../README.md")
+// docs/CHECKS.md's invariant table is the table's (its one copy): edit
+// the table (invariants.go) and paste InvariantsMarkdown() between the
+// markers.
+func TestInvariantTableDocMatches(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/CHECKS.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -662,10 +663,10 @@ func TestREADMEInvariantTableMatches(t *testing.T) {
 	_, rest, ok := strings.Cut(string(raw), begin)
 	got, _, ok2 := strings.Cut(rest, end)
 	if !ok || !ok2 {
-		t.Fatalf("README.md lacks the markers %q … %q", begin, end)
+		t.Fatalf("docs/CHECKS.md lacks the markers %q … %q", begin, end)
 	}
 	if want := InvariantsMarkdown(); got != want {
-		t.Fatalf("README.md's invariant table drifted from the table; put this between the markers:\n%s", want)
+		t.Fatalf("docs/CHECKS.md's invariant table drifted from the table; put this between the markers:\n%s", want)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -19,9 +21,14 @@ type Command struct {
 	Source  Source
 	Filter  Filter
 	Format  string // one of Formats
-	Out     string // file to write ("" or "-": the command's output)
+	Out     string // file to write, -o ("" or "-": the command's output)
+	OutDir  string // directory to write OutFiles[Format] into, --out ("": Out decides)
 	Options Options
 }
+
+// OutFiles are the fixed names `trend --out DIR` writes, per format: the
+// contract a CI job's upload step relies on.
+var OutFiles = map[string]string{"text": "trend.txt", "markdown": "trend.md", "html": "trend.html"}
 
 // Run reads the series, judges them and writes the output. Every error is
 // a usage or input error (exit 2) naming the problem and the fix; nothing
@@ -36,6 +43,9 @@ func (c Command) Run(stdout io.Writer) error {
 	if err := c.Options.check(); err != nil {
 		return err
 	}
+	if c.OutDir != "" && c.Out != "" {
+		return fmt.Errorf("--out %s and -o %s: give one: --out DIR writes DIR/%s, -o FILE that one file", c.OutDir, c.Out, OutFiles[c.Format])
+	}
 	c.Options = c.Options.withResolution()
 	all, err := c.Source()
 	if err != nil {
@@ -45,6 +55,9 @@ func (c Command) Run(stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if c.OutDir != "" {
+		return c.writeDir(stdout, results)
+	}
 	if c.Out == "" || c.Out == "-" {
 		return Write(stdout, results, c.Format, c.Options)
 	}
@@ -52,6 +65,26 @@ func (c Command) Run(stdout io.Writer) error {
 		return fmt.Errorf("-o %s: %w: give a writable file path", c.Out, err)
 	}
 	fmt.Fprintf(stdout, "trend: %d series written to %s\n", len(results), c.Out)
+	return nil
+}
+
+// writeDir writes the results as OutDir/OutFiles[Format], creating OutDir
+// when missing; a directory it created is removed again when the write
+// fails, so a refused --out leaves nothing behind.
+func (c Command) writeDir(stdout io.Writer, results []Result) error {
+	_, statErr := os.Stat(c.OutDir)
+	created := errors.Is(statErr, os.ErrNotExist)
+	if err := os.MkdirAll(c.OutDir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w: give a writable directory", c.OutDir, err)
+	}
+	path := filepath.Join(c.OutDir, OutFiles[c.Format])
+	if err := reports.WriteFileAtomicFunc(path, func(w io.Writer) error { return Write(w, results, c.Format, c.Options) }); err != nil {
+		if created {
+			os.Remove(c.OutDir)
+		}
+		return fmt.Errorf("--out %s: %w: give a writable directory", c.OutDir, err)
+	}
+	fmt.Fprintf(stdout, "trend: %d series written to %s\n", len(results), path)
 	return nil
 }
 
