@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func TestRunBaselineCatchesASlowerScript(t *testing.T) {
 	code, text := cli(t, append([]string{"run", "sold-out-90", "--out", out, "--baseline", hist}, shortSoldOut...)...)
 	rep := readReport(t, out)
 	b := rep.Baseline
-	if code == 2 || b == nil || b.Status != reports.BaselineCompared || b.Window.Runs != 5 || len(b.Figures) != 2 {
+	if code == 2 || b == nil || b.Status != reports.BaselineCompared || b.Window.Runs != 5 || len(b.Figures) != 4 {
 		t.Fatalf("reference against its history: exit %d, baseline %+v:\n%s", code, b, text)
 	}
 	// On a shared machine the host may starve a run: a figure worse than
@@ -87,6 +88,14 @@ func TestRunBaselineCatchesASlowerScript(t *testing.T) {
 	}
 	if p99 == nil || !p99.Regressed || p99.PValue >= b.Alpha {
 		t.Fatalf("p99 %+v: want regressed with p < %g", p99, b.Alpha)
+	}
+	// The busy loop runs on every call: the median moves too, latency and
+	// service time, and both are judged by default.
+	for _, fig := range []string{"p50_ms", "service.p50_ms"} {
+		i := slices.IndexFunc(b.Figures, func(f reports.BaselineFigure) bool { return f.Figure == fig })
+		if i < 0 || !b.Figures[i].Regressed {
+			t.Errorf("%s not judged regressed: %+v", fig, b.Figures)
+		}
 	}
 	name := "baseline: p99 not regressed beyond 20%"
 	var status reports.Status

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,8 +52,8 @@ func (v *validator) regressions() {
 	sort.Strings(keys)
 	for _, k := range keys {
 		path := "regressions." + k
-		if !slices.Contains(names, k) {
-			v.bad(path, "%q: unknown figure; valid: %s", k, strings.Join(names, ", "))
+		if !history.KnownRegression(k) {
+			v.bad(path, "%q: unknown figure; valid: %s, or one of p50, p99, p999, throughput of a phase as phase.<phase name>.p99", k, strings.Join(names, ", "))
 			continue
 		}
 		if _, ok := parseRegression(v.s.regressionText[k]); !ok {

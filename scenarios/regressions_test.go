@@ -33,7 +33,7 @@ func TestRegressions(t *testing.T) {
 	if err == nil {
 		t.Fatal("bad regressions accepted")
 	}
-	for _, want := range []string{"bad.yaml:3", `"0.2": want a percentage`, "bad.yaml:4", `"latency": unknown figure; valid: p50, p99, p999, throughput`, "bad.yaml:5", `"-5%"`} {
+	for _, want := range []string{"bad.yaml:3", `"0.2": want a percentage`, "bad.yaml:4", `"latency": unknown figure; valid: p50, p99, p999, service_p50, service_p99, throughput, or one of p50, p99, p999, throughput of a phase`, "bad.yaml:5", `"-5%"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}

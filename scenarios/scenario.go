@@ -85,10 +85,12 @@ type Scenario struct {
 	// events never fail a run by themselves.
 	TolerateEvents []string
 	// Regressions bound, per figure (runner/history.RegressionNames: p50,
-	// p99, p999, throughput), how much worse than the results history's
+	// p99, p999, service_p50, service_p99, throughput; and per phase,
+	// "phase.<name>.p99"), how much worse than the results history's
 	// baseline a run may be under run --baseline before it fails: 0.2 is
 	// 20% (written "20%"), negative is off (written "off"). Figures not
-	// named keep history.DefaultThresholds (p99 20%, throughput 10%).
+	// named keep history.DefaultThresholds (p50, service_p50 and p99 20%,
+	// throughput 10%).
 	Regressions map[string]float64
 	// Wait is the reserve option `wait: {replicas: N, timeout: D}`: WAIT
 	// after each fresh ACCEPTED on the connection that ran the script

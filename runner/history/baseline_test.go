@@ -192,3 +192,59 @@ func TestToSeriesOnePerScenarioAndFigure(t *testing.T) {
 		t.Fatalf("point %+v: want its 30 samples and verdict", s[0].Points[0])
 	}
 }
+
+// medianNight is a synthetic run whose median (latency and service time,
+// whole run and phase "baseline") sits around p50 ms while its p99 stays
+// around 2.3 ms: the shape of a path slowed by a busy loop shorter than
+// its tail.
+func medianNight(rng *rand.Rand, at time.Time, p50 float64) history.Record {
+	r := night(rng, at, 2.3, 2000)
+	for i := 0; i < 30; i++ {
+		v := p50 * (1 + 0.1*rng.NormFloat64())
+		r.Samples[history.SampleP50] = append(r.Samples[history.SampleP50], v)
+		r.Samples[history.SampleServiceP50] = append(r.Samples[history.SampleServiceP50], 0.9*v)
+		r.Samples["phase.baseline."+history.SampleP50] = append(r.Samples["phase.baseline."+history.SampleP50], v)
+	}
+	r.Figures["p50_ms"] = medianOf(r.Samples[history.SampleP50])
+	r.Figures["service.p50_ms"] = medianOf(r.Samples[history.SampleServiceP50])
+	r.Figures["phase.baseline.p50_ms"] = medianOf(r.Samples["phase.baseline."+history.SampleP50])
+	return r
+}
+
+// A night whose median doubled while its p99 stayed put fails on the
+// median (latency and service time) by default, and on a phase's median
+// when a scenario names it; the unchanged path passes. Before the median
+// was judged by default, the slower night passed with no regression named.
+func TestBaselineMedianRegressionIsCaught(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var past []history.Record
+	for i := 0; i < 5; i++ {
+		past = append(past, medianNight(rng, t0.Add(time.Duration(i)*24*time.Hour), 0.61*(1+0.03*rng.NormFloat64())))
+	}
+	failed := func(tonight history.Record, th history.Thresholds) []string {
+		var out []string
+		for _, a := range history.Assertions(history.Judge(tonight, past, th, "H")) {
+			if a.Status == reports.StatusFail {
+				out = append(out, a.Name)
+			}
+		}
+		return out
+	}
+	slow := medianNight(rng, t0.Add(30*24*time.Hour), 1.35)
+	got := failed(slow, history.DefaultThresholds())
+	want := []string{"baseline: p50 not regressed beyond 20%", "baseline: service_p50 not regressed beyond 20%"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("slower median failed %q, want %q", got, want)
+	}
+	phase := failed(slow, history.Thresholds{"phase.baseline.p50": 0.2})
+	if len(phase) != 1 || phase[0] != "baseline: phase.baseline.p50 not regressed beyond 20%" {
+		t.Fatalf("a phase's median named in regressions: failed %q", phase)
+	}
+	same := medianNight(rng, t0.Add(30*24*time.Hour), 0.61)
+	if got := failed(same, history.DefaultThresholds().With(map[string]float64{"phase.baseline.p50": 0.2})); len(got) != 0 {
+		t.Fatalf("the unchanged path failed %q", got)
+	}
+	if !history.KnownRegression("phase.baseline.p99") || history.KnownRegression("phase.baseline.service_p50") || history.KnownRegression("phase..p99") {
+		t.Error("KnownRegression: want phase.<name>.p99 known, a phase's service time and an empty phase name unknown")
+	}
+}

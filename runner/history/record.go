@@ -85,6 +85,8 @@ const (
 	SampleP99        = "p99_ms"
 	SampleP999       = "p999_ms"
 	SampleThroughput = "throughput_ops_per_s"
+	SampleServiceP50 = "service_p50_ms"
+	SampleServiceP99 = "service_p99_ms"
 )
 
 // FromReport is the record of a finished run's report (rep.Passed and
@@ -93,7 +95,7 @@ const (
 func FromReport(rep *reports.Report, kind, run string) Record {
 	r := Record{V: SchemaVersion, Kind: kind, Scenario: rep.Scenario, ScenarioHash: ContentHash(rep.ResolvedScenario),
 		At: rep.StartedAt.UTC(), Run: run, System: systemOf(rep.SystemUnderTest), Harness: harnessNow(),
-		Machine: machineOf(rep.Host), Figures: figuresOf(rep), Samples: samplesOf(rep.Timeseries, rep.DurationS)}
+		Machine: machineOf(rep.Host), Figures: figuresOf(rep), Samples: samplesOf(rep.Timeseries, rep.DurationS, rep.Phases)}
 	r.Exit = exitOf(rep)
 	r.Verdict = exitcode.Verdict(r.Exit)
 	r.Failed = rep.FailedChecks()
@@ -180,6 +182,7 @@ func figuresOf(rep *reports.Report) map[string]float64 {
 	f := map[string]float64{}
 	if rep.Totals.Ops > 0 {
 		putPercentiles(f, "", rep.LatencyMs)
+		putPercentiles(f, "service.", rep.ServiceTimeMs)
 		f["throughput_ops_per_s"] = rep.ThroughputOpsPerS
 		f["errors"] = float64(rep.Totals.Outcomes["ERROR"])
 		f["unknowns"] = float64(rep.Unknown.Total)
@@ -250,17 +253,29 @@ func countKind(fs []reports.Fault, kind string) int {
 
 // samplesOf takes the per-second samples of the whole seconds of the load
 // (TS+1 <= durationS) with operations: a partial last second would add a
-// throughput sample of a fraction of a second.
-func samplesOf(ts []reports.Second, durationS float64) map[string][]float64 {
+// throughput sample of a fraction of a second. Each phase's seconds (those
+// whose middle lies in the phase) are kept again under "phase.<name>.".
+func samplesOf(ts []reports.Second, durationS float64, phases []reports.Phase) map[string][]float64 {
 	s := map[string][]float64{}
+	add := func(prefix string, sec reports.Second) {
+		s[prefix+SampleP50] = append(s[prefix+SampleP50], sec.P50Ms)
+		s[prefix+SampleP99] = append(s[prefix+SampleP99], sec.P99Ms)
+		s[prefix+SampleP999] = append(s[prefix+SampleP999], sec.P999Ms)
+		s[prefix+SampleThroughput] = append(s[prefix+SampleThroughput], float64(sec.Completed))
+	}
 	for _, sec := range ts {
 		if sec.Ops == 0 || float64(sec.TS+1) > durationS+0.05 {
 			continue
 		}
-		s[SampleP50] = append(s[SampleP50], sec.P50Ms)
-		s[SampleP99] = append(s[SampleP99], sec.P99Ms)
-		s[SampleP999] = append(s[SampleP999], sec.P999Ms)
-		s[SampleThroughput] = append(s[SampleThroughput], float64(sec.Completed))
+		add("", sec)
+		s[SampleServiceP50] = append(s[SampleServiceP50], sec.ServiceP50Ms)
+		s[SampleServiceP99] = append(s[SampleServiceP99], sec.ServiceP99Ms)
+		mid := float64(sec.TS) + 0.5
+		for _, p := range phases {
+			if p.Name != "" && mid >= p.StartS && mid < p.EndS {
+				add(PhasePrefix+p.Name+".", sec)
+			}
+		}
 	}
 	if len(s) == 0 {
 		return nil
