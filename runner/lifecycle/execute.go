@@ -84,9 +84,9 @@ type execution struct {
 func Execute(ctx context.Context, p *Plan, out Output) (*Result, error) {
 	x := &execution{plan: p, out: out}
 	defer x.close()
-	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	for _, s := range x.steps(cctx) {
+	after := newAfter(ctx)
+	defer after.stop()
+	for _, s := range x.steps(after) {
 		if err := s.do(ctx); err != nil {
 			return nil, err
 		}
@@ -109,8 +109,8 @@ type step struct {
 }
 
 // steps are the run's steps in order. Those from heal on ignore the load's
-// context and use after, a fresh one.
-func (x *execution) steps(after context.Context) []step {
+// context and use after's, a fresh one (see afterLoad).
+func (x *execution) steps(after *afterLoad) []step {
 	return []step{
 		{"prepare", x.prepare},
 		{"open the stand", x.openStand},
@@ -124,22 +124,23 @@ func (x *execution) steps(after context.Context) []step {
 		{"observe the servers", x.observe},
 		{"drive the load", x.driveLoad},
 		{"heal", func(context.Context) error {
+			after.start()
 			x.heal()
-			x.busyErr = x.watchdog.EnsureNotBusy(after)
-			x.healthErr = settle(after, x.out.logger(), x.stand, len(x.plan.Faults) > 0)
+			x.busyErr = x.watchdog.EnsureNotBusy(after.ctx)
+			x.healthErr = settle(after.ctx, x.out.logger(), x.stand, len(x.plan.Faults) > 0)
 			return nil
 		}},
-		{"drain", func(ctx context.Context) error { x.drain(ctx); return nil }},
-		{"check", func(context.Context) error { x.check(after); return nil }},
-		{"assemble", func(context.Context) error { x.outcome = x.assemble(after); return nil }},
-		{"write", func(context.Context) error { return x.write(after, x.outcome) }},
+		{"drain", func(ctx context.Context) error { x.drain(ctx, after.ctx); return nil }},
+		{"check", func(context.Context) error { x.check(after.ctx); return nil }},
+		{"assemble", func(context.Context) error { x.outcome = x.assemble(after.ctx); return nil }},
+		{"write", func(context.Context) error { return x.write(after.ctx, x.outcome) }},
 	}
 }
 
 // Steps names the steps of a run, in the order Execute takes them.
 func Steps() []string {
 	var names []string
-	for _, s := range (&execution{}).steps(context.Background()) {
+	for _, s := range (&execution{}).steps(nil) {
 		names = append(names, s.name)
 	}
 	return names
@@ -571,6 +572,9 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		return runErr
 	}
 	x.res, x.runErr = res, runErr
+	if n := res.Observed.CutAtTail; n > 0 {
+		x.out.logger().Warn(fmt.Sprintf("load: %d operation(s) still unfinished %s after the load's end (one send's deadline and backoff) were cut: those on the wire are UNKNOWN, those not yet sent DROPPED", n, res.Config.Tail()))
+	}
 	if runErr != nil {
 		x.interrupted = runErr.Error()
 		if cause := context.Cause(ctx); cause != nil {
@@ -596,8 +600,9 @@ func (x *execution) heal() {
 }
 
 // drain lets the pipeline bring its reservations to an end (unless the run
-// was interrupted) and collects its evidence.
-func (x *execution) drain(ctx context.Context) {
+// was interrupted) and collects its evidence; the reconciliation runs on
+// after, the context of the steps from heal on.
+func (x *execution) drain(ctx, after context.Context) {
 	if x.pl == nil {
 		return
 	}
@@ -611,7 +616,7 @@ func (x *execution) drain(ctx context.Context) {
 	// The load's ACCEPTED answers: reconciliation names a reservation Redis
 	// lost before any order from them alone.
 	x.pl.Acknowledged(checks.AcceptedReservations(x.res.History))
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	rctx, cancel := context.WithTimeout(after, time.Minute)
 	if _, err := x.pl.Reconcile(rctx); err != nil {
 		x.out.logger().Warn(fmt.Sprintf("pipeline: reconciliation: %v", err))
 	}
