@@ -765,7 +765,16 @@ func (x *execution) scriptKills(rep *reports.Report) {
 		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
 	}
 	if len(rep.ScriptKills) > 0 || x.busyErr != nil {
+		var nodes []string
+		for _, k := range rep.ScriptKills {
+			if !slices.Contains(nodes, k.Node) {
+				nodes = append(nodes, k.Node)
+			}
+		}
 		detail := fmt.Sprintf("%d SCRIPT KILL(s) sent", len(rep.ScriptKills))
+		if len(nodes) > 0 {
+			detail = fmt.Sprintf("a script ran past its limit of %s and was killed (%d SCRIPT KILL(s) on %s)", x.watchdog.Limit(), len(rep.ScriptKills), strings.Join(nodes, ", "))
+		}
 		if x.busyErr != nil {
 			detail += "; " + x.busyErr.Error()
 		}
