@@ -358,3 +358,63 @@ func TestHostileSignalsDuringTheLookUpsAfterTheLoad(t *testing.T) {
 		}
 	})
 }
+
+// A script of the path under test that never returns is killed by the
+// watchdog, and the run says so in those words, naming the limit: in the
+// adapter's pre-flight (exit 2), and under load with
+// --lua-dir (exit 1, the assertion in report.json).
+func TestHostileEndlessScriptIsKilledAndSaidSo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts local clusters")
+	}
+	endless := func(t *testing.T, dir, from, name string) {
+		t.Helper()
+		src, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), append([]byte("while true do end\n"), src...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := []string{"--duration", "2s", "--rate", "100", "--concurrency", "8", "--users", "500", "--stock", "100", "--replicas", "0", "--progress", "off"}
+	t.Run("adapter-preflight", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		endless(t, dir, "runner/adapter/testdata/shapes/correct.lua", "correct.lua")
+		yaml, err := os.ReadFile("runner/adapter/testdata/shapes/correct.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "endless.yaml"), yaml, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out")
+		r := runCLI(t, append([]string{"run", "--adapter", filepath.Join(dir, "endless.yaml"), "--out", out}, load...), nil, 0)
+		bounded(t, r, exitHarnessError, "the script ran past its limit of 3s and was killed (SCRIPT KILL on 127.0.0.1:")
+	})
+	t.Run("lua-dir", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		for _, f := range []string{"reserve.lua", "transition.lua", "compensate.lua"} {
+			src, err := os.ReadFile(filepath.Join("lua", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		endless(t, dir, "lua/reserve.lua", "reserve.lua")
+		out := filepath.Join(dir, "out")
+		r := runCLI(t, append([]string{"run", "--lua-dir", dir, "--out", out}, load...), nil, 0)
+		bounded(t, r, exitCheckFailed)
+		rep, err := os.ReadFile(filepath.Join(out, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "a script ran past its limit of 3s and was killed ("; !bytes.Contains(rep, []byte(want)) {
+			t.Errorf("report.json does not say %q", want)
+		}
+	})
+}
