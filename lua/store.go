@@ -31,6 +31,9 @@ type Store struct {
 // (nil: none). Safe to call while calls are running.
 func (s *Store) SetWatchdog(w *Watchdog) { s.watch.Store(w) }
 
+// Watchdog is the store's watchdog (nil: none).
+func (s *Store) Watchdog() *Watchdog { return s.watch.Load() }
+
 // RunScript runs a script that is not one of the store's own (an adapter
 // file's) on the store's client, under the store's watchdog like the
 // store's scripts: EVALSHA, EVAL on NOSCRIPT only (Script.Run).

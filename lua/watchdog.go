@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -245,6 +246,31 @@ func (w *Watchdog) fail(addr string, err error) {
 	w.mu.Lock()
 	w.errs[addr] = err
 	w.mu.Unlock()
+}
+
+// KilledPastLimit is what a script call whose reply was lost tells when
+// the watchdog then stopped a script: err (nil when it stopped none) says
+// that the script ran past its limit and was killed, naming the limit and
+// the nodes, and what to fix. It sweeps once more first (EnsureNotBusy on
+// ctx), and looks at the kills made after kills[:since] (Kills' length
+// before the call). A node still running a script is said so too.
+func (w *Watchdog) KilledPastLimit(ctx context.Context, what string, since int) error {
+	busy := w.EnsureNotBusy(ctx)
+	kills := w.Kills()
+	var nodes []string
+	for _, k := range kills[min(since, len(kills)):] {
+		if !slices.Contains(nodes, k.Node) {
+			nodes = append(nodes, k.Node)
+		}
+	}
+	switch {
+	case len(nodes) > 0 && busy == nil:
+		return fmt.Errorf("%s: the script ran past its limit of %s and was killed (SCRIPT KILL on %s): fix the script so that every path returns (a loop that never ends, or one over far too many keys)",
+			what, w.limit, strings.Join(nodes, ", "))
+	case busy != nil:
+		return fmt.Errorf("%s: the script ran past its limit of %s and could not be killed: %w", what, w.limit, busy)
+	}
+	return nil
 }
 
 // Kills returns the scripts stopped so far, in order.

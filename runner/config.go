@@ -146,6 +146,14 @@ func DefaultConfig() Config {
 	}
 }
 
+// Tail is how long the operations still in flight at a phase's end may
+// take to finish: one send's deadline and one backoff (the send on the
+// wire gets its answer or its timeout, or one re-send goes). Past it
+// their context is cancelled: a send on the wire ends UNKNOWN, an
+// operation not yet taken by a worker is recorded DROPPED (never sent),
+// and Observed.CutAtTail counts them all.
+func (c Config) Tail() time.Duration { return c.CallTimeout + c.RetryBackoff }
+
 // Validate rejects impossible values; the error names the field and the fix.
 func (c *Config) Validate() error {
 	var errs []error

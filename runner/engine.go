@@ -58,6 +58,10 @@ type Observed struct {
 	// PacerClock is what the open-loop pacer slept on ("timerfd" or
 	// "go-timer", see hrsleep); empty when no phase was open-loop.
 	PacerClock string
+	// CutAtTail counts the operations still unfinished Config.Tail after
+	// their phase's end: their context was cancelled, so a send on the
+	// wire ended UNKNOWN and one not yet sent was not sent (see Config.Tail).
+	CutAtTail int64
 }
 
 // LateShare is the share of the scheduled operations that started more
@@ -283,7 +287,7 @@ func (e *engine) finish(res *Result) error {
 	}
 	res.ErrorTexts = e.errs.snapshot()
 	res.Drops = e.drops
-	res.Observed = Observed{Scheduled: int64(res.History.Len()) + e.drops.Total, Dropped: e.drops.Total}
+	res.Observed = Observed{Scheduled: int64(res.History.Len()) + e.drops.Total, Dropped: e.drops.Total, CutAtTail: e.cutAtTail.Load()}
 	if e.sleep != nil {
 		// A timer that failed during the run fell back to Go timers: the
 		// coarser clock is the one reported.
@@ -321,6 +325,9 @@ type engine struct {
 	onAccepted func(ctx context.Context, bucket uint32, rid string) // WithAccepted's; nil: none
 	errs       errorTexts                                           // the first error texts of each class
 	sleep      *hrsleep.Sleeper                                     // the open-loop pacer's; nil for closed-loop runs
+	cutTail    context.CancelFunc                                   // cancels the current phase's workers (wait)
+	tailCut    *atomic.Bool                                         // the current phase's tail was cut
+	cutAtTail  atomic.Int64                                         // operations recorded after a tail was cut
 }
 
 // reportProgress calls fn every `every` until the returned stop is called,
@@ -390,7 +397,11 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer, gate <-chan struct
 	var inflight atomic.Int64
 	e.startWorkers(gate, func(wctx context.Context, record func(uint64, Op)) {
 		for s := range queue {
-			record(s.slot, e.execute(wctx, s.id, s.intended))
+			if wctx.Err() != nil && e.tailCut.Load() {
+				record(s.slot, e.notSent(s.id, s.intended)) // queued past the tail: never sent
+			} else {
+				record(s.slot, e.execute(wctx, s.id, s.intended))
+			}
 			inflight.Add(-1)
 		}
 	})
@@ -508,18 +519,24 @@ func claimID(next *atomic.Uint64, limit uint64) (uint64, bool) {
 // per-send deadline (callCtx).
 func (e *engine) startWorkers(gate <-chan struct{}, loop func(wctx context.Context, record func(slot uint64, o Op))) {
 	e.wg = &sync.WaitGroup{}
+	phaseCtx, cut := context.WithCancel(e.ctx)
+	e.cutTail, e.tailCut = cut, &atomic.Bool{}
+	tailCut := e.tailCut
 	for w := 0; w < e.cfg.Concurrency; w++ {
 		e.wg.Add(1)
 		go func() {
 			defer e.wg.Done()
 			<-gate
-			wctx, release := withCallCtx(lua.WithWireStats(e.ctx, &lua.WireStats{}))
+			wctx, release := withCallCtx(lua.WithWireStats(phaseCtx, &lua.WireStats{}))
 			defer release()
 			// One Op per worker for the observers' pointer: taking &o of
 			// the parameter moved every operation to the heap (one
 			// allocation per operation).
 			cur := new(Op)
 			loop(wctx, func(slot uint64, o Op) {
+				if tailCut.Load() {
+					e.cutAtTail.Add(1)
+				}
 				*cur = o
 				e.live.record(cur)
 				if e.observe != nil {
@@ -531,13 +548,37 @@ func (e *engine) startWorkers(gate <-chan struct{}, loop func(wctx context.Conte
 	}
 }
 
-func (e *engine) wait() { e.wg.Wait() }
+// wait waits for the phase's workers: the operations in flight at the
+// phase's end get Config.Tail to finish, then their context is cancelled
+// (a service or a node that never answers holds a run no longer than its
+// plan plus the tail).
+func (e *engine) wait() {
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	t := time.NewTimer(max(e.phaseStart+e.cfg.Duration-e.since(), 0) + e.cfg.Tail())
+	select {
+	case <-done:
+	case <-t.C:
+		e.tailCut.Store(true)
+		e.cutTail()
+		<-done
+	}
+	t.Stop()
+	e.cutTail()
+}
 
 // execute runs operation id and returns its record. Errors of the operation
 // are data in the record, never a Go error.
 func (e *engine) execute(ctx context.Context, id uint32, intended time.Duration) Op {
 	k, u, r := e.wl.Op(uint64(id))
 	return e.executeOp(ctx, Op{ID: id, Kind: k, User: u, Req: r, Intended: intended})
+}
+
+// notSent is the record of operation id, scheduled but never sent: its
+// phase's tail was cut before a worker took it (Config.Tail).
+func (e *engine) notSent(id uint32, intended time.Duration) Op {
+	k, u, r := e.wl.Op(uint64(id))
+	return Op{ID: id, Kind: k, User: u, Req: r, Intended: intended, Bucket: uint16(UserBucket(e.sale.Activity, u)), Outcome: OutcomeDropped}
 }
 
 // executeOp runs an operation whose kind, user and request are set.

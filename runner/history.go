@@ -27,7 +27,7 @@ type Outcome int16
 const (
 	OutcomeUnknown Outcome = -1 // the reply was lost on every send: the script may have run
 	OutcomeError   Outcome = -2 // Redis refused (ErrClass says why) or the client failed before sending
-	OutcomeDropped Outcome = -3 // never sent: the in-flight cap was reached
+	OutcomeDropped Outcome = -3 // never sent: the in-flight cap was reached, or the load's tail was cut (Config.Tail)
 	// OutcomeLocalSoldOut: the reserve path's local sold-out flag answered
 	// SOLD_OUT without asking Redis (LocalSoldOut). No script ran and no
 	// reservation was made: the checks count it as no answer from Redis,

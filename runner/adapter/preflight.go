@@ -61,6 +61,15 @@ import (
 // for what is no finding: an activity or client missing, a setup that
 // fails, Redis unreachable, a failed clean-up.
 func Preflight(ctx context.Context, rdb *redis.ClusterClient, f *File, a *lua.Activity) ([]Finding, error) {
+	return preflightWatched(ctx, rdb, f, a, nil)
+}
+
+// preflightWatched is Preflight with the run's script watchdog (nil:
+// none): a sample call whose reply was lost may be a script that never
+// returns, which holds its node (BUSY) until it is killed; the watchdog
+// stops it before the clean-up, and the error says the script ran past
+// its limit and was killed, naming the limit and the node.
+func preflightWatched(ctx context.Context, rdb *redis.ClusterClient, f *File, a *lua.Activity, w *lua.Watchdog) ([]Finding, error) {
 	if rdb == nil || f == nil || a == nil {
 		return nil, errors.New("adapter preflight: needs a cluster client, a loaded adapter file and a throwaway activity")
 	}
@@ -69,7 +78,18 @@ func Preflight(ctx context.Context, rdb *redis.ClusterClient, f *File, a *lua.Ac
 	err := p.setup(ctx)
 	if err == nil && len(p.out) == 0 { // a refused command in the setup: no call
 		for _, c := range p.calls {
+			since := 0
+			if w != nil {
+				since = len(w.Kills())
+			}
 			if err = p.call(ctx, c.op, c.v); err != nil {
+				if w != nil && lua.IsOutcomeUnknown(err) {
+					kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killWait)
+					if kerr := w.KilledPastLimit(kctx, fmt.Sprintf("adapter preflight: the %s call of %s got no reply", c.op, f.Script(c.op).Path), since); kerr != nil {
+						err = kerr
+					}
+					cancel()
+				}
 				break
 			}
 		}
@@ -81,6 +101,11 @@ func Preflight(ctx context.Context, rdb *redis.ClusterClient, f *File, a *lua.Ac
 }
 
 var _ sut.Preflighter = (*System)(nil)
+
+// killWait bounds the watchdog's sweep after a pre-flight call lost its
+// reply: a node inside a script serves SCRIPT KILL only once the script
+// ran busy-reply-threshold (5 s by default).
+const killWait = 15 * time.Second
 
 // PreflightUnits is the stock of each bucket of the system's pre-flight
 // activity: two, so u1's second request runs while one unit is left.
@@ -100,7 +125,11 @@ func (s *System) Preflight(ctx context.Context, a *lua.Activity) ([]sut.Finding,
 	}
 	b := min(a.Buckets, 8)
 	pa := lua.NewActivity(a.ID+"-preflight", a.SKU, PreflightUnits*int64(b), b, time.Hour)
-	found, err := Preflight(ctx, rdb, s.file, pa)
+	var w *lua.Watchdog
+	if s.st != nil {
+		w = s.st.Watchdog()
+	}
+	found, err := preflightWatched(ctx, rdb, s.file, pa, w)
 	out := make([]sut.Finding, 0, len(found))
 	for _, x := range found {
 		out = append(out, sut.Finding{Problem: x.Problem(), Kind: x.Kind, Where: x.Where, Keys: x.Keys, Detail: x.Detail,

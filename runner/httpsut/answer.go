@@ -24,6 +24,9 @@ type answer struct {
 // code, is judged by its status.
 func (m *Mapping) decode(status int, body []byte, table map[string]string) (answer, error) {
 	a := answer{Status: status}
+	if len(body) > maxAnswerBytes {
+		return a, fmt.Errorf("HTTP %d answer longer than %d KiB, the most the harness reads of one answer: refused unread (an answer of the HTTP contract is a small JSON object)", status, maxAnswerBytes>>10)
+	}
 	var doc map[string]any
 	if len(body) > 0 && json.Unmarshal(body, &doc) == nil {
 		a.Code = text(field(doc, m.Answer.Code))

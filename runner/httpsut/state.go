@@ -94,14 +94,35 @@ func (s *System) ReadRequests(ctx context.Context, a *lua.Activity, reqs []sut.R
 		return nil, errNoState
 	}
 	out := make([]sut.RequestFact, len(reqs))
+	budget := s.m.QueryBudget()
+	bctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	for i, r := range reqs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		out[i] = s.readRequest(ctx, a, r.ID)
+		if bctx.Err() != nil {
+			// Unresolved, never a pass: the checks count them so.
+			for j := i; j < len(reqs); j++ {
+				out[j] = sut.RequestFact{Err: fmt.Sprintf("query %s: not asked: the look-ups after the run had %s in all (%d per-request deadlines of %s) and it ran out after %d of %d",
+					reqs[j].ID, budget, queryBudgetDeadlines, s.m.timeout, i, len(reqs))}
+			}
+			break
+		}
+		out[i] = s.readRequest(bctx, a, r.ID)
 	}
 	return out, nil
 }
+
+// queryBudgetDeadlines is how many per-request deadlines the look-ups of
+// ReadRequests get in all (Mapping.QueryBudget).
+const queryBudgetDeadlines = 5
+
+// QueryBudget bounds the look-ups of the requests' results after the run
+// (ReadRequests): queryBudgetDeadlines per-request deadlines in all, so a
+// service that stops answering holds the checks that long at most; the
+// requests not read by then are unresolved.
+func (m *Mapping) QueryBudget() time.Duration { return queryBudgetDeadlines * m.timeout }
 
 func (s *System) readRequest(ctx context.Context, a *lua.Activity, request string) sut.RequestFact {
 	s.mu.Lock()
@@ -117,9 +138,10 @@ func (s *System) readRequest(ctx context.Context, a *lua.Activity, request strin
 	var status int
 	var body []byte
 	for try := 0; try < 3; try++ { // a busy service may answer the next look-up
-		status, body, _, err = s.send(ctx, t)
-		if err == nil && status != http.StatusServiceUnavailable && status != http.StatusGatewayTimeout {
-			break
+		var timedOut bool
+		status, body, timedOut, err = s.send(ctx, t)
+		if timedOut || (err == nil && status != http.StatusServiceUnavailable && status != http.StatusGatewayTimeout) {
+			break // an answer, or none within the deadline: asking again waits as long
 		}
 		if !ctxsleep.For(ctx, s.m.backoff) {
 			break

@@ -22,7 +22,9 @@ import (
 	"seckill-harness/runner/sut"
 )
 
-// maxAnswerBytes bounds what is read of one answer.
+// maxAnswerBytes bounds what is read of one answer: a longer one is
+// refused as an answer the mapping cannot read (decode), whatever it
+// goes on to send.
 const maxAnswerBytes = 64 << 10
 
 // maxExamples bounds the offending answers kept in words.
@@ -201,7 +203,7 @@ func (s *System) send(ctx context.Context, t vegeta.Target) (status int, body []
 		return 0, nil, wrote.Load(), err
 	}
 	defer resp.Body.Close()
-	body, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	body, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	res.Code, res.BytesIn = uint16(resp.StatusCode), uint64(len(body))
 	if err != nil {
 		return resp.StatusCode, nil, true, err // the answer was cut: it may have run

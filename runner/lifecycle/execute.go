@@ -85,7 +85,9 @@ type execution struct {
 func Execute(ctx context.Context, p *Plan, out Output) (*Result, error) {
 	x := &execution{plan: p, out: out}
 	defer x.close()
-	for _, s := range x.steps() {
+	after := newAfter(ctx)
+	defer after.stop()
+	for _, s := range x.steps(after) {
 		if err := s.do(ctx); err != nil {
 			x.close()                 // everything stopped: nothing writes in --out any more
 			removeMissing(x.madeDirs) // a refused run leaves no empty --out behind
@@ -109,26 +111,9 @@ type step struct {
 	do   func(context.Context) error
 }
 
-// PostLoadBudget bounds each step from heal on but the drain (heal,
-// check, assemble, write): each runs on a fresh context of its own with
-// this timeout, started when the step starts — not when the run started,
-// so a long load or a long drain leaves the checks their whole budget.
-const PostLoadBudget = 2 * time.Minute
-
-// afterLoad runs f on a fresh context bounded by PostLoadBudget, ignoring
-// the load's (which may be cancelled): the run happened, and is healed,
-// checked and reported whatever ended it.
-func afterLoad(f func(context.Context) error) func(context.Context) error {
-	return func(context.Context) error {
-		ctx, cancel := context.WithTimeout(context.Background(), PostLoadBudget)
-		defer cancel()
-		return f(ctx)
-	}
-}
-
-// steps are the run's steps in order. Those from heal on but the drain
-// ignore the load's context and run on a fresh one each (afterLoad).
-func (x *execution) steps() []step {
+// steps are the run's steps in order. Those from heal on ignore the load's
+// context: each begins a fresh one of its own (afterLoad.begin).
+func (x *execution) steps(after *afterLoad) []step {
 	return []step{
 		{"prepare", x.prepare},
 		{"open the stand", x.openStand},
@@ -141,23 +126,24 @@ func (x *execution) steps() []step {
 		{"warm up", x.warmUp},
 		{"observe the servers", x.observe},
 		{"drive the load", x.driveLoad},
-		{"heal", afterLoad(func(ctx context.Context) error {
+		{"heal", func(context.Context) error {
+			ctx := after.begin()
 			x.heal()
 			x.busyErr = x.watchdog.EnsureNotBusy(ctx)
 			x.healthErr = settle(ctx, x.out.logger(), x.stand, len(x.plan.Faults) > 0)
 			return nil
-		})},
-		{"drain", func(ctx context.Context) error { x.drain(ctx); return nil }},
-		{"check", afterLoad(func(ctx context.Context) error { x.check(ctx); return nil })},
-		{"assemble", afterLoad(func(ctx context.Context) error { x.outcome = x.assemble(ctx); return nil })},
-		{"write", afterLoad(func(ctx context.Context) error { return x.write(ctx, x.outcome) })},
+		}},
+		{"drain", func(ctx context.Context) error { x.drain(ctx, after); return nil }},
+		{"check", func(context.Context) error { x.check(after.begin()); return nil }},
+		{"assemble", func(context.Context) error { x.outcome = x.assemble(after.begin()); return nil }},
+		{"write", func(context.Context) error { return x.write(after.begin(), x.outcome) }},
 	}
 }
 
 // Steps names the steps of a run, in the order Execute takes them.
 func Steps() []string {
 	var names []string
-	for _, s := range (&execution{}).steps() {
+	for _, s := range (&execution{}).steps(nil) {
 		names = append(names, s.name)
 	}
 	return names
@@ -595,6 +581,9 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		return runErr
 	}
 	x.res, x.runErr = res, runErr
+	if n := res.Observed.CutAtTail; n > 0 {
+		x.out.logger().Warn(fmt.Sprintf("load: %d operation(s) still unfinished %s after the load's end (one send's deadline and backoff) were cut: those on the wire are UNKNOWN, those not yet sent DROPPED", n, res.Config.Tail()))
+	}
 	if runErr != nil {
 		x.interrupted = runErr.Error()
 		if cause := context.Cause(ctx); cause != nil {
@@ -620,8 +609,9 @@ func (x *execution) heal() {
 }
 
 // drain lets the pipeline bring its reservations to an end (unless the run
-// was interrupted) and collects its evidence.
-func (x *execution) drain(ctx context.Context) {
+// was interrupted) and collects its evidence; the reconciliation runs on
+// after, the context of the steps from heal on.
+func (x *execution) drain(ctx context.Context, after *afterLoad) {
 	if x.pl == nil {
 		return
 	}
@@ -635,7 +625,7 @@ func (x *execution) drain(ctx context.Context) {
 	// The load's ACCEPTED answers: reconciliation names a reservation Redis
 	// lost before any order from them alone.
 	x.pl.Acknowledged(checks.AcceptedReservations(x.res.History))
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	rctx, cancel := context.WithTimeout(after.begin(), time.Minute)
 	if _, err := x.pl.Reconcile(rctx); err != nil {
 		x.out.logger().Warn(fmt.Sprintf("pipeline: reconciliation: %v", err))
 	}
@@ -786,7 +776,16 @@ func (x *execution) scriptKills(rep *reports.Report) {
 		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
 	}
 	if len(rep.ScriptKills) > 0 || x.busyErr != nil {
+		var nodes []string
+		for _, k := range rep.ScriptKills {
+			if !slices.Contains(nodes, k.Node) {
+				nodes = append(nodes, k.Node)
+			}
+		}
 		detail := fmt.Sprintf("%d SCRIPT KILL(s) sent", len(rep.ScriptKills))
+		if len(nodes) > 0 {
+			detail = fmt.Sprintf("a script ran past its limit of %s and was killed (%d SCRIPT KILL(s) on %s)", x.watchdog.Limit(), len(rep.ScriptKills), strings.Join(nodes, ", "))
+		}
 		if x.busyErr != nil {
 			detail += "; " + x.busyErr.Error()
 		}

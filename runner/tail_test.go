@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"seckill-harness/lua"
+	"seckill-harness/runner/sut"
+)
+
+// silent is a system under test that never answers: every send waits for
+// its deadline.
+type silent struct{}
+
+func (silent) Name() string { return "silent" }
+
+func (silent) Reserve(ctx context.Context, call lua.ReserveCall) (lua.ReserveResult, error) {
+	<-ctx.Done()
+	return lua.ReserveResult{Attempts: 1}, lua.ErrOutcomeUnknown
+}
+
+func (silent) Resend(call lua.ReserveCall, send int) lua.ReserveCall { return call }
+
+func (silent) Release(ctx context.Context, sc lua.Scope, userID, rid string) (lua.CompensateResult, error) {
+	<-ctx.Done()
+	return lua.CompensateResult{}, lua.ErrOutcomeUnknown
+}
+
+var _ sut.System = silent{}
+
+// A system that never answers holds a phase no longer than its duration
+// plus Config.Tail: the operations still in flight then are cut (UNKNOWN
+// on the wire, DROPPED when never sent), never re-sent for minutes.
+func TestTailCutsWhatANeverAnsweringSystemHolds(t *testing.T) {
+	tgt := newTarget(t, 100, 2)
+	tgt.Path = silent{}
+	cfg := smallConfig()
+	cfg.Shape = Shape{Kind: "constant", Rate: 200}
+	cfg.Duration, cfg.Concurrency, cfg.SampleEvery = time.Second, 4, 0
+	cfg.CallTimeout, cfg.RetrySends, cfg.RetryBackoff = 300*time.Millisecond, 3, 10*time.Millisecond
+	// Without the tail, 200 operations of 4 sends of 300 ms on 4 workers
+	// take a minute: the test's own limit stops them at 10 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	began := time.Now()
+	res, err := Run(ctx, cfg, tgt.Sale(), tgt.System())
+	took := time.Since(began)
+	if err != nil {
+		t.Fatalf("after %s: %v", took, err)
+	}
+	if limit := cfg.Duration + cfg.Tail() + time.Second; took > limit {
+		t.Errorf("the run took %s, want at most %s (duration %s + tail %s + 1 s)", took, limit, cfg.Duration, cfg.Tail())
+	}
+	var unknown, dropped, errs int
+	for _, o := range res.History.All() {
+		switch o.Outcome {
+		case OutcomeUnknown:
+			unknown++
+		case OutcomeDropped:
+			dropped++
+		case OutcomeError:
+			errs++
+		}
+	}
+	t.Logf("took %s: %d ops, %d UNKNOWN, %d DROPPED, %d ERROR, cut at the tail %d", took, res.History.Len(), unknown, dropped, errs, res.Observed.CutAtTail)
+	if cut := res.Observed.CutAtTail; unknown == 0 || dropped == 0 || cut <= int64(dropped) || cut > int64(unknown+dropped) {
+		t.Errorf("want UNKNOWN and DROPPED operations, the DROPPED and some UNKNOWN cut at the tail (%d)", cut)
+	}
+	if errs > 0 {
+		t.Errorf("%d operations the harness never sent are ERROR, want DROPPED", errs)
+	}
+}
