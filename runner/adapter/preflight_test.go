@@ -172,3 +172,31 @@ reserve:
 		t.Fatalf("findings %+v, want one script error at s.lua:2", got)
 	}
 }
+
+// A reply nested far deeper than any contract's (a table a million deep)
+// is refused by the pre-flight at the stated limit, before any load
+// decodes one: the recorder measures it inside Redis and stops at the
+// limit. Before, it passed the pre-flight and the load's first reply took
+// 90 s and 446 MB to decode.
+func TestPreflightRefusesAReplyPastTheLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"deep", "local r = {} local t = r for i = 1, 1000000 do local n = {} t[1] = n t = n end\nreturn r\n", "nested deeper than 16 levels"},
+		{"wide", "local r = {} for i = 1, 20000 do r[i] = i end\nreturn r\n", "more than 10000 elements"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := writeAdapter(t, `
+reserve:
+  script: s.lua
+  keys: ["c:{${activity}}"]`+miniReply, tc.src)
+			got := runPreflight(t, f, throwaway("pfshape"+tc.name))
+			if len(got) == 0 || got[0].Kind != KindScriptError || !got[0].Refuses || !strings.Contains(got[0].Detail, tc.want) {
+				t.Fatalf("findings %+v, want a refusing script error saying %q", got, tc.want)
+			}
+			if strings.Contains(got[0].Detail, "Redis said") {
+				t.Errorf("the harness's own limit is put in Redis's mouth: %s", got[0].Detail)
+			}
+		})
+	}
+}

@@ -27,8 +27,33 @@ const recorderPrelude = `local __hlog = {} local __hpc = redis.pcall ` +
 	`local function __hpcall(...) __hrec(...) __hno(...) return __hpc(...) end ` +
 	`local __hok, __herr = pcall(function(...) `
 
-const recorderEnd = "\nend) if __hok then return {'', __hlog} end " +
+const recorderEnd = "\nend) if __hok then return {__hshape(__herr), __hlog} end " +
 	"if type(__herr) == 'table' then __herr = __herr.err or '?' end return {tostring(__herr), __hlog}"
+
+// Limits of a script's reply, checked on every sample call by the
+// recorder (recorderShape) before the reply leaves Redis: a reply is
+// decoded whole by the client before the harness can judge it, and one
+// nested a million deep took 90 s and 446 MB to decode (and blocked its
+// node long enough for the cluster to fail it over). The contract's
+// replies are flat arrays of a few elements.
+const (
+	MaxReplyDepth    = 16
+	MaxReplyElements = 10_000
+)
+
+// replyLimitMark starts the error the recorder raises for a reply past
+// the limits.
+const replyLimitMark = "the reply exceeds the limits of the harness: "
+
+// recorderShape is the Lua that measures a reply without walking past
+// the limits: "" when within them, else the error text.
+var recorderShape = fmt.Sprintf(`local function __hwalk(v, d, n) if type(v) ~= 'table' then return n end `+
+	`if d > %[1]d then return -1 end for _, x in ipairs(v) do n = n + 1 if n > %[2]d then return -2 end `+
+	`n = __hwalk(x, d + 1, n) if n < 0 then return n end end return n end `+
+	`local function __hshape(v) local n = __hwalk(v, 1, 0) `+
+	`if n == -1 then return '%[3]sit is nested deeper than %[1]d levels' end `+
+	`if n == -2 then return '%[3]sit holds more than %[2]d elements' end return '' end `,
+	MaxReplyDepth, MaxReplyElements, replyLimitMark)
 
 // instrument returns src with the recorder round it.
 func instrument(src string) string {
@@ -41,7 +66,7 @@ func instrument(src string) string {
 		head, src = src[:i+1], src[i+1:]
 	}
 	body := strings.NewReplacer("redis.call", "__hcall", "redis.pcall", "__hpcall").Replace(noTailCalls(src))
-	return head + refusedTable() + recorderPrelude + body + recorderEnd
+	return head + refusedTable() + recorderShape + recorderPrelude + body + recorderEnd
 }
 
 // refusedTable is the Lua table of the refused commands, on one line.
@@ -204,6 +229,11 @@ func (p *preflight) classify(ctx context.Context, op Op, v Values, keys []string
 					Detail: undeclaredDetail(strings.ToUpper(e.args[0]), k, callSlot, refused) + builtNote(op, built[k])})
 			}
 		}
+	}
+	if strings.HasPrefix(errText, replyLimitMark) {
+		p.add(Finding{Kind: KindScriptError, Where: p.f.Script(op).Path, Refuses: true,
+			Detail: fmt.Sprintf("a sample %s call's reply was refused: %s (the harness takes replies of at most %d levels and %d elements: a reply is decoded whole before it is judged). The contract's replies are flat arrays: return the code, and the reservation id where the file maps one", op, strings.TrimPrefix(errText, replyLimitMark), MaxReplyDepth, MaxReplyElements)})
+		return
 	}
 	if errText != "" && !nonLocal && !strings.Contains(errText, refusedMark) {
 		line := scriptLine(errText)
