@@ -12,6 +12,12 @@
 //			return func() { _ = client.Close() }, nil
 //		}))
 //	}
+//
+// Tests come in two tiers. The unit tier (go test -short, make test-unit)
+// starts nothing: Main runs the tests without a cluster, setup is not
+// called, and every test that needs a real part (redis-server, PostgreSQL,
+// Docker, root) calls Need (or a package helper that does) first and is
+// skipped. The integration tier (make test) runs everything.
 package clustertest
 
 import (
@@ -51,8 +57,13 @@ type Fixture struct {
 // the cluster, and returns the exit code for os.Exit. When redis-server is
 // not installed, the cluster does not start or setup fails (its error
 // should say what is missing and how to get it) it prints why and returns
-// 2 without running any test.
+// 2 without running any test. In the unit tier (-short) it starts nothing,
+// calls no setup and runs the tests: those that need the cluster skip
+// (Need).
 func Main(m *testing.M, cfg Config, setup func(f *Fixture) (teardown func(), err error)) int {
+	if Short() {
+		return m.Run()
+	}
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		fmt.Fprintf(os.Stderr, "%s tests need redis-server: apt-get install -y redis-server (make test does it)\n", cfg.Package)
 		return 2

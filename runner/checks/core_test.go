@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/sut"
@@ -75,6 +76,7 @@ func wantFail(t *testing.T, rep *CheckReport, id string) {
 }
 
 func TestCheckerPassesTheReferencePath(t *testing.T) {
+	clustertest.Need(t)
 	s := newScripted(t, 5, 1)
 	s.sellOut(8)
 	rep := s.verify()
@@ -89,6 +91,7 @@ func TestCheckerPassesTheReferencePath(t *testing.T) {
 }
 
 func TestCheckerCatchesCorruption(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	cases := []struct {
 		id      string
@@ -157,6 +160,7 @@ func TestCheckerCatchesCorruption(t *testing.T) {
 }
 
 func TestSamplerRecordsTransientViolation(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 10, 1)
 	// A run that barely loads (twenty reserves a second) samples the stock
 	// every 50 ms through the system's StateReader.
