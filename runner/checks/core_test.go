@@ -125,8 +125,12 @@ func TestCheckerCatchesCorruption(t *testing.T) {
 			testRDB.Del(ctx, s.scope(4).ResvKey(rid))
 		}},
 		{"I7", func(s *scripted) { // an UNKNOWN whose request result cannot be read
-			testRDB.Del(ctx, s.scope(9).ReqShardKey(runner.RequestID(9)))
-			testRDB.Set(ctx, s.scope(9).ReqShardKey(runner.RequestID(9)), "not a hash", time.Hour)
+			key := s.scope(9).ReqShardKey(runner.RequestID(9))
+			testRDB.Del(ctx, key)
+			testRDB.Set(ctx, key, "not a hash", time.Hour)
+			// The activity's teardown scans its request shards as hashes:
+			// the string goes first (cleanups run last in, first out).
+			s.t.Cleanup(func() { testRDB.Del(context.Background(), key) })
 			s.h.Ops = append(s.h.Ops, runner.Op{ID: uint32(len(s.h.Ops)), Kind: runner.KindFresh, User: 9, Req: 9,
 				Bucket: uint16(s.tgt.Activity.BucketOf(runner.UserID(9))), Outcome: runner.OutcomeUnknown, Flags: runner.FlagHadUnknown, Sends: 1})
 		}},
