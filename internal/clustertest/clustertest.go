@@ -44,6 +44,10 @@ type Config struct {
 	Proxies bool
 	// Options of compose.Start (the zero value: 3 masters × 1 replica).
 	Options compose.Options
+	// Leaves, when not empty, says why the package's tests may leave keys
+	// on the shared cluster; otherwise Main fails the suite (exit 1) when
+	// a key is left after the tests passed.
+	Leaves string
 }
 
 // Fixture is what Main hands to the package's setup.
@@ -96,7 +100,21 @@ func Main(m *testing.M, cfg Config, setup func(f *Fixture) (teardown func(), err
 			return 2
 		}
 	}
-	return m.Run()
+	code := m.Run()
+	if code == 0 && cfg.Leaves == "" {
+		// Every test removes what it created before it returns: the
+		// shared cluster ends as empty as it began.
+		keys, err := leftKeys(c, 10)
+		switch {
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "%s tests: reading the shared cluster's keys after the tests: %v\n", cfg.Package, err)
+			code = 1
+		case len(keys) > 0:
+			fmt.Fprintf(os.Stderr, "%s tests left keys on the shared cluster (a test's cleanup missed them), e.g. %q\n", cfg.Package, keys)
+			code = 1
+		}
+	}
+	return code
 }
 
 func closeLogged(what string, closeFn func() error) {

@@ -8,6 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seckill-harness/compose"
 )
 
 // SkipReason is what a test of the integration tier says when it is
@@ -73,4 +77,32 @@ func Own(t testing.TB, what string, setup, teardown func(ctx context.Context) er
 			t.Errorf("tearing down %s: %v", what, err)
 		}
 	})
+}
+
+// leftKeys lists (up to max) the keys on c's masters: what the package's
+// tests created on the shared cluster and did not remove.
+func leftKeys(c *compose.LocalCluster, max int) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), SetupTimeout)
+	defer cancel()
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, n := range nodes {
+		if n.Role != "master" || n.PID == 0 {
+			continue
+		}
+		rdb := redis.NewClient(&redis.Options{Addr: n.Addr})
+		ks, _, err := rdb.Scan(ctx, 0, "*", int64(max)).Result()
+		_ = rdb.Close()
+		if err != nil {
+			return nil, fmt.Errorf("SCAN on %s: %w", n.Addr, err)
+		}
+		keys = append(keys, ks...)
+	}
+	if len(keys) > max {
+		keys = keys[:max]
+	}
+	return keys, nil
 }

@@ -195,6 +195,8 @@ func TestAdapterScriptUnderTheWatchdog(t *testing.T) {
 	if err := s.Setup(context.Background(), a); err != nil {
 		t.Fatal(err)
 	}
+	// The file declares no teardown: the test removes its one key.
+	t.Cleanup(func() { testRDB.Del(context.Background(), fmt.Sprintf("{loop:%s:0}:count", a.ID)) })
 	c, err := st.NewReserveCall(a, "u1", "r1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
