@@ -16,6 +16,14 @@ GOFLAGS   ?=
 # of one package per core it kept the two cores about half busy and took
 # ~14 minutes; a starved run's latency checks are inconclusive, never failed.
 TESTFLAGS ?= -count=1 -timeout 14m -p 3
+# The unit tier: go test -short under the race detector; every test that
+# needs a real part (redis-server, PostgreSQL, Docker, chromium, root)
+# skips, saying so (internal/clustertest.Need).
+UNITFLAGS ?= -count=1 -timeout 5m
+# The packages whose integration tests test-race runs under the race
+# detector: the engine, the checks, the pipeline, the faults, the scripts.
+RACE_PKGS ?= ./runner ./runner/checks ./runner/pipeline ./faults ./lua
+RACEFLAGS ?= -count=1 -timeout 30m -p 2
 
 IMAGE     ?= seckill-harness:dev
 IMAGE_CONTEXT ?= bin/image
@@ -36,7 +44,7 @@ PKGS_DOCKER  := docker.io docker-compose busybox-static
 PKGS_TEST    := $(PKGS_RUN) $(PKGS_PG) $(PKGS_BROWSER) $(PKGS_DOCKER)
 INSTALL_PKGS := sh testdata/install-packages.sh
 
-.PHONY: all check-go deps deps-run deps-pg deps-test deps-docker build catalogue service-nightly run test vet fmt-check bench clean docker-images image
+.PHONY: all check-go deps deps-run deps-pg deps-test deps-docker build catalogue service-nightly run test test-unit test-race vet fmt-check bench clean docker-images image
 
 all: build
 
@@ -110,13 +118,30 @@ vet:
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-## test: every package against real redis-server processes and a real PostgreSQL.
+## test-unit: the unit tier: every package's tests with -short under the race
+## detector. No root, no Redis, no PostgreSQL, no Docker, no network beyond
+## 127.0.0.1 listeners inside the test binary; installs nothing (under two
+## minutes of CPU on 2 cores once the race build is cached). A test that
+## needs a real part skips: "integration test (needs redis-server): run make test".
+test-unit: check-go
+	$(GO) test -short -race $(UNITFLAGS) ./...
+
+## test-race: the integration tests of RACE_PKGS (engine, checks, pipeline,
+## faults, scripts) on real clusters and a real PostgreSQL under the race
+## detector (~8 minutes on a busy 2-core machine). Not part of `make test`
+## (it would take the suite past 15 minutes on 2 cores): the nightly
+## workflow (.github/workflows/nightly-race.yml) runs it.
+test-race: deps-pg
+	$(GO) test -race $(RACEFLAGS) $(RACE_PKGS)
+
+## test: the unit tier (test-unit) first, then the integration tier: every
+## package against real redis-server processes and a real PostgreSQL.
 ## The Docker tests (go test -run 'Docker|Compose|Image|Kube') need an engine:
 ## deps-test installs PKGS_DOCKER, compose/testdata/ensure-docker.sh starts dockerd
 ## (--bridge=none --iptables=false: host network only) when none answers, and
 ## this target stops the dockerd it started, whatever the tests' outcome.
 ## Without root or the package the Docker tests skip, naming the reason.
-test: deps-test vet fmt-check
+test: deps-test vet fmt-check test-unit
 	@state=$$(sh compose/testdata/ensure-docker.sh start 2>&1 | tail -1); echo "docker engine: $$state"; \
 	$(GO) test $(TESTFLAGS) ./...; rc=$$?; \
 	if [ "$$state" = started ]; then sh compose/testdata/ensure-docker.sh stop; fi; \

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
+	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -35,6 +36,7 @@ func TestAdapterValidateCommand(t *testing.T) {
 // adapter init: writes a file `adapter validate` accepts; refuses to
 // overwrite it and a missing script with exit 2.
 func TestAdapterInitCommand(t *testing.T) {
+	clustertest.Need(t)
 	out := t.TempDir() + "/mine.yaml"
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"adapter", "init", "docs/adapters/scripts/cluster-safe.lua", "--out", out}, &stdout, &stderr); code != exitPass {

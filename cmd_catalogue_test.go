@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/reports"
 	"seckill-harness/runner/catalogue"
 	"seckill-harness/scenarios"
@@ -102,6 +103,7 @@ func TestCatalogueBadInputExitsTwo(t *testing.T) {
 // code agrees with the row (smoke's p99 SLO may fail on a starved host:
 // then the row says so and the exit is 1), and junit.xml has the case.
 func TestCatalogueRunsABuiltinThroughTheScenarioRunner(t *testing.T) {
+	clustertest.Need(t)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"catalogue", "--only", "smoke", "--out", dir, "--json"}, &stdout, &stderr)
@@ -136,6 +138,7 @@ func TestCatalogueRunsABuiltinThroughTheScenarioRunner(t *testing.T) {
 // during a stress run ends the catalogue with exit 2 and leaves none of
 // its busy loops (nor a redis-server) running.
 func TestCatalogueStressEndsItsBusyLoopsOnCancel(t *testing.T) {
+	clustertest.Need(t)
 	before := redisServers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"seckill-harness/faults"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/internal/exitcode"
 	"seckill-harness/reports"
 	"seckill-harness/scenarios"
@@ -28,6 +29,7 @@ func cliSplit(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestVersionNamesTheBuildGoRedisAndTheLocalRedisServer(t *testing.T) {
+	clustertest.Need(t)
 	code, out, errOut := cliSplit(t, "version", "--json")
 	if code != exitPass {
 		t.Fatalf("version --json: exit %d\n%s", code, errOut)
@@ -202,6 +204,7 @@ func TestCompletionOffersScenariosFaultKindsAndEnumValues(t *testing.T) {
 // --json: stdout is exactly one JSON object whose figures are report.json's;
 // the human summary and the log lines are on stderr; --log-level filters them.
 func TestRunJSONPrintsOneObjectAndLogsGoToStderr(t *testing.T) {
+	clustertest.Need(t)
 	out := t.TempDir()
 	code, stdout, stderr := cliSplit(t, "run", "testdata/quick.yaml", "--json", "--out", out, "--progress", "off")
 	var v runJSON

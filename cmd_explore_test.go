@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,7 @@ func readExploreSummary(t *testing.T, dir string) exploreSummary {
 // a few runs, shrinks it to that fault alone, and 'run' of the minimal YAML
 // fails I5 again.
 func TestExploreFindsAndShrinksTheFreshRequestIDPath(t *testing.T) {
+	clustertest.Need(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "explore")
 	code, text := cli(t, "explore", "--seed", "1", "--runs", "6", "--min-duration", "2s", "--max-duration", "3s", "--max-rate", "600",
@@ -137,6 +139,7 @@ func TestExploreFindsAndShrinksTheFreshRequestIDPath(t *testing.T) {
 // The reference path explored the same way has no finding; the coverage
 // is printed and carried in the state file to the next invocation.
 func TestExploreReferenceHasNoFindingAndCarriesCoverage(t *testing.T) {
+	clustertest.Need(t)
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state.json")
 	args := []string{"explore", "--seed", "1", "--min-duration", "2s", "--max-duration", "3s", "--max-rate", "600",

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner/badpaths"
 	"strings"
 	"testing"
@@ -31,6 +32,7 @@ func TestSelftestListsThePaths(t *testing.T) {
 }
 
 func TestSelftestOneRunPasses(t *testing.T) {
+	clustertest.Need(t)
 	dir := t.TempDir()
 	code, out := cli(t, "selftest", "--runs", "1", "--only", "lua-no-user-marker", "--only", "release-on-send-timeout", "--out", dir)
 	if code != exitPass {

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner/lifecycle"
@@ -76,6 +77,7 @@ func statuses(rep *reports.Report) map[string]reports.Status {
 // histories; a counter changed behind the scripts' back fails the merged
 // verification by the right id.
 func TestTwoGeneratorsMergeIntoOneVerifiedReport(t *testing.T) {
+	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	c, err := compose.Start(ctx, compose.Options{})
 	cancel()

@@ -10,6 +10,7 @@ import (
 
 	"seckill-harness/compose"
 	"seckill-harness/compose/outsidetest"
+	"seckill-harness/internal/clustertest"
 )
 
 // keysOf counts the keys of every master of an outside cluster (DBSIZE: a
@@ -37,6 +38,7 @@ func keysOf(t *testing.T, addrs []string, password string) int64 {
 // a destructive fault without --allow-destructive exits 2 and changes
 // nothing; a process-level fault is refused even with it.
 func TestRunAgainstAClusterStartedOutsideTheHarness(t *testing.T) {
+	clustertest.Need(t)
 	outsidetest.Skip(t)
 	oc := outsidetest.Start(t, outsidetest.Options{Masters: 3, Replicas: 1, Password: "s3cret-pw"})
 	t.Setenv(compose.EnvRedisPassword, "s3cret-pw")

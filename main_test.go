@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner/checks"
 )
@@ -79,6 +80,7 @@ func TestBadInputExitsTwoWithTheFix(t *testing.T) {
 }
 
 func TestRunWritesReportAndPasses(t *testing.T) {
+	clustertest.Need(t)
 	out := t.TempDir()
 	code, text := cli(t, "run", "--rate", "500", "--duration", "2s", "--users", "800", "--stock", "100",
 		"--buckets", "2", "--out", out, "--history", "h.jsonl", "--mix-release", "0.05")
@@ -137,6 +139,7 @@ func TestRunWritesReportAndPasses(t *testing.T) {
 // A broken reserve.lua given with --lua-dir (the stock check removed) must
 // oversell, be caught, and exit 1.
 func TestRunCatchesABrokenScriptAndExitsOne(t *testing.T) {
+	clustertest.Need(t)
 	dir := t.TempDir()
 	emb := lua.Embedded()
 	broken := strings.Replace(emb.Reserve.Source, "if available <= 0 then", "if false then", 1)
@@ -160,6 +163,7 @@ func TestRunCatchesABrokenScriptAndExitsOne(t *testing.T) {
 }
 
 func TestRunScenarioFileWithSetAndJUnit(t *testing.T) {
+	clustertest.Need(t)
 	out := t.TempDir()
 	code, text := cli(t, "run", "testdata/quick.yaml", "--set", "activity.stock=30", "--out", out, "--progress", "plain")
 	if code != exitPass {
@@ -250,6 +254,7 @@ func TestEveryBuiltinValidatesFromTheCLI(t *testing.T) {
 }
 
 func TestCompareAndCapacityPrintTheirTables(t *testing.T) {
+	clustertest.Need(t)
 	out := t.TempDir()
 	code, text := cli(t, "compare", "testdata/quick.yaml", "--buckets", "1,2", "--out", out)
 	if code != exitPass || !strings.Contains(text, "first sold out") || !strings.Contains(text, "unsold elsewhere then") {
@@ -266,6 +271,7 @@ func TestCompareAndCapacityPrintTheirTables(t *testing.T) {
 }
 
 func TestRunWithPipelineReportsPChecks(t *testing.T) {
+	clustertest.Need(t)
 	out := t.TempDir()
 	code, text := cli(t, "run", "--pipeline", "--drain", "10s", "--duration", "2s", "--rate", "400", "--users", "1000",
 		"--stock", "150", "--buckets", "2", "--mix-release", "0", "--fault", "dispatcher-crash:at=500ms,for=700ms",
@@ -306,6 +312,7 @@ func TestRunWithPipelineReportsPChecks(t *testing.T) {
 }
 
 func TestCompareAndCapacityWriteHTML(t *testing.T) {
+	clustertest.Need(t)
 	out := t.TempDir()
 	if code, text := cli(t, "capacity", "testdata/quick.yaml", "--start", "200", "--factor", "2", "--max-steps", "1",
 		"--step-duration", "1s", "--slo-p99", "2s", "--out", out); code != exitPass {

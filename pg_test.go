@@ -12,12 +12,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 )
 
 // --pg points the pipeline's orders at an existing database: the run
 // creates its own schema there, its orders match report.json, and the
 // schema is gone afterwards (nothing else in the database is touched).
 func TestRunWithPipelineOnAnExistingDatabase(t *testing.T) {
+	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	pg, err := compose.StartLocalPostgres(ctx, compose.PostgresOptions{})
@@ -67,6 +69,7 @@ func TestRunWithPipelineOnAnExistingDatabase(t *testing.T) {
 
 // An unreachable database is bad input: exit 2 naming it, nothing left running.
 func TestRunWithAnUnreachableDatabaseExitsTwo(t *testing.T) {
+	clustertest.Need(t)
 	before := redisServers(t)
 	code, text := cli(t, "run", "--pipeline", "--pg", "postgres://seckill:secret@127.0.0.1:1/nope", "--duration", "1s", "--out", t.TempDir())
 	if code != exitHarnessError || !strings.Contains(text, "127.0.0.1") || strings.Contains(text, "secret") {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 )
@@ -41,6 +42,7 @@ func failedAssertion(rep *reports.Report, prefix string) *reports.Assertion {
 // error: nothing is sold, and the run must fail with the Redis error text
 // in the report (it used to pass: every invariant is vacuously true).
 func TestRunWithAScriptThatDoesNotCompileFails(t *testing.T) {
+	clustertest.Need(t)
 	dir := t.TempDir()
 	emb := lua.Embedded()
 	for name, src := range map[string]string{lua.ReserveFile: "local x = = 1\n" + emb.Reserve.Source,
@@ -69,6 +71,7 @@ func TestRunWithAScriptThatDoesNotCompileFails(t *testing.T) {
 
 // A load that ran no operation proves nothing: it must not pass.
 func TestRunWithNoOperationFails(t *testing.T) {
+	clustertest.Need(t)
 	out := t.TempDir()
 	code, text := cli(t, "run", "--rate", "0.1", "--duration", "1s", "--out", out)
 	if code != exitCheckFailed {
@@ -95,6 +98,7 @@ func TestRunWhoseFaultCannotHappenIsRefused(t *testing.T) {
 // An interrupted run writes a partial report that says so: passed false,
 // interrupted with the reason and the moment; summary and JUnit agree.
 func TestInterruptedRunIsReportedAsSuch(t *testing.T) {
+	clustertest.Need(t)
 	out := t.TempDir()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {

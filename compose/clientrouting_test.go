@@ -17,6 +17,7 @@ import (
 // while the harness's admin connection to that master (the real port)
 // still answers; enabling it again heals the client.
 func TestAnnouncedClientProxiesRouteAPlainClient(t *testing.T) {
+	integration(t, "redis-server")
 	c := startOwn(t, Options{Masters: 2, AnnounceClientProxies: true})
 	ctx := ctxT(t, 60*time.Second)
 	px, ok := c.ClientToxics()
@@ -99,6 +100,7 @@ func keyMaster(t *testing.T, ctx context.Context, c *LocalCluster, key string) (
 // Cutting the client proxy cuts the replica's link in the routed mode
 // only.
 func TestClientToxicReachesReplicationOnlyWhenClientsAnnounced(t *testing.T) {
+	integration(t, "redis-server")
 	const latency = 200 * time.Millisecond
 	routed := startOwn(t, Options{Masters: 1, AnnounceClientProxies: true})
 	rpx, _ := routed.ClientToxics()

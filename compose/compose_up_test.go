@@ -81,12 +81,12 @@ func composeArgv(line string, composeV2 bool) []string {
 // the stack's toxiproxy with a graceful failover, and the stack down. Where
 // `docker compose` (v2) is missing, `docker-compose` (v1.29, Debian's) runs
 // the same arguments. The only addition is --out (a temp dir) on the
-// harness's line. Docker's containers, networks and volumes must be as
-// before.
+// harness's line. No container, network or volume it created may be
+// left (leavesDockerAsFound).
 func TestComposeUpSmokeDown(t *testing.T) {
 	redisImage, toxiImage := localImages(t)
 	composePortsFree(t)
-	leavesDockerAsFound(t)
+	leavesDockerAsFound(t, harnessLabels...)
 	lines := composeReadmeCommands(t)
 	if len(lines) < 3 || !strings.HasPrefix(lines[0], "docker compose ") || !strings.Contains(lines[0], " up ") ||
 		!strings.Contains(lines[len(lines)-1], " down ") {

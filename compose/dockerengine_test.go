@@ -38,6 +38,7 @@ var engine struct {
 // possible).
 func dockerEngine(t *testing.T) {
 	t.Helper()
+	integration(t, "a Docker engine and root")
 	engine.once.Do(func() {
 		t0 := time.Now()
 		out, err := exec.Command("sh", "testdata/ensure-docker.sh", "start").CombinedOutput()
@@ -117,34 +118,70 @@ func stopDockerIfStarted() error {
 }
 
 // dockerState is what a Docker test must leave as it found: every
-// container (running or not), network and volume, by id and name.
-func dockerState(t *testing.T) string {
+// container (running or not), network and volume, by id and name, less
+// the containers carrying one of the labels foreign.
+func dockerState(t *testing.T, foreign ...string) map[string]bool {
 	t.Helper()
-	var parts []string
+	list := func(args ...string) []string {
+		out, err := exec.Command("docker", args...).Output()
+		if err != nil {
+			t.Fatalf("docker %s: %v", strings.Join(args, " "), err)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		return lines
+	}
+	skip := map[string]bool{}
+	for _, l := range foreign {
+		for _, id := range list("ps", "-a", "-q", "--no-trunc", "--filter", "label="+l) {
+			skip[id] = true
+		}
+	}
+	state := map[string]bool{}
 	for _, args := range [][]string{
 		{"ps", "-a", "--no-trunc", "--format", "container {{.ID}} {{.Names}} {{.Image}}"},
 		{"network", "ls", "--no-trunc", "--format", "network {{.ID}} {{.Name}} {{.Driver}}"},
 		{"volume", "ls", "--format", "volume {{.Name}}"},
 	} {
-		out, err := exec.Command("docker", args...).Output()
-		if err != nil {
-			t.Fatalf("docker %s: %v", strings.Join(args, " "), err)
+		for _, line := range list(args...) {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "container" && skip[f[1]] {
+				continue
+			}
+			state[line] = true
 		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		sort.Strings(lines)
-		parts = append(parts, lines...)
 	}
-	return strings.Join(parts, "\n")
+	return state
 }
 
 // leavesDockerAsFound registers a cleanup (run after every later one)
-// failing t if the containers, networks or volumes differ from now.
-func leavesDockerAsFound(t *testing.T) {
+// failing t if a container, network or volume that was not there at the
+// call is there at the end: what t created and did not remove. What
+// vanished meanwhile is not t's doing (an earlier run's leftovers, another
+// package's Docker test running at the same time, as under go test -p)
+// and is not compared; nor are the containers carrying a label of
+// foreign (those another package's tests make and t never does, e.g.
+// the harness's own Docker clusters while t runs a Compose stack).
+func leavesDockerAsFound(t *testing.T, foreign ...string) {
 	t.Helper()
-	before := dockerState(t)
+	before := dockerState(t, foreign...)
 	t.Cleanup(func() {
-		if after := dockerState(t); after != before {
-			t.Errorf("docker state changed:\nbefore:\n%s\nafter:\n%s", before, after)
+		var left []string
+		for obj := range dockerState(t, foreign...) {
+			if !before[obj] {
+				left = append(left, obj)
+			}
+		}
+		if len(left) > 0 {
+			sort.Strings(left)
+			t.Errorf("docker objects left behind (not there before the test):\n%s", strings.Join(left, "\n"))
 		}
 	})
 }
+
+// harnessLabels label the containers the harness's own Docker clusters
+// and databases run in (StartDocker, StartDockerPostgres).
+var harnessLabels = []string{"seckill-harness.node", DockerPostgresLabel}

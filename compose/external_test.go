@@ -89,6 +89,7 @@ func TestParseClusterSpec(t *testing.T) {
 // topology, health, admin clients, the client options, no process control,
 // and that no password ever shows in output or errors.
 func TestExternalCluster(t *testing.T) {
+	integration(t, "redis-server")
 	oc := outsidetest.Start(t, outsidetest.Options{Password: extDefaultPW, User: extUser, UserPassword: extUserPW})
 	ctx := ctxT(t, 2*time.Minute)
 	t.Setenv(EnvRedisUsername, "")
@@ -301,6 +302,7 @@ func outsideInfo(ctx context.Context, addr string) (string, error) {
 // flags it failed, WaitHealthy no longer waits for it, and the topology
 // queries keep working.
 func TestExternalClusterDeadNode(t *testing.T) {
+	integration(t, "redis-server")
 	oc := outsidetest.Start(t, outsidetest.Options{Password: extDefaultPW})
 	ctx := ctxT(t, time.Minute)
 	c, err := ConnectExternal(ctx, "redis://:"+extDefaultPW+"@"+oc.Addrs[0], ExternalOptions{DialTimeout: 300 * time.Millisecond, Logf: tlogf(t)})
@@ -340,6 +342,7 @@ func TestExternalClusterDeadNode(t *testing.T) {
 // embedded proxies with ProxiedDialer doing TLS over the proxied TCP
 // connection. Wrong setups fail with a hint instead of hanging.
 func TestExternalClusterTLS(t *testing.T) {
+	integration(t, "redis-server")
 	oc := outsidetest.Start(t, outsidetest.Options{TLS: true})
 	ctx := ctxT(t, 2*time.Minute)
 	t.Setenv(EnvRedisUsername, "")
@@ -426,6 +429,7 @@ func TestExternalClusterTLS(t *testing.T) {
 // LocalCluster reached as "redis://…" is an external cluster to the
 // harness (not owned, no process control).
 func TestOpenCluster(t *testing.T) {
+	integration(t, "redis-server")
 	ctx := ctxT(t, time.Minute)
 	if _, err := OpenCluster(ctx, "kubernetes://x", Options{}, DockerOptions{}, ExternalOptions{}); err == nil ||
 		!strings.Contains(err.Error(), "want local (the default), docker, or redis://") {

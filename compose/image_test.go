@@ -28,11 +28,11 @@ import (
 // a second reservation) must fail (exit 1, "passed": false, I4 failed), so
 // the exit code and the report come out of the container intact. The
 // stack goes down with README's line, the test tag is removed, and
-// Docker's containers, networks and volumes must be as before.
+// no container, network or volume it created may be left.
 func TestImageRunsSmokeAgainstComposeCluster(t *testing.T) {
 	redisImage, toxiImage := localImages(t)
 	composePortsFree(t)
-	leavesDockerAsFound(t)
+	leavesDockerAsFound(t, harnessLabels...)
 	repo, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

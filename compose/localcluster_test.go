@@ -61,8 +61,19 @@ func tlogf(t *testing.T) func(string, ...any) {
 	}
 }
 
+// integration skips t in the unit tier (go test -short): it needs what
+// (redis-server, PostgreSQL, Docker). The other packages call
+// clustertest.Need, which imports this package.
+func integration(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("integration test (needs %s): run make test", what)
+	}
+}
+
 func skipWithoutRedis(t *testing.T) {
 	t.Helper()
+	integration(t, "redis-server")
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not installed: apt-get install -y redis-server")
 	}
@@ -185,6 +196,7 @@ func TestParseClusterNodes(t *testing.T) {
 }
 
 func TestStartAndTopology(t *testing.T) {
+	integration(t, "redis-server")
 	c := sharedCluster(t)
 	t.Logf("STARTUP: 3 masters x 1 replica ready in %v (target <= 5s)", shared.dur.Round(time.Millisecond))
 	if shared.dur > 5*time.Second {
@@ -297,6 +309,7 @@ func TestStartAndTopology(t *testing.T) {
 }
 
 func TestPauseResume(t *testing.T) {
+	integration(t, "redis-server")
 	c := sharedCluster(t)
 	ctx := ctxT(t, 30*time.Second)
 	nodes, err := c.Nodes(ctx)
@@ -343,6 +356,7 @@ func TestPauseResume(t *testing.T) {
 }
 
 func TestFailoverAndRestart(t *testing.T) {
+	integration(t, "redis-server")
 	c := startOwn(t, Options{Masters: 3, ReplicasPerMaster: 1, BaseDir: t.TempDir()})
 	ctx := ctxT(t, 45*time.Second)
 
@@ -458,6 +472,7 @@ func TestMissingRedisServer(t *testing.T) {
 // node, so redis-server fails to bind and the node is retried on another
 // port; then it checks that Close leaves no process and no directory behind.
 func TestPortTakenAndClose(t *testing.T) {
+	integration(t, "redis-server")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -563,6 +578,7 @@ func TestPortTakenAndClose(t *testing.T) {
 // whose processes took most of the second to start (3.1 s at load 19),
 // while the nodes still meet: the error names whichever phase it was.
 func TestNeverConverges(t *testing.T) {
+	integration(t, "redis-server")
 	skipWithoutRedis(t)
 	for _, tc := range []struct {
 		name     string

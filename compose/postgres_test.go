@@ -17,6 +17,7 @@ import (
 // missing installation is a failure naming the fix.
 func needPostgres(t *testing.T) {
 	t.Helper()
+	integration(t, "PostgreSQL")
 	if _, err := postgresBinDir(""); err != nil {
 		t.Fatal(err)
 	}

@@ -113,6 +113,7 @@ func median(ds []time.Duration) time.Duration {
 }
 
 func TestProxiesReserveThroughDialer(t *testing.T) {
+	integration(t, "redis-server")
 	c := sharedCluster(t)
 	p := newTestProxies(t, c)
 	direct := directClusterClient(t, c)
@@ -149,6 +150,7 @@ func TestProxiesReserveThroughDialer(t *testing.T) {
 }
 
 func TestProxiesLatencyToxic(t *testing.T) {
+	integration(t, "redis-server")
 	c := sharedCluster(t)
 	p := newTestProxies(t, c)
 	direct := directClusterClient(t, c)
@@ -214,6 +216,7 @@ func TestProxiesLatencyToxic(t *testing.T) {
 }
 
 func TestProxiesDisableEnable(t *testing.T) {
+	integration(t, "redis-server")
 	c := sharedCluster(t)
 	p := newTestProxies(t, c)
 	direct := directClusterClient(t, c)
@@ -363,6 +366,7 @@ func TestProxiesOnTheFlyAndDirect(t *testing.T) {
 }
 
 func TestProxiesCloseLeavesNothing(t *testing.T) {
+	integration(t, "redis-server")
 	c := sharedCluster(t)
 	direct := directClusterClient(t, c)
 	keys := keyOnEachMaster(t, c, direct)
@@ -420,6 +424,7 @@ func TestProxiesCloseLeavesNothing(t *testing.T) {
 // connection that the proxy accepts and then cuts), and a restarted node is
 // reachable again through the same proxy.
 func TestProxiesKilledAndRestartedNode(t *testing.T) {
+	integration(t, "redis-server")
 	c := startOwn(t, Options{Masters: 1, ReplicasPerMaster: NoReplicas})
 	p := newTestProxies(t, c)
 	addr := c.Addrs()[0]

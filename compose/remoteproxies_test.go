@@ -64,6 +64,7 @@ func startToxiproxyServer(t *testing.T) string {
 // one master, a partition (disable/enable), toxic bookkeeping, replacement
 // of a leftover proxy, and Close removing exactly its proxies.
 func TestRemoteProxies(t *testing.T) {
+	integration(t, "redis-server")
 	c := sharedCluster(t)
 	url := startToxiproxyServer(t)
 	api := toxiclient.NewClient(url)

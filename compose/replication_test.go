@@ -33,6 +33,7 @@ func waitLink(t *testing.T, c *LocalCluster, replica, want string, within time.D
 // falls behind by the bytes written meanwhile, and the sampler's series
 // shows the link down with that lag, then up and caught up after the heal.
 func TestReplicationThroughProxies(t *testing.T) {
+	integration(t, "redis-server")
 	c := startOwn(t, Options{Masters: 1, ReplicationProxies: true})
 	ctx := ctxT(t, 60*time.Second)
 	master, replica := c.Addrs()[0], c.Addrs()[1]

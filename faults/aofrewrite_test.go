@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"seckill-harness/internal/clustertest"
 )
 
 func TestAOFRewriteParams(t *testing.T) {
@@ -30,6 +31,7 @@ func TestAOFRewriteParams(t *testing.T) {
 // load (the node's own aof_rewrites counter moved, a fork was timed), the
 // invariants hold, and heal turns AOF off again.
 func TestAOFRewriteUnderLoad(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	client := proxiedClient(t, func(o *redis.ClusterOptions) { o.PoolSize = 24; o.ContextTimeoutEnabled = true })
 	a := newActivity(t, 300, 2)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -20,6 +21,7 @@ import (
 // one unit moved), and the harness's retry with the same ids replays the
 // same reservation with no second decrement.
 func TestDisconnectBeforeReply(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	for _, toxic := range []string{"reset_peer", "limit_data", "timeout"} {
 		t.Run(toxic, func(t *testing.T) {
@@ -97,6 +99,7 @@ func TestDisconnectBeforeReply(t *testing.T) {
 // stays exact: every executed UNKNOWN replays on retry, and the stock moved
 // by exactly the number of distinct reservations.
 func TestDisconnectArmingUnderLoad(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	const workers = 8
 	a := newActivity(t, 100000, 1)

@@ -90,8 +90,11 @@ func TestDispatcherCrashStopsAndRestarts(t *testing.T) {
 		t.Fatalf("after heal: running=%v starts=%d, want restarted once", fp.running, fp.starts)
 	}
 	w := p.Window()
-	if !w.Injected || !w.Healed || w.HealedAt-w.InjectedAt < 50*time.Millisecond {
-		t.Fatalf("window %+v: want injected and healed about 60ms later", w)
+	// The heal is planned at at+for (80ms) from the start, whenever the
+	// injection ran: a starved machine runs the injection late and shortens
+	// the window, never the heal's time.
+	if !w.Injected || !w.Healed || w.HealedAt < 80*time.Millisecond || w.HealedAt <= w.InjectedAt {
+		t.Fatalf("window %+v: want injected, then healed at 80ms (at=20ms + for=60ms) or later", w)
 	}
 	ev := p.Fault.Evidence()
 	if ev["crashes"] != 1 || ev["down_ms"] == nil || ev["at_stop"] == nil || ev["at_restart"] == nil {

@@ -11,6 +11,7 @@ import (
 
 	"seckill-harness/compose"
 	"seckill-harness/compose/outsidetest"
+	"seckill-harness/internal/clustertest"
 )
 
 // TestFaultsOnExternalCluster runs the fault kinds against a cluster the
@@ -22,6 +23,7 @@ import (
 // slot migration (MIGRATE with AUTH2), slow-aof (CONFIG/DEBUG over the
 // admin clients) and a latency toxic work through the Cluster interface.
 func TestFaultsOnExternalCluster(t *testing.T) {
+	clustertest.Need(t)
 	oc := outsidetest.Start(t, outsidetest.Options{Password: "ext-default-pw", User: "alice", UserPassword: "ext-alice-pw"})
 	ctx := ctxT(t, 3*time.Minute)
 	ext, err := compose.ConnectExternal(ctx, "redis://alice:ext-alice-pw@"+oc.Addrs[0], compose.ExternalOptions{Logf: t.Logf})

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -279,6 +280,7 @@ func TestFailoverParams(t *testing.T) {
 // TestFailover runs every mode, one after the other, on one own cluster:
 // each leaves it healthy (with a different master of the hot slot).
 func TestFailover(t *testing.T) {
+	clustertest.Need(t)
 	c, rdb, store, a, env := tpOwnEnv(t, 1_000_000)
 	slot := env.HotSlots[0]
 	ctx := ctxT(t, 120*time.Second)

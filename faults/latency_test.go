@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -79,6 +80,7 @@ func measureShift(t *testing.T, spec string, n int) shiftResult {
 }
 
 func TestLatencyHotMasterOnly(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	r := measureShift(t, "latency:latency=100", 7)
 	// Every call through the toxic waits the configured latency; the shift
@@ -100,6 +102,7 @@ func TestLatencyHotMasterOnly(t *testing.T) {
 }
 
 func TestLatencyAllMastersUpstream(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	r := measureShift(t, "latency:latency=30,stream=upstream,target=all-masters", 3)
 	for b := range r.during {
@@ -113,6 +116,7 @@ func TestLatencyAllMastersUpstream(t *testing.T) {
 }
 
 func TestBandwidthAndSlicerAct(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	// A reserve reply is ~60 bytes: at 1 KB/s the toxic sleeps ~60ms per
 	// reply; sliced into 1-byte pieces 2ms apart it takes ~120ms.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -17,6 +18,7 @@ import (
 // that no goroutine (pulse loops, toxiproxy links and accept loops) and no
 // listener is left.
 func TestNetworkFaultsLeaveNothing(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	a := newActivity(t, 1000, 1)
 	ctx := ctxT(t, 30*time.Second)

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/checks"
@@ -20,6 +21,7 @@ import (
 // the proxies while the fault happens on the timeline; afterwards every fault
 // is healed, the cluster is healthy, and I1–I5 and I8 hold.
 func TestLoadedRunPerKind(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	kinds := []string{
 		"latency:latency=20,at=1s,for=1s",
@@ -88,6 +90,7 @@ func TestLoadedRunPerKind(t *testing.T) {
 // behind while the fault acts, everything heals, and I1–I6 and I8 hold
 // (nothing failed over, so nothing acknowledged may be lost).
 func TestLoadedRunReplicationKinds(t *testing.T) {
+	clustertest.Need(t)
 	c := startOwnCluster(t, compose.Options{ReplicationProxies: true})
 	px, err := compose.NewProxies(c)
 	if err != nil {

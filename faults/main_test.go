@@ -36,6 +36,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/activitytest"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
@@ -46,14 +47,10 @@ var (
 	testDirect  *redis.ClusterClient
 	testStore   *lua.Store
 	testSecret  = []byte("faults-test-secret")
-	activitySeq atomic.Int64
-	// haveRedis is false when redis-server is not installed: cluster tests skip.
-	haveRedis bool
 )
 
 func TestMain(m *testing.M) {
 	os.Exit(clustertest.Main(m, clustertest.Config{Package: "faults", Proxies: true}, func(f *clustertest.Fixture) (func(), error) {
-		haveRedis = true
 		testCluster, testProxies = f.Cluster, f.Proxies
 		testDirect = lua.NewClusterClient(&redis.ClusterOptions{Addrs: f.Cluster.Addrs(), PoolSize: 16})
 		testStore = lua.NewStore(testDirect, lua.Embedded(), testSecret)
@@ -61,11 +58,10 @@ func TestMain(m *testing.M) {
 	}))
 }
 
+// needCluster skips t in the unit tier (go test -short).
 func needCluster(t *testing.T) {
 	t.Helper()
-	if !haveRedis {
-		t.Skip("redis-server not installed: apt-get install -y redis-server")
-	}
+	clustertest.Need(t)
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {
@@ -121,19 +117,7 @@ func newActivity(t *testing.T, stock int64, buckets uint32) *lua.Activity {
 // newActivityOn is newActivity with any client (e.g. one on a test's own cluster).
 func newActivityOn(t *testing.T, rdb *redis.ClusterClient, stock int64, buckets uint32) *lua.Activity {
 	t.Helper()
-	a := lua.NewActivity(fmt.Sprintf("ft%d-%d", os.Getpid(), activitySeq.Add(1)), "sku1", stock, buckets, time.Hour)
-	ctx := ctxT(t, 10*time.Second)
-	if err := lua.Setup(ctx, rdb, a); err != nil {
-		t.Fatalf("setting up activity %s: %v", a.ID, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if _, err := lua.Teardown(ctx, rdb, a); err != nil {
-			t.Logf("teardown of activity %s: %v", a.ID, err)
-		}
-	})
-	return a
+	return activitytest.New(t, rdb, "ft", stock, buckets)
 }
 
 // newActivitySpanning sets up an activity on the shared cluster whose
@@ -154,7 +138,7 @@ func newActivitySpanning(t *testing.T, stock int64) *lua.Activity {
 		}
 	}
 	for try := 0; try < 500; try++ {
-		a := lua.NewActivity(fmt.Sprintf("ft%d-%d", os.Getpid(), activitySeq.Add(1)), "sku1", stock, uint32(len(masters)), time.Hour)
+		a := lua.NewActivity(clustertest.ID("ft"), "sku1", stock, uint32(len(masters)), time.Hour)
 		seen := map[string]bool{}
 		for b := uint32(0); b < a.Buckets; b++ {
 			slot, err := testDirect.ClusterKeySlot(ctx, a.Scope(b).StockKey()).Result()
@@ -170,16 +154,7 @@ func newActivitySpanning(t *testing.T, stock int64) *lua.Activity {
 		if len(seen) < len(masters) {
 			continue
 		}
-		if err := lua.Setup(ctx, testDirect, a); err != nil {
-			t.Fatalf("setting up activity %s: %v", a.ID, err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			if _, err := lua.Teardown(ctx, testDirect, a); err != nil {
-				t.Logf("teardown of activity %s: %v", a.ID, err)
-			}
-		})
+		activitytest.Own(t, testDirect, a)
 		return a
 	}
 	t.Fatal("no activity id found whose buckets span all masters")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 )
@@ -36,6 +37,7 @@ func TestOOMParams(t *testing.T) {
 // half-written), and after heal a reserve is accepted again with the
 // configuration restored.
 func TestOOMUnderLoad(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	client := proxiedClient(t, func(o *redis.ClusterOptions) { o.PoolSize = 24; o.ContextTimeoutEnabled = true })
 	a := newActivity(t, 5000, 2)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -15,6 +16,7 @@ import (
 // accepted; the node stays up (same PID, answers directly); after heal all
 // buckets are accepted again.
 func TestPartitionOnlyTargetSlotsFail(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	a := newActivitySpanning(t, 1000)
 	rdb := proxiedClient(t)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 )
 
 // replTestEnv starts a 1 master × 1 replica cluster whose replication runs
@@ -63,6 +64,7 @@ func catchUp(t *testing.T, c *compose.LocalCluster, since time.Time, within time
 // burst of B bytes takes about B/R to arrive. A burst without the toxic is
 // on the replica almost at once (the measurement tells the two apart).
 func TestReplicaLagDelaysTheStreamByWhatTheToxicImplies(t *testing.T) {
+	clustertest.Need(t)
 	c, env, master, _ := replTestEnv(t)
 	ctx := ctxT(t, 2*time.Minute)
 	const n, size = 100, 1000
@@ -155,6 +157,7 @@ func mustToxics(t *testing.T, c *compose.LocalCluster) compose.Toxics {
 // On a cluster that replicates directly the replication kinds refuse,
 // naming what they need, and parameters are checked.
 func TestReplicationKindsRefuseWithoutReplicationProxies(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	env := &Env{Cluster: testCluster, HotSlots: []int{0}}
 	for _, text := range []string{"replica-lag:latency=100", "replica-partition"} {
@@ -183,6 +186,7 @@ func TestReplicationKindsRefuseWithoutReplicationProxies(t *testing.T) {
 // received yet — about the writes of the last L — is lost, so a longer
 // delay loses more.
 func TestReplicaLagLossGrowsWithTheDelay(t *testing.T) {
+	clustertest.Need(t)
 	c, env, _, _ := replTestEnv(t)
 	ctx := ctxT(t, 3*time.Minute)
 	const rate = 200 // writes per second

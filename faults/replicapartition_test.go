@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"seckill-harness/internal/clustertest"
 )
 
 // waitReplField polls INFO replication through cl until field is want.
@@ -42,6 +43,7 @@ func replInfoField(cl *redis.Client, field string) string {
 // replica-partition, the master SIGKILLed and the replica promoted with
 // CLUSTER FAILOVER TAKEOVER: the new master has none of them.
 func TestReplicaPartitionCutsTheStreamAndLosesAcknowledgedWritesOnFailover(t *testing.T) {
+	clustertest.Need(t)
 	c, env, master, replica := replTestEnv(t)
 	ctx := ctxT(t, 2*time.Minute)
 	madm, _ := c.Admin(master)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 )
 
 // registerForTest registers a throwaway kind for the length of t (the
@@ -242,6 +243,7 @@ func TestAvailable(t *testing.T) {
 
 // SettingOf reads the topology of a real cluster.
 func TestSettingOf(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	s, err := SettingOf(ctxT(t, 30*time.Second), testCluster, false, true, false)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 )
@@ -35,6 +36,7 @@ func TestScriptFlushParams(t *testing.T) {
 // nodes, and no operation ended in ERROR. A path without the fallback
 // (plain EVALSHA, the broken path) answers NOSCRIPT after the flush.
 func TestScriptFlushUnderLoad(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	client := proxiedClient(t, func(o *redis.ClusterOptions) { o.PoolSize = 24; o.ContextTimeoutEnabled = true })
 	a := newActivity(t, 300, 2)

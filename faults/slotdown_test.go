@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 )
@@ -31,6 +32,7 @@ func TestSlotDownParams(t *testing.T) {
 // bucket keeps being accepted, and after the restart the invariants hold.
 // "While down" is from the return of Inject to the start of heal (at+for).
 func TestSlotDownUnderLoad(t *testing.T) {
+	clustertest.Need(t)
 	c := startOwnCluster(t, compose.Options{})
 	client := lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 24, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = client.Close() })

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
@@ -42,6 +43,7 @@ func TestSlotMigrationParams(t *testing.T) {
 // the same cluster) interrupts a second migration and lets Heal finish it,
 // and rolls back a migration that only got as far as IMPORTING.
 func TestSlotMigration(t *testing.T) {
+	clustertest.Need(t)
 	c, rdb, store, a, env := tpOwnEnv(t, 1_000_000)
 	slot := env.HotSlots[0]
 	ctx := ctxT(t, 90*time.Second)
@@ -237,6 +239,7 @@ func TestSlotMigration(t *testing.T) {
 
 // TestKeySlotMatchesRedisForMigration checks compose.KeySlot / KeyInSlot against CLUSTER KEYSLOT.
 func TestKeySlotMatchesRedisForMigration(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	ctx := ctxT(t, 10*time.Second)
 	keys := []string{"", "a", "foo", "{user1000}.following", "foo{}{bar}", "foo{{bar}}zap", "foo{bar}{zap}",
@@ -266,6 +269,7 @@ func TestKeySlotMatchesRedisForMigration(t *testing.T) {
 // keys yet still fails a key of the migrated slot set 2 s beyond the
 // retention time.
 func TestSlotMigrationExpiryDriftBoundsEveryKeyAndK1StillCatchesALongOne(t *testing.T) {
+	clustertest.Need(t)
 	c, rdb, store, a, env := tpOwnEnv(t, 1_000_000)
 	ctx := ctxT(t, 90*time.Second)
 	sc := a.Scope(0)

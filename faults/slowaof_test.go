@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 )
 
 func TestSlowAOFParams(t *testing.T) {
@@ -42,6 +43,7 @@ func configOf(t *testing.T, c *compose.LocalCluster, addr string) map[string]str
 // sleep longer while injected, and are back to normal after heal, with the
 // configuration restored.
 func TestSlowAOF(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	a := newActivity(t, 1000, 1)
 	env := newEnv(t, a, testDirect)
@@ -125,6 +127,7 @@ func mapsEqual(a, b map[string]string) bool {
 // ACL on the hot master) slow-aof puts a latency toxic on the node's proxy,
 // says so, and refuses clearly without proxies.
 func TestSlowAOFFallback(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	a := newActivity(t, 1000, 1)
 	client := proxiedClient(t)

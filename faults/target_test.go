@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,7 @@ func TestParseTarget(t *testing.T) {
 }
 
 func TestTargetResolve(t *testing.T) {
+	clustertest.Need(t)
 	needCluster(t)
 	a := newActivitySpanning(t, 30)
 	env := newEnv(t, a, nil)

@@ -36,19 +36,16 @@ func TestMain(m *testing.M) {
 // newActivity sets up a fresh activity (unique id) and tears it down after the test.
 func newActivity(t *testing.T, stock int64, buckets uint32, mut ...func(*Activity)) *Activity {
 	t.Helper()
-	a := NewActivity(fmt.Sprintf("act%d", activitySeq.Add(1)), "sku1", stock, buckets, time.Hour)
+	clustertest.Need(t)
+	a := NewActivity(clustertest.ID("act"), "sku1", stock, buckets, time.Hour)
 	for _, f := range mut {
 		f(a)
 	}
-	ctx := context.Background()
-	if err := Setup(ctx, testRDB, a); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := Teardown(context.Background(), testRDB, a); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-	})
+	// The shared fixture (activitytest.Own) imports this package: the
+	// same steps through clustertest.Own.
+	clustertest.Own(t, "activity "+a.ID,
+		func(ctx context.Context) error { return Setup(ctx, testRDB, a) },
+		func(ctx context.Context) error { _, err := Teardown(ctx, testRDB, a); return err })
 	return a
 }
 
@@ -82,6 +79,7 @@ func wantCode(t *testing.T, got ReserveResult, code ReserveCode) {
 }
 
 func TestReserveAcceptsAndWritesEveryRecord(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 5, 1)
 	res := reserve(t, a, "u1", "r1")
 	wantCode(t, res, Accepted)
@@ -123,6 +121,7 @@ func TestReserveAcceptsAndWritesEveryRecord(t *testing.T) {
 }
 
 func TestWindowStateAndVersion(t *testing.T) {
+	clustertest.Need(t)
 	now := time.Now().UnixMilli()
 	cases := []struct {
 		name string
@@ -180,6 +179,7 @@ func TestWindowStateAndVersion(t *testing.T) {
 }
 
 func TestStockOneSellsOnce(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 1, 1)
 	wantCode(t, reserve(t, a, "u1", "r1"), Accepted)
 	res := reserve(t, a, "u2", "r2")
@@ -196,6 +196,7 @@ func TestStockOneSellsOnce(t *testing.T) {
 }
 
 func TestSameRequestReplays(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 3, 1)
 	first := reserve(t, a, "u1", "r1")
 	wantCode(t, first, Accepted)
@@ -212,6 +213,7 @@ func TestSameRequestReplays(t *testing.T) {
 }
 
 func TestSameUserNewRequest(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 3, 1)
 	first := reserve(t, a, "u1", "r1")
 	res := reserve(t, a, "u1", "r2")
@@ -225,6 +227,7 @@ func TestSameUserNewRequest(t *testing.T) {
 }
 
 func TestRequestIDReusedByAnotherUser(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 3, 1)
 	wantCode(t, reserve(t, a, "u1", "shared"), Accepted)
 	res := reserve(t, a, "u2", "shared")
@@ -242,6 +245,7 @@ func TestRequestIDReusedByAnotherUser(t *testing.T) {
 }
 
 func TestReservationIDConflict(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 3, 1)
 	first := reserve(t, a, "u1", "r1")
 	// A second request that (by a broken id scheme) derives the same reservation id.
@@ -259,6 +263,7 @@ func TestReservationIDConflict(t *testing.T) {
 }
 
 func TestLostRequestResultIsRebuiltFromRecord(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 3, 1)
 	first := reserve(t, a, "u1", "r1")
 	sc := a.Scope(0)
@@ -278,6 +283,7 @@ func TestLostRequestResultIsRebuiltFromRecord(t *testing.T) {
 }
 
 func TestBadArgumentsAndCorruption(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 3, 1)
 	ctx := context.Background()
 	call, _ := testStore.NewReserveCall(a, "u1", "r1", time.Minute)
@@ -308,6 +314,7 @@ func TestBadArgumentsAndCorruption(t *testing.T) {
 }
 
 func TestTransitionCAS(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 5, 1)
 	ctx := context.Background()
 	sc := a.Scope(0)
@@ -373,6 +380,7 @@ func TestTransitionCAS(t *testing.T) {
 }
 
 func TestCompensation(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 5, 1)
 	ctx := context.Background()
 	sc := a.Scope(0)
@@ -428,6 +436,7 @@ func TestCompensation(t *testing.T) {
 }
 
 func TestCompensateMarkerOnlyIfStillOurs(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 5, 1)
 	ctx := context.Background()
 	sc := a.Scope(0)
@@ -444,6 +453,7 @@ func TestCompensateMarkerOnlyIfStillOurs(t *testing.T) {
 }
 
 func TestAbsoluteExpiryNotExtendedByReplay(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 5, 1)
 	ctx := context.Background()
 	sc := a.Scope(0)
@@ -476,6 +486,7 @@ func TestAbsoluteExpiryNotExtendedByReplay(t *testing.T) {
 }
 
 func TestEveryCallStaysInOneSlot(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 4, 4)
 	ctx := context.Background()
 	for i := 0; i < 40; i++ {
@@ -501,6 +512,7 @@ func TestEveryCallStaysInOneSlot(t *testing.T) {
 }
 
 func TestRequestResultLandsInItsShard(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 50, 1)
 	ctx := context.Background()
 	sc := a.Scope(0)
@@ -515,6 +527,7 @@ func TestRequestResultLandsInItsShard(t *testing.T) {
 }
 
 func TestBucketedSetupSplitsStock(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 10, 4)
 	var total int64
 	for b := uint32(0); b < 4; b++ {
@@ -533,6 +546,7 @@ func TestBucketedSetupSplitsStock(t *testing.T) {
 }
 
 func TestTeardownRemovesOnlyItsKeys(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	other := newActivity(t, 3, 1)
 	reserve(t, other, "u1", "r1")

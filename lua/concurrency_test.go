@@ -3,6 +3,7 @@ package lua
 import (
 	"context"
 	"fmt"
+	"seckill-harness/internal/clustertest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -63,6 +64,7 @@ const raceWorkers = 512
 
 // Seed 000 §15.2 scene 1 at CI scale: stock 1, 20,000 distinct users at once.
 func TestRaceStockOneDistinctUsers(t *testing.T) {
+	clustertest.Need(t)
 	const n = 20000
 	a := newActivity(t, 1, 1)
 	var cc codeCounts
@@ -89,6 +91,7 @@ func TestRaceStockOneDistinctUsers(t *testing.T) {
 
 // Scene 2: one request_id sent 20,000 times at once.
 func TestRaceSameRequestReplayed(t *testing.T) {
+	clustertest.Need(t)
 	const n = 20000
 	a := newActivity(t, 100, 1)
 	call, err := testStore.NewReserveCall(a, "u1", "the-request", time.Minute)
@@ -119,6 +122,7 @@ func TestRaceSameRequestReplayed(t *testing.T) {
 
 // Scene 3: one user, 10,000 request_ids at once.
 func TestRaceSameUserManyRequests(t *testing.T) {
+	clustertest.Need(t)
 	const n = 10000
 	a := newActivity(t, 100, 1)
 	var cc codeCounts
@@ -147,6 +151,7 @@ func TestRaceSameUserManyRequests(t *testing.T) {
 
 // Scene 4: 10,000 concurrent compensations of one REJECTED reservation.
 func TestRaceDuplicateCompensation(t *testing.T) {
+	clustertest.Need(t)
 	const n = 10000
 	a := newActivity(t, 10, 1)
 	ctx := context.Background()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"seckill-harness/internal/clustertest"
 )
 
 // cutRelay is a TCP relay in front of one Redis node. Armed, it lets the
@@ -168,6 +169,7 @@ func relayedClient(t *testing.T, a *Activity, hardened bool, readTimeout time.Du
 }
 
 func TestLostReplyIsOutcomeUnknownAndRunsOnce(t *testing.T) {
+	clustertest.Need(t)
 	for _, mode := range []string{"reset", "hold"} {
 		t.Run(mode, func(t *testing.T) {
 			a := newActivity(t, 10, 1)
@@ -218,6 +220,7 @@ func TestLostReplyIsOutcomeUnknownAndRunsOnce(t *testing.T) {
 // The negative control: plain go-redis re-sends a script whose reply was cut.
 // This is why the hook exists; if go-redis ever stops doing it, this test says so.
 func TestPlainGoRedisResendsSilently(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 10, 1)
 	rdb, relay := relayedClient(t, a, false, 300*time.Millisecond)
 	store := NewStore(rdb, Embedded(), testSecret)
@@ -243,6 +246,7 @@ func TestPlainGoRedisResendsSilently(t *testing.T) {
 // call fails without ErrOutcomeUnknown (go-redis may dial again: nothing ran)
 // and no script reached Redis.
 func TestCutHandshakeIsNotAnUnknownOutcome(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 10, 1)
 	rdb, relay := relayedClient(t, a, true, 300*time.Millisecond)
 	store := NewStore(rdb, Embedded(), testSecret)

@@ -2,6 +2,7 @@ package lua
 
 import (
 	"context"
+	"seckill-harness/internal/clustertest"
 	"testing"
 	"time"
 )
@@ -23,6 +24,7 @@ func reserveWaiting(t *testing.T, a *Activity, user, req string, replicas int, t
 // (its write was an earlier call's) and a refusal get none. Asking for more
 // replicas than the master has times out: WAIT really ran, for its timeout.
 func TestWaitFollowsAFreshAccepted(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 2, 1)
 	res := reserveWaiting(t, a, "u1", "r1", 1, 2*time.Second)
 	wantCode(t, res, Accepted)
@@ -50,6 +52,7 @@ func TestWaitFollowsAFreshAccepted(t *testing.T) {
 // With the replica stopped, the WAIT after a reservation is not confirmed:
 // it waits its timeout and answers 0 (the call still answers ACCEPTED).
 func TestWaitUnconfirmedWhileTheReplicaIsStopped(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	a := newActivity(t, 5, 1)
 	master, err := testRDB.MasterForKey(ctx, a.Scope(0).StockKey())

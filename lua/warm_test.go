@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"seckill-harness/internal/clustertest"
 )
 
 // freshScripts are the embedded scripts with a comment that makes their
@@ -25,6 +26,7 @@ func freshScripts(t *testing.T) *Scripts {
 // master and what it lacks; after DialConns every master has the wanted
 // connections open in the client's own pool and every script cached.
 func TestDialConnsLeavesEveryMasterWarm(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	scripts := freshScripts(t)
 	const conns = 12
@@ -76,6 +78,7 @@ func TestDialConnsLeavesEveryMasterWarm(t *testing.T) {
 // The conns asked for are capped at the pool size: a warm-up never asks
 // the pool for more than it may hold.
 func TestDialConnsCapsAtThePoolSize(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	rdb := NewClusterClient(&redis.ClusterOptions{Addrs: testCluster.Addrs(), PoolSize: 3})
 	defer rdb.Close()
@@ -99,6 +102,7 @@ func TestDialConnsCapsAtThePoolSize(t *testing.T) {
 // The test cluster (3 masters, 1 replica each) settles; WaitSettled looks
 // at every node.
 func TestWaitSettledOnARealCluster(t *testing.T) {
+	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := WaitSettled(ctx, testCluster, 0)

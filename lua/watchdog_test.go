@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 )
 
 // scriptsWithReserve is the embedded scripts with reserve.lua replaced by src
@@ -32,6 +33,7 @@ func scriptsWithReserve(t *testing.T, src string) *Scripts {
 // it) is killed by the watchdog once a call runs past the limit; the kill
 // names the node, and the cluster answers again.
 func TestWatchdogKillsALoopingScript(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 10, 1)
 	looping := NewStore(testRDB, scriptsWithReserve(t, "local n = 0\nwhile true do n = n + 1 end\n"), testSecret)
 	w := NewWatchdog(testCluster, 300*time.Millisecond)
@@ -87,6 +89,7 @@ func TestWatchdogKillsALoopingScript(t *testing.T) {
 // node and says what stops it. Its own one-master cluster: only SHUTDOWN
 // NOSAVE ends the script, and the test sends it.
 func TestWatchdogReportsAnUnkillableScript(t *testing.T) {
+	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	c, err := compose.Start(ctx, compose.Options{Masters: 1, ReplicasPerMaster: compose.NoReplicas,
 		ExtraConfig: []string{"busy-reply-threshold 300"}})

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"seckill-harness/internal/clustertest"
 	"testing"
 	"time"
 )
@@ -13,6 +14,7 @@ import (
 // which a stuck worker delays) stays far lower. A closed-loop or
 // send-time-based tool would report the pause as a handful of slow calls.
 func TestCoordinatedOmissionIsMeasured(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 1_000_000, 1)
 	ctx := context.Background()
 	slot, err := testRDB.ClusterKeySlot(ctx, tgt.Activity.Scope(0).StockKey()).Result()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ func overloadConfig(rate float64, d time.Duration) Config {
 // Dropped operations are counted, not kept: the history holds only the
 // operations that were sent, and Result.Drops holds the count by time.
 func TestDroppedOperationsAreCountedNotKept(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 100, 1)
 	res, err := Run(context.Background(), overloadConfig(200_000, 1500*time.Millisecond), tgt.Sale(), tgt.System())
 	if err != nil {
@@ -84,6 +86,7 @@ func TestDroppedOperationsAreCountedNotKept(t *testing.T) {
 // operations: ten times the drops (ten times the rate) keep about the same
 // heap once the run is over.
 func TestDroppedOperationsCostNoMemoryEach(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 100, 1)
 	kept := func(rate float64) (uint64, int64) {
 		runtime.GC()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -31,6 +32,7 @@ func smallConfig() Config {
 }
 
 func TestOpenLoopRunPassesEveryInvariant(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 500, 2)
 	cfg := smallConfig()
 	res, err := Run(context.Background(), cfg, tgt.Sale(), tgt.System())
@@ -84,6 +86,7 @@ func TestOpenLoopRunPassesEveryInvariant(t *testing.T) {
 }
 
 func TestClosedLoopRuns(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 100, 1)
 	cfg := smallConfig()
 	cfg.Mode = ModeClosed
@@ -213,6 +216,7 @@ func indexOf(s, sub string) int {
 var _ = lua.Accepted
 
 func TestPhasesContinueOneClockAndOneWorkload(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 200, 1)
 	p1 := smallConfig()
 	p1.Duration, p1.Mix = time.Second, Mix{}
@@ -254,6 +258,7 @@ func TestPhasesContinueOneClockAndOneWorkload(t *testing.T) {
 }
 
 func TestProgressSnapshots(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 100, 1)
 	cfg := smallConfig()
 	cfg.Duration = 1500 * time.Millisecond
@@ -305,6 +310,7 @@ func TestReplayOnlySegmentSpreadsOverEarlierRequests(t *testing.T) {
 // replays that request on every op (spec §15.2 scene 2), and a release storm
 // releases op 0's reservation, never a reservation nobody made.
 func TestClosedPhasesSendEveryIDTheyClaim(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 1, 1)
 	first := smallConfig()
 	first.Mode, first.Duration, first.MaxOps, first.Concurrency, first.Mix = ModeClosed, 5*time.Second, 1, 4, Mix{}

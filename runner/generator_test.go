@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"reflect"
+	"seckill-harness/internal/clustertest"
 	"testing"
 	"time"
 )
@@ -78,6 +79,7 @@ func TestParseGenerator(t *testing.T) {
 
 // WriteJSONL then ReadJSONL gives the history back (to the microsecond).
 func TestHistoryJSONLRoundTrip(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 40, 2)
 	cfg := DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 400, 500*time.Millisecond, 100, 8
@@ -120,6 +122,7 @@ func TestHistoryJSONLRoundTrip(t *testing.T) {
 // A generator of a split load skips I2 and I9 (judged on the merge) and
 // still judges the checks its own users and requests decide.
 func TestSplitGeneratorSkipsGlobalChecks(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 30, 2)
 	cfg := DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 400, 500*time.Millisecond, 200, 8

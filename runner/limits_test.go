@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -37,6 +38,7 @@ func TestConfigRefusesValuesTheHistoryCannotHold(t *testing.T) {
 // history's 16 bits (it would fold buckets together and report false
 // oversells), before sending anything.
 func TestRunRefusesMoreBucketsThanTheHistoryStores(t *testing.T) {
+	clustertest.Need(t)
 	a := lua.NewActivity("toomany", "sku1", 70_000, 70_000, time.Hour)
 	cfg := DefaultConfig()
 	cfg.Duration = 100 * time.Millisecond

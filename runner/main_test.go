@@ -1,16 +1,14 @@
 package runner
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/activitytest"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
@@ -34,10 +32,5 @@ func TestMain(m *testing.M) {
 
 func newTarget(t *testing.T, stock int64, buckets uint32) Target {
 	t.Helper()
-	a := lua.NewActivity(fmt.Sprintf("run%d", actSeq.Add(1)), "sku1", stock, buckets, time.Hour)
-	if err := lua.Setup(context.Background(), testRDB, a); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = lua.Teardown(context.Background(), testRDB, a) })
-	return Target{Store: testStore, Activity: a}
+	return Target{Store: testStore, Activity: activitytest.New(t, testRDB, "run", stock, buckets)}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -82,6 +83,7 @@ func cutTarget(t *testing.T, stock int64, script *lua.Script) (Target, *replyCut
 // reservation. The same release sent only after the second ACCEPTED (the
 // user's marker deleted behind the script's back) is still a violation.
 func TestI4CountsAReleaseWhoseReplyWasLost(t *testing.T) {
+	clustertest.Need(t)
 	for _, tc := range []struct {
 		name          string
 		reserveFirst  bool // the user reserves again before the release is sent
@@ -125,6 +127,7 @@ func TestI4CountsAReleaseWhoseReplyWasLost(t *testing.T) {
 // answer, not ignore it. A SOLD_OUT answered after that release while the
 // unit is still there is an undersell.
 func TestI9CountsAReleaseWhoseReplyWasLost(t *testing.T) {
+	clustertest.Need(t)
 	for _, tc := range []struct {
 		name          string
 		soldOutAfter  bool // a SOLD_OUT is answered after the release, with the unit back

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"seckill-harness/internal/clustertest"
 	"testing"
 	"time"
 )
@@ -84,6 +85,7 @@ func TestSpoolReadsBackEveryField(t *testing.T) {
 // and from a spool gives identical checks, report and bytes; a run with
 // WithHistorySpool keeps its history on disk, in id order.
 func TestSpooledHistoryJudgesAndReportsTheSame(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	tgt := newTarget(t, 300, 3)
 	cfg := DefaultConfig()
@@ -160,6 +162,7 @@ func TestSpooledHistoryJudgesAndReportsTheSame(t *testing.T) {
 // a spooled run counts their slots as skipped (so its chunks still reach
 // the spool) and the history after them continues in id order.
 func TestSpoolAcrossPhases(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	tgt := newTarget(t, 1_000_000, 2)
 	closed := DefaultConfig()

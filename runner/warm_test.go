@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -25,6 +26,7 @@ import (
 // miss) nor meets NOSCRIPT. A cold client fails the same check: it is
 // what catches a run without the warm-up.
 func TestWarmStartIsReadyBeforeTheFirstOperation(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	tag := fmt.Sprintf("\n-- %s %d\n", t.Name(), time.Now().UnixNano())

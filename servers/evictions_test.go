@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 )
 
 // The counting rule: increases between readings count; a restart (another
@@ -33,6 +34,7 @@ func TestEvictionsAdd(t *testing.T) {
 // are written: Evictions names it with its count, and the node left alone
 // shows 0.
 func TestEvictionsNameTheEvictingNode(t *testing.T) {
+	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := compose.Start(ctx, compose.Options{Masters: 2, ReplicasPerMaster: compose.NoReplicas})

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/reports"
 )
 
@@ -58,6 +59,7 @@ func hotLoad(ctx context.Context, rdb *redis.ClusterClient, key string) int64 {
 // hot key as the hottest node, measures the replicas' lag against their
 // masters, and counts only the script calls of the run.
 func TestSamplerSeesTheHotMasterAndEveryNode(t *testing.T) {
+	clustertest.Need(t)
 	c, rdb := startCluster(t)
 	ctx := context.Background()
 	key := "servers-test-hot"
@@ -159,6 +161,7 @@ func TestSamplerSeesTheHotMasterAndEveryNode(t *testing.T) {
 
 // Slow-log entries logged before the run are left out; the run's are in.
 func TestSlowlogKeepsOnlyTheRun(t *testing.T) {
+	clustertest.Need(t)
 	c, rdb := startCluster(t)
 	ctx := context.Background()
 	key := "servers-test-slowlog"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"runtime/debug"
+	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,7 @@ func TestFromBuildInfoReadsTheVCSStampAndGoRedis(t *testing.T) {
 }
 
 func TestFindLocalRedis(t *testing.T) {
+	clustertest.Need(t)
 	if r := FindLocalRedis(context.Background(), "no-such-redis-server-binary"); r.Error == "" || r.Version != "" {
 		t.Fatalf("missing binary: %+v", r)
 	}

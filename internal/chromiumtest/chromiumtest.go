@@ -20,9 +20,13 @@ import (
 
 // Find finds Debian's chromium ($CHROMIUM overrides), installing it with
 // reports/testdata/ensure-chromium.sh when it is missing and the test runs
-// as root; it fails t when there is none.
+// as root; it fails t when there is none. In the unit tier (go test
+// -short) it skips t: a browser is a real part of the integration tier.
 func Find(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test (needs chromium): run make test")
+	}
 	if p := os.Getenv("CHROMIUM"); p != "" {
 		return p
 	}

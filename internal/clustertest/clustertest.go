@@ -12,6 +12,12 @@
 //			return func() { _ = client.Close() }, nil
 //		}))
 //	}
+//
+// Tests come in two tiers. The unit tier (go test -short, make test-unit)
+// starts nothing: Main runs the tests without a cluster, setup is not
+// called, and every test that needs a real part (redis-server, PostgreSQL,
+// Docker, root) calls Need (or a package helper that does) first and is
+// skipped. The integration tier (make test) runs everything.
 package clustertest
 
 import (
@@ -38,6 +44,10 @@ type Config struct {
 	Proxies bool
 	// Options of compose.Start (the zero value: 3 masters × 1 replica).
 	Options compose.Options
+	// Leaves, when not empty, says why the package's tests may leave keys
+	// on the shared cluster; otherwise Main fails the suite (exit 1) when
+	// a key is left after the tests passed.
+	Leaves string
 }
 
 // Fixture is what Main hands to the package's setup.
@@ -51,8 +61,13 @@ type Fixture struct {
 // the cluster, and returns the exit code for os.Exit. When redis-server is
 // not installed, the cluster does not start or setup fails (its error
 // should say what is missing and how to get it) it prints why and returns
-// 2 without running any test.
+// 2 without running any test. In the unit tier (-short) it starts nothing,
+// calls no setup and runs the tests: those that need the cluster skip
+// (Need).
 func Main(m *testing.M, cfg Config, setup func(f *Fixture) (teardown func(), err error)) int {
+	if Short() {
+		return m.Run()
+	}
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		fmt.Fprintf(os.Stderr, "%s tests need redis-server: apt-get install -y redis-server (make test does it)\n", cfg.Package)
 		return 2
@@ -85,7 +100,21 @@ func Main(m *testing.M, cfg Config, setup func(f *Fixture) (teardown func(), err
 			return 2
 		}
 	}
-	return m.Run()
+	code := m.Run()
+	if code == 0 && cfg.Leaves == "" {
+		// Every test removes what it created before it returns: the
+		// shared cluster ends as empty as it began.
+		keys, err := leftKeys(c, 10)
+		switch {
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "%s tests: reading the shared cluster's keys after the tests: %v\n", cfg.Package, err)
+			code = 1
+		case len(keys) > 0:
+			fmt.Fprintf(os.Stderr, "%s tests left keys on the shared cluster (a test's cleanup missed them), e.g. %q\n", cfg.Package, keys)
+			code = 1
+		}
+	}
+	return code
 }
 
 func closeLogged(what string, closeFn func() error) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -23,6 +24,7 @@ func mustLoad(t *testing.T, path string) *File {
 
 // KeySlot agrees with the cluster's own CLUSTER KEYSLOT.
 func TestKeySlotMatchesRedis(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	for _, k := range []string{"foo", "somekey", "{user1000}.following", "a{}b", "{}{x}", "x{y", "shop:{a1:3}:stock", "{a:act1:s:sku1:v:1:b:0}", ""} {
 		want, err := testRDB.ClusterKeySlot(ctx, k).Result()
@@ -81,6 +83,7 @@ func run(t *testing.T, f *File, op Op, v Values) (Outcome, string) {
 // the built-in call, its setup readable by lua.ReadStock, and its mapping
 // decodes real replies.
 func TestReferenceAdapterSpeaksTheContract(t *testing.T) {
+	clustertest.Need(t)
 	f := mustLoad(t, "../../docs/adapters/reference.yaml")
 	if f.Script(OpReserve).SHA1 != lua.Embedded().Reserve.SHA1 {
 		t.Fatalf("reference.yaml runs %s, not the embedded reserve.lua", f.Script(OpReserve).Path)
@@ -131,6 +134,7 @@ func TestReferenceAdapterSpeaksTheContract(t *testing.T) {
 // The example shapes' mappings decode their scripts' real replies, and
 // each shape shows the behaviour its file describes.
 func TestExampleShapesOnTheCluster(t *testing.T) {
+	clustertest.Need(t)
 	type step struct {
 		op        Op
 		user, req string

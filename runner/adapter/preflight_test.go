@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -42,6 +43,7 @@ func gone(t *testing.T, keys ...string) {
 // the pre-flight names the keys, the script line and what to do, and
 // leaves no key of the throwaway activity behind.
 func TestPreflightNamesKeysBuiltFromARGV(t *testing.T) {
+	clustertest.Need(t)
 	f := mustLoad(t, "../../docs/adapters/keys-from-argv.yaml")
 	a := throwaway("pfargv")
 	got := runPreflight(t, f, a)
@@ -74,6 +76,7 @@ func TestPreflightNamesKeysBuiltFromARGV(t *testing.T) {
 
 // The correct shapes have no finding, and their keys are removed.
 func TestPreflightPassesSafeScripts(t *testing.T) {
+	clustertest.Need(t)
 	for _, name := range []string{"cluster-safe", "reference", "different-idempotency", "no-per-user-check"} {
 		t.Run(name, func(t *testing.T) {
 			f := mustLoad(t, "../../docs/adapters/"+name+".yaml")
@@ -114,6 +117,7 @@ const miniReply = `
 // A key in another slot of the same node: Redis 7.0 runs the script
 // without a word; the recorder still names the key.
 func TestPreflightCatchesWhatRedisLetsThrough(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	a := throwaway("pfnode")
 	declared := "c:{" + a.ID + "}"
@@ -147,6 +151,7 @@ reserve:
 
 // KEYS in different slots: Redis's CROSSSLOT, at the adapter file's line.
 func TestPreflightCrossSlotKeys(t *testing.T) {
+	clustertest.Need(t)
 	f := writeAdapter(t, `
 reserve:
   script: s.lua
@@ -162,6 +167,7 @@ reserve:
 
 // A script that errors: its own error, at its line, not a cluster finding.
 func TestPreflightScriptError(t *testing.T) {
+	clustertest.Need(t)
 	f := writeAdapter(t, `
 reserve:
   script: s.lua

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner/sut"
 )
@@ -38,6 +39,7 @@ func systemPreflight(t *testing.T, path string) []Finding {
 // error at its line. With one unit per bucket the second request found
 // the bucket sold out and the script passed.
 func TestPreflightRunsTheSecondRequestWhileStockRemains(t *testing.T) {
+	clustertest.Need(t)
 	got := systemPreflight(t, shapes+"per-user-count.yaml")
 	var hit bool
 	for _, x := range got {
@@ -55,6 +57,7 @@ func TestPreflightRunsTheSecondRequestWhileStockRemains(t *testing.T) {
 // the declared key's slot), so the pre-flight names every built key at
 // its line and refuses nothing; preflight: strict refuses every finding.
 func TestPreflightRunsWhatRedisRuns(t *testing.T) {
+	clustertest.Need(t)
 	lines := map[string]string{"stock": "27", "bought": "24", "req": "12", "hold": "35"}
 	got := systemPreflight(t, shapes+"tag-only-keys.yaml")
 	if len(got) == 0 {
@@ -96,6 +99,7 @@ func TestPreflightRunsWhatRedisRuns(t *testing.T) {
 // not: KEYS in different slots (CROSSSLOT) refuse, a correct script has
 // no finding at all.
 func TestPreflightRefusesWhatRedisRefuses(t *testing.T) {
+	clustertest.Need(t)
 	got := systemPreflight(t, shapes+"hash-field-untagged.yaml")
 	if len(got) != 1 || got[0].Kind != KindSlots || !got[0].Refuses || !strings.HasSuffix(got[0].Where, "hash-field-untagged.yaml:7") {
 		t.Fatalf("findings %+v, want one CROSSSLOT at hash-field-untagged.yaml:7 that refuses the load", got)
@@ -111,6 +115,7 @@ func TestPreflightRefusesWhatRedisRefuses(t *testing.T) {
 // the teardown's and K1's: the expiry read finds every one the calls
 // created, with its TTL, and the teardown removes exactly those.
 func TestBuiltKeysJoinTeardownAndExpiry(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	s, a, st := newSystem(t, shapes+"tag-only-keys.yaml", 4, 1)
 	accepted := 0

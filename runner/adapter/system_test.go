@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner/sut"
 )
@@ -34,6 +35,7 @@ func newSystem(t *testing.T, path string, stock int64, buckets uint32) (*System,
 // records and keys back, and its teardown removes every key it listed —
 // the keys a second read no longer finds.
 func TestReferenceFileAsSystem(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	s, a, st := newSystem(t, "../../docs/adapters/reference.yaml", 2, 2)
 	if _, ok := sut.Ability[sut.Provisioner](s); !ok {
@@ -106,6 +108,7 @@ func TestReferenceFileAsSystem(t *testing.T) {
 // A same-id re-send to a script that answers "duplicate" is
 // DUPLICATE_REQUEST (lua.DuplicateRequest), not its first answer.
 func TestDuplicateRequestIsItsOwnCode(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	s, a, st := newSystem(t, "../../docs/adapters/different-idempotency.yaml", 5, 1)
 	t.Cleanup(func() { _, _ = s.Teardown(context.Background(), a) })
@@ -126,6 +129,7 @@ func TestDuplicateRequestIsItsOwnCode(t *testing.T) {
 // script ran exactly once: the adapter's calls go through lua's no-re-send
 // hook, never re-sent behind the caller's back.
 func TestLostReplyIsUnknownNotASecondRun(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	slow := `redis.call('INCR', KEYS[1]); redis.call('PEXPIRE', KEYS[1], 60000)
@@ -173,6 +177,7 @@ setup:
 // (recorded) and its call fails instead of holding the node for the whole
 // run.
 func TestAdapterScriptUnderTheWatchdog(t *testing.T) {
+	clustertest.Need(t)
 	dir := t.TempDir()
 	loop := "local t = redis.call('TIME')\nlocal until_s = tonumber(t[1]) + 20\nwhile tonumber(redis.call('TIME')[1]) < until_s do end\nreturn 1\n"
 	file := "name: loops\nhash_tag: \"loop:${activity}:${bucket}\"\nreserve:\n  script: loop.lua\n  keys: [\"${tag}:count\"]\n  args: [\"${user}\"]\n  reply:\n    outcomes:\n      ACCEPTED: [1]\n      SOLD_OUT: [0]\n    otherwise: ERROR\nsetup:\n  commands:\n    - [SET, \"${tag}:count\", \"${stock}\", PXAT, \"${retention_until_ms}\"]\n"
@@ -190,6 +195,8 @@ func TestAdapterScriptUnderTheWatchdog(t *testing.T) {
 	if err := s.Setup(context.Background(), a); err != nil {
 		t.Fatal(err)
 	}
+	// The file declares no teardown: the test removes its one key.
+	t.Cleanup(func() { testRDB.Del(context.Background(), fmt.Sprintf("{loop:%s:0}:count", a.ID)) })
 	c, err := st.NewReserveCall(a, "u1", "r1", time.Minute)
 	if err != nil {
 		t.Fatal(err)

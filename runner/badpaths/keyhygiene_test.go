@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner"
 	"seckill-harness/runner/checks"
 )
@@ -12,6 +13,7 @@ import (
 // The reference's K1 verdict and keyspace figures, read the way a run
 // reports them.
 func TestK1PassesTheReferenceWithSizes(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	tgt := newTarget(t, 50)
 	var ops []runner.Op

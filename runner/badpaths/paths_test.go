@@ -2,18 +2,16 @@ package badpaths
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"seckill-harness/internal/activitytest"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/checks"
 	"seckill-harness/runner/sut"
 )
-
-var actN atomic.Int64
 
 // target is a test's activity with the store that derives its ids.
 type target struct {
@@ -28,11 +26,7 @@ func verify(ctx context.Context, tgt target, in checks.CheckInput) (*checks.Chec
 
 func newTarget(t *testing.T, stock int64) target {
 	t.Helper()
-	a := lua.NewActivity(fmt.Sprintf("bp%d-%d", time.Now().UnixMilli(), actN.Add(1)), "sku1", stock, 1, time.Hour)
-	if err := lua.Setup(context.Background(), testRDB, a); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = lua.Teardown(context.Background(), testRDB, a) })
+	a := activitytest.New(t, testRDB, "bp", stock, 1)
 	return target{Store: lua.NewStore(testRDB, nil, testSecret), Activity: a}
 }
 
@@ -44,6 +38,7 @@ func newTarget(t *testing.T, stock int64) target {
 // script without request idempotency, which refused it for r1. The
 // reference's same-id re-send answers ACCEPTED r1.
 func TestI5SeesAnAnswerFromAnotherRequest(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	for _, c := range []struct {
 		name     string

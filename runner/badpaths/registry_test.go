@@ -4,11 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner/checks"
 )
 
 func TestRegistry(t *testing.T) {
+	clustertest.Need(t)
 	if err := Validate(); err != nil {
 		t.Fatalf("a Lua variant does not derive from the embedded scripts: %v", err)
 	}

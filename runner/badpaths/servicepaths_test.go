@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner/httpsut"
 	"seckill-harness/runner/sut"
@@ -19,6 +20,7 @@ import (
 // over HTTP, and Close stops it: its port no longer answers, and a second
 // Close is a no-op.
 func TestServicePathStartsInSetupAndStopsOnClose(t *testing.T) {
+	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st := lua.NewStore(testRDB, nil, testSecret)

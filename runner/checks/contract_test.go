@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
@@ -35,6 +36,7 @@ func (s loadOnly) Release(ctx context.Context, sc lua.Scope, userID, rid string)
 // checks in the report; the reference, on the very same run, gets them
 // judged (and passing: a correct run).
 func TestSystemThatExposesNothingSkipsEveryCheck(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	tgt := newTarget(t, 40, 2)
 	cfg := smallConfig()

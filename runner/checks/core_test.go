@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/sut"
@@ -75,6 +76,7 @@ func wantFail(t *testing.T, rep *CheckReport, id string) {
 }
 
 func TestCheckerPassesTheReferencePath(t *testing.T) {
+	clustertest.Need(t)
 	s := newScripted(t, 5, 1)
 	s.sellOut(8)
 	rep := s.verify()
@@ -89,6 +91,7 @@ func TestCheckerPassesTheReferencePath(t *testing.T) {
 }
 
 func TestCheckerCatchesCorruption(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	cases := []struct {
 		id      string
@@ -122,8 +125,12 @@ func TestCheckerCatchesCorruption(t *testing.T) {
 			testRDB.Del(ctx, s.scope(4).ResvKey(rid))
 		}},
 		{"I7", func(s *scripted) { // an UNKNOWN whose request result cannot be read
-			testRDB.Del(ctx, s.scope(9).ReqShardKey(runner.RequestID(9)))
-			testRDB.Set(ctx, s.scope(9).ReqShardKey(runner.RequestID(9)), "not a hash", time.Hour)
+			key := s.scope(9).ReqShardKey(runner.RequestID(9))
+			testRDB.Del(ctx, key)
+			testRDB.Set(ctx, key, "not a hash", time.Hour)
+			// The activity's teardown scans its request shards as hashes:
+			// the string goes first (cleanups run last in, first out).
+			s.t.Cleanup(func() { testRDB.Del(context.Background(), key) })
 			s.h.Ops = append(s.h.Ops, runner.Op{ID: uint32(len(s.h.Ops)), Kind: runner.KindFresh, User: 9, Req: 9,
 				Bucket: uint16(s.tgt.Activity.BucketOf(runner.UserID(9))), Outcome: runner.OutcomeUnknown, Flags: runner.FlagHadUnknown, Sends: 1})
 		}},
@@ -157,6 +164,7 @@ func TestCheckerCatchesCorruption(t *testing.T) {
 }
 
 func TestSamplerRecordsTransientViolation(t *testing.T) {
+	clustertest.Need(t)
 	tgt := newTarget(t, 10, 1)
 	// A run that barely loads (twenty reserves a second) samples the stock
 	// every 50 ms through the system's StateReader.

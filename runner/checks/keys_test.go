@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/reports"
 	"seckill-harness/runner/sut"
 )
@@ -106,6 +107,7 @@ func TestK2NamesTheEvictingNode(t *testing.T) {
 // overshoot in a bucket without one fails, a key an hour too long or
 // without a TTL fails in the bucket with one.
 func TestK1AllowanceIsPerBucketAndBounded(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	tgt := newTarget(t, 10, 2)
 	a := tgt.Activity

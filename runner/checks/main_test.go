@@ -2,15 +2,14 @@ package checks
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/activitytest"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
@@ -22,7 +21,6 @@ var (
 	testCluster *compose.LocalCluster
 	testRDB     *redis.ClusterClient
 	testStore   *lua.Store
-	actSeq      atomic.Int64
 )
 
 func TestMain(m *testing.M) {
@@ -58,12 +56,7 @@ func Verify(ctx context.Context, tgt target, in CheckInput) (*CheckReport, error
 
 func newTarget(t *testing.T, stock int64, buckets uint32) target {
 	t.Helper()
-	a := lua.NewActivity(fmt.Sprintf("chk%d", actSeq.Add(1)), "sku1", stock, buckets, time.Hour)
-	if err := lua.Setup(context.Background(), testRDB, a); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = lua.Teardown(context.Background(), testRDB, a) })
-	return target{Store: testStore, Activity: a}
+	return target{Store: testStore, Activity: activitytest.New(t, testRDB, "chk", stock, buckets)}
 }
 
 func smallConfig() runner.Config {

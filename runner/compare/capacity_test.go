@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
 )
@@ -22,6 +23,7 @@ import (
 // CPU was read, the path measured is the one asked for, every step kept
 // its report, and the projection is there.
 func TestCompareCapacityOnARealCluster(t *testing.T) {
+	clustertest.Need(t)
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 300, time.Second, 2000, 16
 	p := &lifecycle.Plan{Name: "capacity-test", Cluster: lifecycle.ClusterSpec{Masters: 2, Replicas: 0}, Stock: 100, Buckets: 1,

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/sut"
@@ -67,6 +68,7 @@ func TestCPUSpreadNamesTheHottestMasterAgainstTheOthers(t *testing.T) {
 // compare on a real cluster: the table and compare.json carry every
 // master's CPU and the spread; one bucket loads one master.
 func TestCompareShowsTheMastersCPU(t *testing.T) {
+	clustertest.Need(t)
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 600, 2*time.Second, 4000, 16
 	p := &lifecycle.Plan{Name: "compare-cpu", Cluster: lifecycle.ClusterSpec{Masters: 2, Replicas: 0}, Stock: 4000, Buckets: 1,

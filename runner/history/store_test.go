@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner/history"
 )
 
@@ -183,6 +184,7 @@ func TestDirStoreOneFilePerScenario(t *testing.T) {
 // The PostgreSQL store against a real server: the table is created, a
 // record comes back as written, the bound holds, a bad row is skipped.
 func TestPGStoreRoundTrip(t *testing.T) {
+	clustertest.Need(t, "PostgreSQL")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	pg, err := compose.StartLocalPostgres(ctx, compose.PostgresOptions{Logf: t.Logf})

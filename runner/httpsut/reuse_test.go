@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/checks"
@@ -65,6 +66,7 @@ func requestKeyedService(t *testing.T, stock int, oneEach bool) string {
 // The same service selling a user a second unit of its own (no per-user
 // check) fails I4 on its own account: no consequence.
 func TestReusedRequestIDDoubleAckIsConsequenceOfI5(t *testing.T) {
+	clustertest.Need(t)
 	for _, c := range []struct {
 		name    string
 		oneEach bool

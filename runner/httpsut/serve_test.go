@@ -112,6 +112,7 @@ func judge(t *testing.T, sale sut.Sale, sys *System, h *runner.History, masterle
 // the state checks read on the harness's cluster and the service checks
 // judged (its cached request ids all sent by the harness).
 func TestReferenceServicePassesUnderLoad(t *testing.T) {
+	clustertest.Need(t)
 	sys, sale := underTest(t, startServe(t), 40, 2)
 	cfg := runner.DefaultConfig()
 	cfg.Shape, cfg.Duration, cfg.Users, cfg.Concurrency = runner.Shape{Kind: "constant", Rate: 200}, 2*time.Second, 120, 8
@@ -185,6 +186,7 @@ func unreachable(t *testing.T, sys *System, sale sut.Sale, n int) (*runner.Histo
 // closed (SYSTEM_BUSY, retryable, the original request_id): S1 passes;
 // the fail-open defect answers ACCEPTED from a local counter: S1 fails.
 func TestFailClosedCatchesFailOpen(t *testing.T) {
+	clustertest.Need(t)
 	sys, sale := underTest(t, startServe(t), 10, 1)
 	h, w := unreachable(t, sys, sale, 4)
 	if c := judge(t, sale, sys, h, w)["S1"]; c.Status != checks.StatusPass || c.Evidence["busy"] == int64(0) {
@@ -236,6 +238,7 @@ func slowReserves(t *testing.T, sys *System, sale sut.Sale, n int) *runner.Histo
 // request id no client sent: S2 finds it in the answers and in Redis's
 // request cache; the reference service, under the same latency, passes.
 func TestNoNewRequestIDCatchesTheDefect(t *testing.T) {
+	clustertest.Need(t)
 	sys, sale := underTest(t, startServe(t), 10, 1)
 	if c := judge(t, sale, sys, slowReserves(t, sys, sale, 2), nil)["S2"]; c.Status != checks.StatusPass {
 		t.Errorf("S2 on the reference service: %s %s", c.Status, c.Detail)
@@ -261,6 +264,7 @@ func TestNoNewRequestIDCatchesTheDefect(t *testing.T) {
 // under the same latency, answers OUTCOME_UNKNOWN (or the outcome, once
 // the query resolves it) and passes S4, judged (not vacuous).
 func TestTimeoutIsUnknownCatchesTimeoutIsFailure(t *testing.T) {
+	clustertest.Need(t)
 	sys, sale := underTest(t, startServe(t), 10, 1)
 	c := judge(t, sale, sys, slowReserves(t, sys, sale, 2), nil)["S4"]
 	if c.Status != checks.StatusPass || c.Evidence["unknown_answers"] == int64(0) {

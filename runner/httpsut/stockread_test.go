@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/checks"
@@ -28,6 +29,7 @@ const stockMapping = "timeout: 2s\nstock:\n  available: [HGET, \"seckill:{a:${ac
 // too, the whole stock is compared (available + held == initial). Without
 // the stock read I1 skips.
 func TestServiceStockRead(t *testing.T) {
+	clustertest.Need(t)
 	url := startServe(t)
 	run := func(mapping string) (*System, sut.Sale, *runner.Result) {
 		st := lua.NewStore(testRDB, lua.Embedded(), []byte(testSecret))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/sut"
@@ -34,6 +35,7 @@ func (c *closingSystem) Close() error { c.closed++; return nil }
 // ends: after a whole run, and when its own Setup fails (the run ends
 // with that error, nothing it started left running).
 func TestExecuteClosesASystemThatIsACloser(t *testing.T) {
+	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	st, err := OpenStand(ctx, discardLogger, ClusterSpec{Masters: 1, Replicas: 0}, 8, false)

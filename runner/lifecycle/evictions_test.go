@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/checks"
@@ -18,6 +19,7 @@ import (
 // K2 says why); with the oom fault as the built-in uses it (noeviction),
 // the same load evicts nothing and K2 passes, judged on every node.
 func TestK2FailsWhenAMasterEvicts(t *testing.T) {
+	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	st, err := OpenStand(ctx, discardLogger, ClusterSpec{Masters: 1, Replicas: 0}, 32, false)

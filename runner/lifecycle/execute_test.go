@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"seckill-harness/faults"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 )
@@ -33,6 +34,7 @@ func init() {
 // A run whose planned fault did not take effect tested nothing: it fails
 // (exit 1) with the fault named, and selftest sees it in NotInjected.
 func TestFaultThatDoesNotInjectFailsTheRun(t *testing.T) {
+	clustertest.Need(t)
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users = 200, 2*time.Second, 2000
 	p := &Plan{Name: "never-injects", Cluster: ClusterSpec{Masters: 3, Replicas: 0}, Stock: 100, Buckets: 1,

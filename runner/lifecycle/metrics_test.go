@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner"
 	"seckill-harness/runner/pipeline"
 )
@@ -42,6 +43,7 @@ func scrape(t *testing.T, addr string) map[string]float64 {
 // goes on: two scrapes a second and a half apart see the named metrics,
 // and the operation counters and the latency histogram moving.
 func TestMetricsMoveDuringARealRun(t *testing.T) {
+	clustertest.Need(t)
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users = 300, 6*time.Second, 5000
 	p := &Plan{Name: "metrics", Cluster: ClusterSpec{Masters: 3, Replicas: 1}, Stock: 100000, Buckets: 2,
@@ -103,6 +105,7 @@ func TestMetricsMoveDuringARealRun(t *testing.T) {
 // oldest entry ages on /metrics: send_pending_oldest_age grows between two
 // scrapes in the crash window, by about the time between them.
 func TestSendPendingOldestAgeGrowsWhileTheDispatcherIsDown(t *testing.T) {
+	clustertest.Need(t)
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Mix = 200, 6*time.Second, 5000, runner.Mix{}
 	planned, err := ParseFaults([]string{"dispatcher-crash:at=1s,for=4s"}, cfg.Duration)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner"
 )
 
@@ -30,6 +31,7 @@ func poolRun(t *testing.T, size int, timeout time.Duration) *Result {
 // (ERROR CONNECT), not as unknown outcomes. A pool that fits the workers
 // shows no wait at all, so the figures measure the pool, not the load.
 func TestPoolExhaustionIsMeasured(t *testing.T) {
+	clustertest.Need(t)
 	small := poolRun(t, 2, 2*time.Millisecond)
 	pr := small.Report.Pool
 	if pr.Size != 2 || pr.Waits == 0 || pr.WaitMs <= 0 || pr.Timeouts == 0 {

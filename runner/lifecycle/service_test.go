@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 )
@@ -42,6 +43,7 @@ func invariant(r *reports.Report, id string) reports.Invariant {
 // own ports is caught by R1 and fails the run. No process of either child
 // is left when Execute returns.
 func TestServiceChildRun(t *testing.T) {
+	clustertest.Need(t)
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("needs redis-server")
 	}
@@ -111,6 +113,7 @@ func TestServiceChildRun(t *testing.T) {
 // Ctrl-C in the middle of the load (the run's context cancelled): Execute
 // returns, and the service child's process group is gone.
 func TestServiceChildStoppedOnInterrupt(t *testing.T) {
+	clustertest.Need(t)
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("needs redis-server")
 	}
@@ -151,6 +154,7 @@ func TestServiceChildStoppedOnInterrupt(t *testing.T) {
 // (SECKILL_ACTIVITY, SECKILL_SKU, SECKILL_STOCK, SECKILL_BUCKETS), the
 // figures the run is judged by.
 func TestServiceChildGetsTheSale(t *testing.T) {
+	clustertest.Need(t)
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("needs redis-server")
 	}

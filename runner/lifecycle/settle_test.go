@@ -8,6 +8,7 @@ import (
 
 	"seckill-harness/compose"
 	"seckill-harness/compose/outsidetest"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner"
 )
 
@@ -32,6 +33,7 @@ func failoverPlan(t *testing.T, addrs []string, bound time.Duration) *Plan {
 // "a replica per master" is judged on the settled topology, the run
 // passes, and report.json says how long it waited.
 func TestOutsideClusterReplicasAttachedWhileWaiting(t *testing.T) {
+	clustertest.Need(t)
 	oc := outsidetest.Start(t, outsidetest.Options{Masters: 3, Replicas: -1})
 	p := failoverPlan(t, oc.Addrs, 90*time.Second)
 	type result struct {
@@ -70,6 +72,7 @@ func TestOutsideClusterReplicasAttachedWhileWaiting(t *testing.T) {
 // (a harness error: exit 2), with what never settled, for how long, and
 // the fix; nothing was written to it.
 func TestOutsideClusterWithoutReplicasRefusedAfterBound(t *testing.T) {
+	clustertest.Need(t)
 	oc := outsidetest.Start(t, outsidetest.Options{Masters: 3, Replicas: -1})
 	bound := 2 * time.Second
 	t0 := time.Now()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner"
 )
 
@@ -14,6 +15,7 @@ import (
 // workers started, and what the warm-up excludes said; no operation of
 // the load met NOSCRIPT.
 func TestRunReportsItsWarmUp(t *testing.T) {
+	clustertest.Need(t)
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 200, time.Second, 2000, 8
 	p := &Plan{Name: "warm", Cluster: ClusterSpec{Masters: 3, Replicas: 1}, Stock: 100, Buckets: 3,

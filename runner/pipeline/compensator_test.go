@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner/pipeline"
 )
@@ -29,6 +30,7 @@ func compensatorCrashSpec(scripts *lua.Scripts) spec {
 // ALREADY_RELEASED to the one that was already done, and each release
 // happened exactly once (I8, P5); everything drains (P2).
 func TestCompensatorCrashReleasesExactlyOnce(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	o := run(t, compensatorCrashSpec(nil))
 	if o.drainErr != nil {
@@ -56,6 +58,7 @@ func TestCompensatorCrashReleasesExactlyOnce(t *testing.T) {
 // reservation again: the release the crashed worker had finished but not
 // acknowledged is redelivered and gives its unit back twice. I8 catches it.
 func TestI8CatchesDoubleReleaseAfterCompensatorCrash(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	sc := variant(t, lua.CompensateFile, `if status == "RELEASED" then`, `if false then`)
 	sc.Compensate = editScript(t, sc.Compensate, `if status ~= "REJECTED" and status ~= "RELEASE_PENDING" then`, `if false then`)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner/pipeline"
 )
@@ -54,6 +55,7 @@ func (c *linkCutConn) Write(p []byte) (int, error) {
 // the leftovers: the drain must finish them (fence IDEMPOTENT, compensate)
 // once the link is back, each released once (I8, P5), all drained (P2).
 func TestDrainFinishesReleasesWhoseCompensateFailed(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	cut := &linkCut{sha: []byte(lua.Embedded().Compensate.SHA1), span: 1500 * time.Millisecond}
 	var d net.Dialer

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner/pipeline"
 )
@@ -19,6 +20,7 @@ import (
 // no ORDER_CREATED reservation without an order: the redelivery decides
 // again and the final reconciliation finds nothing to explain.
 func TestOrderCommitFailingLeavesNoFence(t *testing.T) {
+	clustertest.Need(t)
 	var mu sync.Mutex
 	failed := map[string]bool{}
 	pc := pipeline.DefaultConfig()
@@ -59,6 +61,7 @@ func TestOrderCommitFailingLeavesNoFence(t *testing.T) {
 // without an order — repair it from PostgreSQL, and E4 must pass; the held
 // fence then answers IDEMPOTENT.
 func TestFinalReconciliationDuringAnUnfencedCommit(t *testing.T) {
+	clustertest.Need(t)
 	var once sync.Once
 	held, release := make(chan string, 1), make(chan struct{})
 	var p *pipeline.Pipeline
@@ -111,6 +114,7 @@ func TestFinalReconciliationDuringAnUnfencedCommit(t *testing.T) {
 // older snapshot reported during loads): it judges Redis against a
 // snapshot taken after the Redis read.
 func TestReconcilePassDuringLoadDoesNotRaceTheCommit(t *testing.T) {
+	clustertest.Need(t)
 	var (
 		holdOnce, raceOnce sync.Once
 		heldMID            = make(chan string, 1)

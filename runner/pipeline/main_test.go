@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"seckill-harness/compose"
 	"seckill-harness/faults"
+	"seckill-harness/internal/activitytest"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
@@ -30,7 +30,6 @@ var (
 	testRDB   *redis.ClusterClient
 	testStore *lua.Store
 	secret    = []byte("pipeline-test")
-	actSeq    atomic.Int64
 )
 
 var _ faults.PipelineControl = (*pipeline.Pipeline)(nil)
@@ -131,17 +130,7 @@ func run(t *testing.T, sp spec) *outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	a := lua.NewActivity(fmt.Sprintf("pl%d-%d", os.Getpid(), actSeq.Add(1)), "sku1", sp.stock, sp.buckets, time.Hour)
-	if err := lua.Setup(ctx, testRDB, a); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if _, err := lua.Teardown(ctx, testRDB, a); err != nil {
-			t.Logf("teardown %s: %v", a.ID, err)
-		}
-	})
+	a := activitytest.New(t, testRDB, "pl", sp.stock, sp.buckets)
 	pstore := testStore
 	if sp.scripts != nil {
 		pstore = lua.NewStore(testRDB, sp.scripts, secret)

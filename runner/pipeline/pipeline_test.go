@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/checks"
@@ -19,6 +20,7 @@ import (
 // orders, 200 ms of consumer lag, a 2 s reservation TTL, and the
 // dispatcher crashed from 0.15 s to 1.15 s, in the middle of the sell-out. After a drain every reservation is terminal and every check passes.
 func TestFullPathWithCrashAndFlakyMQ(t *testing.T) {
+	clustertest.Need(t)
 	load := loadConfig(1000, 3*time.Second)
 	load.TTL = 2 * time.Second
 	pc := pipeline.DefaultConfig()
@@ -81,6 +83,7 @@ func TestFullPathWithCrashAndFlakyMQ(t *testing.T) {
 // start for 1 s; everything accepted meanwhile waits in send_pending and is
 // sent after the restart (TTL is long: nothing expires).
 func TestDispatcherCrashDrainsAfterRestart(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(300, time.Second)
 	pc := pipeline.DefaultConfig()
@@ -105,6 +108,7 @@ func TestDispatcherCrashDrainsAfterRestart(t *testing.T) {
 // duplicate delivery (a timed-out send re-sent with the same id) into a
 // second order.
 func TestP4CatchesOrderStageWithoutDedupe(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	pc := pipeline.DefaultConfig()
 	pc.MQ = pipeline.MQConfig{Ack: 0.5, Timeout: 0.5, TimeoutDelivered: 1, TimeoutAfter: 5 * time.Millisecond}
@@ -120,6 +124,7 @@ func TestP4CatchesOrderStageWithoutDedupe(t *testing.T) {
 // P2: a dispatcher that crashed and never came back leaves reservations
 // RESERVED in send_pending: the drain times out and P2 lists them.
 func TestP2CatchesDispatcherNeverRestarted(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	o := run(t, spec{stock: 30, buckets: 1, load: loadConfig(100, 500*time.Millisecond), pipe: pipeline.DefaultConfig(),
 		before: func(p *pipeline.Pipeline) { p.StopDispatcher() }, drain: time.Second})
@@ -137,6 +142,7 @@ func TestP2CatchesDispatcherNeverRestarted(t *testing.T) {
 // service jump RESERVED -> ORDER_CREATED and the dispatcher's late
 // SEND_UNKNOWN overwrite ORDER_CREATED.
 func TestP3CatchesPermissiveTransitionScript(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	pc := pipeline.DefaultConfig()
 	pc.MQ = pipeline.MQConfig{Timeout: 1, TimeoutDelivered: 1, TimeoutAfter: 100 * time.Millisecond}
@@ -156,6 +162,7 @@ func TestP3CatchesPermissiveTransitionScript(t *testing.T) {
 // to compensate (no order-DB/MQ check, no RELEASE_PENDING). With the
 // project's compensate.lua the attempt is refused, and still caught.
 func TestP5CatchesExpiryCompensatingDirectly(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(100, 500*time.Millisecond)
 	load.TTL = 300 * time.Millisecond
@@ -174,6 +181,7 @@ func TestP5CatchesExpiryCompensatingDirectly(t *testing.T) {
 // releases any status: ENQUEUED reservations are really released without
 // RELEASE_PENDING.
 func TestP5CatchesDirectReleaseWithPermissiveCompensate(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(100, 500*time.Millisecond)
 	load.TTL = 300 * time.Millisecond
@@ -192,6 +200,7 @@ func TestP5CatchesDirectReleaseWithPermissiveCompensate(t *testing.T) {
 // asking the order DB and the MQ ("ENQUEUED released because it timed
 // out"): their messages, still in the MQ, arrive after the release.
 func TestP5CatchesExpiryWithoutOrderCheck(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(100, 500*time.Millisecond)
 	load.TTL = 300 * time.Millisecond
@@ -213,6 +222,7 @@ func TestP5CatchesExpiryWithoutOrderCheck(t *testing.T) {
 // correct order stage refuses those orders (P1 holds); P5 sees the release
 // under a message still in the MQ.
 func TestP5CatchesReleaseOnSendTimeout(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(300, time.Second)
 	load.Mix = runner.Mix{}
@@ -243,6 +253,7 @@ func TestP5CatchesReleaseOnSendTimeout(t *testing.T) {
 // compensate) while their message is still in the MQ; the unit goes back
 // to stock and is sold again, and the late message still makes an order.
 func TestP1CatchesOrderIgnoringFence(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(200, time.Second)
 	load.Mix.Release = 0.3
@@ -258,6 +269,7 @@ func TestP1CatchesOrderIgnoringFence(t *testing.T) {
 // The correct pipeline under the same loads as the negative controls
 // passes every check: the negatives fail because of the defect alone.
 func TestCorrectPipelineUnderNegativeLoads(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(200, time.Second)
 	load.Mix.Release = 0.3
@@ -279,6 +291,7 @@ func TestCorrectPipelineUnderNegativeLoads(t *testing.T) {
 // pipeline's releases merged into the history I9 passes (every SOLD_OUT
 // came before the last release); without them it reports an undersell.
 func TestI9NeedsPipelineReleases(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	pc := pipeline.DefaultConfig()
 	pc.Order.Reject, pc.Order.Delay = 0.5, time.Second
@@ -341,6 +354,7 @@ func oversellingReserve(t *testing.T) *lua.Scripts {
 // With Redis overselling, the conditional decrement refuses the extra
 // orders (no_stock -> REJECTED -> released): E1 passes while I3 fails.
 func TestPostgresRefusesWhatRedisOversold(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(200, time.Second)
 	load.Mix = runner.Mix{}
@@ -356,6 +370,7 @@ func TestPostgresRefusesWhatRedisOversold(t *testing.T) {
 
 // E1: the same run with a decrement that lacks "AND sold < total".
 func TestE1CatchesDecrementWithoutStockCondition(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(200, time.Second)
 	load.Mix = runner.Mix{}
@@ -375,6 +390,7 @@ func userTwiceReserve(t *testing.T) *lua.Scripts {
 // The unique index refuses a user's second order (user_already_ordered ->
 // REJECTED -> released) whatever Redis let through.
 func TestPostgresRefusesSecondOrderOfAUser(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(200, time.Second)
 	load.Mix = runner.Mix{SameUser: 0.4}
@@ -388,6 +404,7 @@ func TestPostgresRefusesSecondOrderOfAUser(t *testing.T) {
 
 // E2: the same run against an orders table without that unique index.
 func TestE2CatchesMissingUserUniqueConstraint(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(200, time.Second)
 	load.Mix = runner.Mix{SameUser: 0.4}
@@ -403,6 +420,7 @@ func TestE2CatchesMissingUserUniqueConstraint(t *testing.T) {
 // every reservation is terminal (P2 passes) — but their message reached
 // the order stage and no decision was recorded.
 func TestE5CatchesOrderStageDroppingMessages(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(200, 500*time.Millisecond)
 	load.TTL = 300 * time.Millisecond
@@ -423,6 +441,7 @@ func TestE5CatchesOrderStageDroppingMessages(t *testing.T) {
 // reservation (nothing in the MQ, no order): all terminal, P2 passes, and
 // the sale made no order — E5 names them as never dispatched.
 func TestE5CatchesDispatcherThatNeverSends(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(100, 500*time.Millisecond)
 	load.TTL = 300 * time.Millisecond
@@ -441,6 +460,7 @@ func TestE5CatchesDispatcherThatNeverSends(t *testing.T) {
 // legitimate on its own — but the sale accepted users and its order
 // service decided none of them: never green.
 func TestE5CatchesASaleThatMadeNoOrder(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(100, 500*time.Millisecond)
 	load.TTL = 300 * time.Millisecond
@@ -461,6 +481,7 @@ func TestE5CatchesASaleThatMadeNoOrder(t *testing.T) {
 // reserve and its send. The scanner sends every lost one later, and every
 // reservation ends as an order or a release (P2, E5).
 func TestServiceCrashScannerSendsLater(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(300, 2*time.Second)
 	pc := pipeline.DefaultConfig()
@@ -491,6 +512,7 @@ func TestServiceCrashScannerSendsLater(t *testing.T) {
 // checker does not end them within the drain): P2 and the end-to-end
 // liveness check E5 fail.
 func TestE5CatchesServiceCrashWithoutScanner(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	load := loadConfig(300, 2*time.Second)
 	pc := pipeline.DefaultConfig()
@@ -515,6 +537,7 @@ func TestE5CatchesServiceCrashWithoutScanner(t *testing.T) {
 // and failed P2. TestP2CatchesDispatcherNeverRestarted is the other side:
 // nothing comes to an end, and the drain still stops after its timeout.
 func TestDrainGivesAWorkingStandTime(t *testing.T) {
+	clustertest.Need(t)
 	t.Parallel()
 	pc := pipeline.DefaultConfig()
 	pc.Order.Delay = 1500 * time.Millisecond

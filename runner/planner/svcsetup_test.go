@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner/lifecycle"
 )
 
@@ -77,6 +78,7 @@ func adminCalls(t *testing.T, dir, what string) []string {
 // teardown call runs once after the run, removing the service's keys, also
 // when the run is interrupted in the middle of its load.
 func TestServiceSetUpThroughItsAPI(t *testing.T) {
+	clustertest.Need(t)
 	bin, scenario, mapping := salesFiles(t, "1500ms")
 	p, err := Load(context.Background(), scenario, nil, nil, Inputs{Cluster: lifecycle.ClusterSpec{Spec: "local"},
 		Overrides: Overrides{ServiceCmd: "exec " + bin, ServiceMapping: mapping}})
@@ -142,6 +144,7 @@ func TestServiceSetUpThroughItsAPI(t *testing.T) {
 // quoting no more than a few dozen bytes of the body; no report is written
 // and the service child's process group is gone.
 func TestServiceSetupFailureExits2(t *testing.T) {
+	clustertest.Need(t)
 	sales, scenario, mapping := salesFiles(t, "2s")
 	dir := t.TempDir()
 	harness := filepath.Join(dir, "seckill-harness")

@@ -2,6 +2,7 @@ package selftest
 
 import (
 	"context"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner/badpaths"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 // naming them; the reference script under the same load passes K1 with
 // the path's own keys seen, and reports the size figures.
 func TestK1CatchesAReserveWithoutTTL(t *testing.T) {
+	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	l, _ := badpaths.GetLoad(badpaths.LoadContention, true)

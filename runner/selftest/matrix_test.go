@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/sut"
@@ -14,6 +15,7 @@ import (
 // The whole matrix at small scale: every runnable bad path is caught by one
 // of its expected invariants, the reference passes every load.
 func TestMatrixCatchesEveryBadPath(t *testing.T) {
+	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	m, err := RunMatrix(ctx, testEnv(t), MatrixOptions{Runs: 1, Seed: 7, Quick: true})
@@ -96,6 +98,7 @@ func TestMatrixCatchesEveryBadPath(t *testing.T) {
 // A "bad" path that is in fact correct is not caught: the matrix is not OK
 // (the selftest exits 1).
 func TestMatrixFailsWhenABadPathGoesUncaught(t *testing.T) {
+	clustertest.Need(t)
 	paths := append(badpaths.All(), badpaths.Info{
 		Name: "reference-in-disguise", Description: "the reference path", Why: "it is not bad", Expect: []string{"I5"}, Load: badpaths.LoadReplay,
 		System: func(st *lua.Store) sut.System { return sut.NewReference(st) },

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner/badpaths"
 )
 
@@ -16,6 +17,7 @@ import (
 // window without a master, S4 for timeout-is-failure), and the same
 // service without a defect passes every run under both loads.
 func TestMatrixCatchesServiceDefects(t *testing.T) {
+	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	only := []string{badpaths.ServeNewRequestIDOnTimeout, badpaths.ServeFailOpen, badpaths.ServeTimeoutIsFailure, badpaths.ServeRetryWithoutIDs}
@@ -80,6 +82,7 @@ func TestMatrixCatchesServiceDefects(t *testing.T) {
 // caught under the latency load (S2 and S4 do not fail on the load
 // alone): the matrix is not OK, while its control passes.
 func TestMatrixFailsWhenAServiceRowGoesUncaught(t *testing.T) {
+	clustertest.Need(t)
 	ref := badpaths.ServiceReferenceInfo()
 	paths := append(badpaths.All(), badpaths.Info{
 		Name: "serve-in-disguise", Description: "the reference service", Why: "it is not bad", Expect: []string{"S2", "S4"},

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -37,6 +38,7 @@ func brokenScripts(t *testing.T) *lua.Scripts {
 // SKU's circuit opens (its next request does not reach Redis); another
 // activity's requests still do.
 func TestCrossSlotOpensTheSKUsCircuit(t *testing.T) {
+	clustertest.Need(t)
 	a, b := newActivity(t, 10, 1), newActivity(t, 10, 1)
 	cfg := faultCfg()
 	cfg.Scripts = brokenScripts(t)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -74,6 +75,7 @@ func warmConns(t *testing.T, s served, a *lua.Activity) {
 // new-request-id-on-timeout: the answer names a request_id the client
 // never sent.
 func TestDefectNewRequestIDOnTimeout(t *testing.T) {
+	clustertest.Need(t)
 	_, a, r := timeoutCase(t, DefectNewRequestIDOnTimeout)
 	if r.RequestID == "r1" || !strings.HasPrefix(r.RequestID, "r1-re") {
 		t.Fatalf("answer: %s; want a new request_id (the defect re-sent r1 under another)", r.Raw)
@@ -90,6 +92,7 @@ func TestDefectNewRequestIDOnTimeout(t *testing.T) {
 // retry-without-ids: the re-send carries a new request_id and a new
 // reservation_id; Redis holds a result for a request nobody sent.
 func TestDefectRetryWithoutIDs(t *testing.T) {
+	clustertest.Need(t)
 	_, a, r := timeoutCase(t, DefectRetryWithoutIDs)
 	if r.RequestID == "r1" {
 		t.Fatalf("answer: %s; want the re-sent request's new request_id", r.Raw)
@@ -110,6 +113,7 @@ func TestDefectRetryWithoutIDs(t *testing.T) {
 // timeout-is-failure: a timeout is answered FAILED, not retryable, and the
 // reservation the script made is compensated at once.
 func TestDefectTimeoutIsFailure(t *testing.T) {
+	clustertest.Need(t)
 	_, a, r := timeoutCase(t, DefectTimeoutIsFailure)
 	if r.Code != CodeFailed || r.Retryable || r.Status != http.StatusOK || r.RequestID != "r1" {
 		t.Fatalf("answer: %d %s; want 200 FAILED retryable=false", r.Status, r.Raw)
@@ -129,6 +133,7 @@ func TestDefectTimeoutIsFailure(t *testing.T) {
 // fail-open: while the node is unreachable the defect answers ACCEPTED
 // from a local counter; Redis never saw the request.
 func TestDefectFailOpen(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 10, 1)
 	node := masterOf(t, a, 0)
 	cfg := faultCfg()

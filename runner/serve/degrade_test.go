@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
@@ -64,6 +65,7 @@ func nothingReserved(t *testing.T, s served, a *lua.Activity, tag string, reqs [
 // A node the service cannot reach (its proxy closed: connections refused
 // and cut) is answered SYSTEM_BUSY at once: fail closed, nothing reserved.
 func TestFailClosedNodeDown(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 10, 1)
 	node := masterOf(t, a, 0)
 	s := startService(t, faultCfg())
@@ -98,6 +100,7 @@ func TestFailClosedNodeDown(t *testing.T) {
 // node's open circuit for the rest, each within the deadline; none is
 // ACCEPTED, and the SYSTEM_BUSY ones never ran.
 func TestFailClosedNodePaused(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 10, 1)
 	node := masterOf(t, a, 0)
 	s := startService(t, faultCfg())
@@ -124,6 +127,7 @@ func TestFailClosedNodePaused(t *testing.T) {
 // the original request_id), after a bounded re-send of the very same
 // call; the script did run, and re-sending the same request replays it.
 func TestOutcomeUnknownOnTimeout(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 10, 1)
 	node := masterOf(t, a, 0)
 	s := startService(t, faultCfg())
@@ -159,6 +163,7 @@ func TestOutcomeUnknownOnTimeout(t *testing.T) {
 
 // OOM stops reservations: SYSTEM_BUSY, and for the hold no request asks Redis.
 func TestOOMStopsReserving(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 10, 1)
 	node := masterOf(t, a, 0)
 	s := startService(t, faultCfg())

@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
 
 // Every endpoint and code of the contract over real HTTP, against the
 // real cluster, and the ids equal to the harness's.
 func TestEndpointsAndCodes(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 2, 1)
 	s := startService(t, Config{SoldOutTTL: -1})
 	if r := s.do(t, "GET", "/healthz", nil); r.Status != http.StatusOK {
@@ -89,6 +91,7 @@ func TestEndpointsAndCodes(t *testing.T) {
 // The service routes users to the harness's buckets (lua.BucketFor) and
 // finds the bucket count in Redis.
 func TestBucketsAreTheHarnesss(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 40, 8)
 	s := startService(t, Config{SoldOutTTL: -1})
 	seen := map[uint32]bool{}
@@ -109,6 +112,7 @@ func TestBucketsAreTheHarnesss(t *testing.T) {
 // after Redis did, and is never the final truth: a unit released while it
 // holds is sold again once it expires.
 func TestLocalSoldOutFlag(t *testing.T) {
+	clustertest.Need(t)
 	a := newActivity(t, 1, 1)
 	ttl := 1500 * time.Millisecond
 	s := startService(t, Config{SoldOutTTL: ttl})

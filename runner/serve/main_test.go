@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/activitytest"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
@@ -29,7 +29,6 @@ var (
 	testProxies *compose.Proxies
 	testRDB     *redis.ClusterClient
 	testStore   *lua.Store
-	actSeq      atomic.Int64
 )
 
 const testSecret = "serve-test-secret"
@@ -55,12 +54,7 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 // newActivity sets up a fresh activity (sku1, version 1) and tears it down after the test.
 func newActivity(t *testing.T, stock int64, buckets uint32) *lua.Activity {
 	t.Helper()
-	a := lua.NewActivity(fmt.Sprintf("srv%d-%d", time.Now().UnixMilli()%1_000_000, actSeq.Add(1)), "sku1", stock, buckets, time.Hour)
-	if err := lua.Setup(ctxT(t, 10*time.Second), testRDB, a); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = lua.Teardown(context.Background(), testRDB, a) })
-	return a
+	return activitytest.New(t, testRDB, "srv", stock, buckets)
 }
 
 // masterOf is the address of the master that owns bucket b's slot.
