@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -167,6 +168,7 @@ func sentinels(t *testing.T, name string) func() []string {
 // at its line that refuses the load, whatever the strictness, and every
 // other key of the cluster still there.
 func TestPreflightStopsARefusedCommandNamedAtRunTime(t *testing.T) {
+	clustertest.Need(t)
 	check := sentinels(t, "pfrefused")
 	f := writeAdapter(t, `
 reserve:
@@ -193,6 +195,7 @@ reserve:
 // write out: the recorder stops it, the finding refuses the load and no
 // sample call runs.
 func TestPreflightStopsARefusedCommandInTheSetupScript(t *testing.T) {
+	clustertest.Need(t)
 	check := sentinels(t, "pfsetup")
 	f := writeAdapter(t, `
 reserve:

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,7 @@ func activityAway(t *testing.T, c compose.Cluster, addr, prefix string) string {
 // another master the fault misses the service: the run is inconclusive
 // (exit 3), its verdict and the fault's aim naming the miss.
 func TestFaultsAimAtTheServiceSale(t *testing.T) {
+	clustertest.Need(t)
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("needs redis-server")
 	}

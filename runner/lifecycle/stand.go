@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -326,6 +327,9 @@ func Versions(ctx context.Context, rdb *redis.ClusterClient, scripts *lua.Script
 	if scripts.Origin == "embedded" {
 		v.Scripts = "embedded reserve.lua " + scripts.Reserve.SHA1[:12]
 	}
+	// ForEachShard calls the function on every shard at once: the version
+	// is written under a lock (the race detector caught the bare write).
+	var mu sync.Mutex
 	_ = rdb.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error {
 		info, err := c.Info(ctx, "server").Result()
 		if err != nil {
@@ -333,7 +337,9 @@ func Versions(ctx context.Context, rdb *redis.ClusterClient, scripts *lua.Script
 		}
 		for _, line := range strings.Split(info, "\n") {
 			if strings.HasPrefix(line, "redis_version:") {
+				mu.Lock()
 				v.Redis = strings.TrimSpace(strings.TrimPrefix(line, "redis_version:"))
+				mu.Unlock()
 			}
 		}
 		return nil
