@@ -146,7 +146,7 @@ func judgeBound(s *Step, rep *reports.Report, co CapacityOptions) {
 // the lowest rate that broke ("" and false when nothing broke).
 func boundOf(sr *SearchResult[Step]) (string, bool) {
 	for _, ss := range sr.Steps {
-		if ss.Step.StandBound {
+		if sr.StandBound > 0 && ss.Step.StandBound && ss.Rate == sr.StandBound && ss.Phase != PhaseConfirm {
 			return ss.Step.BoundBy, true
 		}
 	}

@@ -105,7 +105,9 @@ func (r *SearchResult[S]) Final() (SearchStep[S], bool) {
 // when no rate held yet, the ramp first steps down by Factor (within
 // MaxSteps) to the highest rate the stand paced, so the answer can say
 // "the stand could pace at most Held" (StandBound is then the lowest
-// rate it could not pace).
+// rate it could not pace). A confirmation the stand could not pace counts
+// as one that did not hold and changes nothing else: the rate held during
+// the search, and the count says how noisy the machine was.
 // The search is a pure function of the probe's answers.
 func SearchCapacity[S any](o SearchOptions, probe func(rate float64, phase SearchPhase) (held bool, step S, err error)) (*SearchResult[S], error) {
 	r, err := runSearch(o, probe)
@@ -124,7 +126,9 @@ func runSearch[S any](o SearchOptions, probe func(rate float64, phase SearchPhas
 		held, st, err := probe(rate, ph)
 		if errors.Is(err, ErrStandBound) {
 			r.Steps = append(r.Steps, SearchStep[S]{Rate: rate, Phase: ph, Step: st})
-			r.StandBound = rate
+			if ph != PhaseConfirm {
+				r.StandBound = rate
+			}
 			return false, err
 		}
 		if err != nil {
@@ -180,7 +184,7 @@ func runSearch[S any](o SearchOptions, probe func(rate float64, phase SearchPhas
 	r.Converged = r.Broke > 0
 	for i := 0; i < o.Confirm; i++ {
 		held, err := try(r.Held, PhaseConfirm)
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrStandBound) {
 			return r, err
 		}
 		r.Confirmations++
