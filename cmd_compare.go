@@ -33,8 +33,11 @@ locally against the false sold-out window after releases; reports in
 With --capacity it runs capacity's search (see 'seckill-harness capacity
 --help'; the same flags) once per bucket count and --path-mix, each on a
 fresh cluster, and prints one table: the highest rate that held the SLO
-(bisected to --precision) with the confirmations that held, p99, errors and
-the SOLD_OUT share at that rate, each master's CPU there (INFO cpu deltas
+(bisected to --precision) with the confirmations that held, what bound the
+search ("system: hot master at N cores", or "stand: generator late M%" when
+the load generator fell behind: the system's limit was not reached and the
+capacity and projection are lower bounds), p99, errors and the SOLD_OUT
+share at that rate, each master's CPU there (INFO cpu deltas
 over the load), the buckets per master (the owner of each bucket's slot) and
 the ceiling that placement implies (1 / the busiest master's share), and
 the measured speed-up against the first bucket count; then, apart and

@@ -90,6 +90,13 @@ type VariantCapacity struct {
 	CeilingSpeedup float64 `json:"ceiling_speedup"`
 	// Projection is computed from the measured figures; never measured.
 	Projection *CapacityProjection `json:"projection,omitempty"`
+	// BoundBy says what ended the search: "system: hot master at N
+	// cores" (a step broke while the system had the CPU), "stand:
+	// generator late M%" (StandBound: the load generator fell behind; the
+	// system's limit was not reached and OpsPerS is a lower bound), "" when
+	// no step broke.
+	BoundBy    string `json:"bound_by,omitempty"`
+	StandBound bool   `json:"stand_bound"`
 }
 
 // CapacityProjection is a computed capacity: the measured server CPU per
@@ -106,6 +113,10 @@ type CapacityProjection struct {
 	OpsPerS          float64 `json:"ops_per_s"`
 	ClientCores      float64 `json:"client_cores"`
 	Speedup          float64 `json:"speedup"`
+	// LowerBound: the step it is computed from was paced by a stand that
+	// fell behind at the next rate, so the system's limit was not reached
+	// and the figures are at least this.
+	LowerBound bool `json:"lower_bound,omitempty"`
 }
 
 // CapacityResult is the "capacity" section: a series of steps at rising

@@ -95,6 +95,16 @@ type Step struct {
 	MasterCPU     []MasterCPU `json:"master_cpu,omitempty"`
 	MasterCPUErr  string      `json:"master_cpu_error,omitempty"`
 	ClientCPUSecs float64     `json:"client_cpu_s"`
+	// HotMasterCores is the busiest master's CPU in cores (the system's
+	// side, with ServiceP99Ms); Generator the generator's side.
+	HotMasterCores float64        `json:"hot_master_cores"`
+	Generator      *GeneratorSide `json:"generator,omitempty"`
+	// StandBound: the step did not hold and the generator, not the
+	// system, is why (see judgeBound); BoundBy names what bound a step
+	// that did not hold ("system: hot master at 0.97 cores", "stand:
+	// generator late 40%").
+	StandBound bool   `json:"stand_bound"`
+	BoundBy    string `json:"bound_by,omitempty"`
 
 	ops, errors int64
 	latency     reports.Percentiles
@@ -198,11 +208,18 @@ func (s *searcher) probe(ctx context.Context, rate float64, ph SearchPhase) (boo
 	} else {
 		st.MasterCPU = m
 	}
+	judgeBound(&st, res.Report, co)
 	verdict := "held"
-	if !st.Held {
-		verdict = "broke: " + st.Why
+	switch {
+	case st.StandBound:
+		verdict = "STAND-BOUND (" + st.BoundBy + "): " + st.Why
+	case !st.Held:
+		verdict = "broke (" + st.BoundBy + "): " + st.Why
 	}
 	fmt.Fprintf(s.log, "step %d (%s): %.0f ops/s -> %.0f ops/s, p99 %.2f ms, %s\n", s.n, ph, rate, st.ThroughputOpsPerS, st.P99Ms, verdict)
+	if st.StandBound {
+		return false, st, ErrStandBound
+	}
 	return st.Held, st, nil
 }
 

@@ -60,6 +60,9 @@ func Capacity(ctx context.Context, log io.Writer, p *lifecycle.Plan, co Capacity
 
 // heldText is the search's answer in a sentence.
 func heldText(sr *SearchResult[Step]) string {
+	if sr.StandBound > 0 {
+		return standBoundText(sr)
+	}
 	switch {
 	case sr.Held == 0:
 		return fmt.Sprintf("no rate held, down to %.0f ops/s: try a lower --start", sr.Broke)
@@ -70,6 +73,17 @@ func heldText(sr *SearchResult[Step]) string {
 		100*(sr.Broke-sr.Held)/sr.Held, confirmText(sr))
 }
 
+// standBoundText is the answer of a search the stand ended: the system's
+// limit was not reached, the highest rate that held is a lower bound.
+func standBoundText(sr *SearchResult[Step]) string {
+	by, _ := boundOf(sr)
+	if sr.Held == 0 {
+		return fmt.Sprintf("the system's limit was not reached: the stand could not pace %.0f ops/s (%s)", sr.StandBound, by)
+	}
+	return fmt.Sprintf("the system's limit was not reached: the stand could pace at most %.0f ops/s (fell behind at %.0f ops/s: %s); %.0f ops/s is a lower bound of the system's capacity%s",
+		sr.Held, sr.StandBound, by, sr.Held, confirmText(sr))
+}
+
 // curveDoc is capacity.json: the SLO, the curve in the order run, and the
 // answer (null rates when none held or none broke).
 func curveDoc(p *lifecycle.Plan, r Row, co CapacityOptions) map[string]any {
@@ -78,7 +92,10 @@ func curveDoc(p *lifecycle.Plan, r Row, co CapacityOptions) map[string]any {
 		"max_error_ratio": co.MaxErrorRatio, "steps": stepsOf(sr), "path": r.Path, "buckets": r.Buckets,
 		"precision": co.Precision, "converged": sr.Converged, "confirmations": sr.Confirmations,
 		"confirmations_held": sr.ConfirmationsHeld, "placement": r.Placement,
-		"highest_rate_that_held": nil, "lowest_rate_that_broke": nil}
+		"highest_rate_that_held": nil, "lowest_rate_that_broke": nil, "stand_bound": sr.StandBound > 0, "bound_by": nil}
+	if by, _ := boundOf(sr); by != "" {
+		doc["bound_by"] = by
+	}
 	if sr.Held > 0 {
 		doc["highest_rate_that_held"] = sr.Held
 	}

@@ -164,7 +164,7 @@ func CompareCapacity(ctx context.Context, log io.Writer, p *lifecycle.Plan, axis
 	}
 	slo := float64(co.SloP99.Microseconds()) / 1000
 	note := fmt.Sprintf("Measured on this machine: %d CPU(s) shared by every redis-server, the harness and anything else running; "+
-		"measured speed-ups are bounded by that, the projection is not a measurement.", runtime.NumCPU())
+		"measured speed-ups are bounded by that, the projection is not a measurement.", runtime.NumCPU()) + standBoundNote(rows)
 	w := written{tables: []table[Row]{measuredTable, projectionTable}, note: note,
 		heading: fmt.Sprintf("compare --capacity %s: highest rate holding p99 <= %s (from the intended send), no drops, no failed invariant, errors <= %.1f%%; bisected to ±%.0f%%",
 			p.Name, co.SloP99, co.MaxErrorRatio*100, co.Precision*100),

@@ -26,6 +26,13 @@ type Found struct {
 	// Projection: computed, never measured.
 	Projection *reports.CapacityProjection `json:"projection,omitempty"`
 	Steps      int                         `json:"steps"`
+	// BoundBy is what ended the search (see judgeBound): "system: hot
+	// master at N cores", "stand: generator late M%" or "" when nothing
+	// broke. StandBound: the stand could not pace the next rate, the
+	// system's limit was not reached, CapacityOpsPerS and the projection
+	// are lower bounds.
+	BoundBy    string `json:"bound_by,omitempty"`
+	StandBound bool   `json:"stand_bound"`
 
 	search *SearchResult[Step]
 	final  Step
@@ -43,6 +50,7 @@ func (m searchAt) at(ctx context.Context, log io.Writer, q *lifecycle.Plan, v Va
 	r := Row{Variant: v.Label, Path: v.Path, Buckets: q.Buckets, Settings: append([]string{}, v.Settings...),
 		Found: &Found{CapacityOpsPerS: sr.Held, BrokeOpsPerS: sr.Broke, Converged: sr.Converged, Confirmations: sr.Confirmations,
 			ConfirmationsHeld: sr.ConfirmationsHeld, Placement: pl, Steps: len(sr.Steps), search: sr}}
+	r.BoundBy, r.StandBound = boundOf(sr)
 	final, ok := sr.Final()
 	if !ok {
 		return r, nil
@@ -52,6 +60,9 @@ func (m searchAt) at(ctx context.Context, log io.Writer, q *lifecycle.Plan, v Va
 	r.P99Ms, r.Errors, r.ErrorRatio, r.SoldOutShare, r.MasterCPU, r.ReportDir = s.P99Ms, s.errors, s.ErrorRatio, s.SoldOutShare, s.MasterCPU, s.ReportDir
 	r.MasterCPUErr, r.CPUSpread = s.MasterCPUErr, spreadOf(s.MasterCPU)
 	r.Projection = project(s, pl)
+	if r.Projection != nil && r.StandBound {
+		r.Projection.LowerBound = true
+	}
 	return r, nil
 }
 
@@ -106,7 +117,8 @@ func (f *Found) summary(r Row) reports.CompareVariant {
 		ReportFile: reportFile(r.ReportDir)}
 	vc := &reports.VariantCapacity{OpsPerS: f.CapacityOpsPerS, BrokeOpsPerS: f.BrokeOpsPerS, Confirmations: f.Confirmations,
 		ConfirmationsHeld: f.ConfirmationsHeld, P99Ms: r.P99Ms, ErrorRatio: f.ErrorRatio, SoldOutShare: f.SoldOutShare,
-		Speedup: f.Speedup, CeilingSpeedup: f.CeilingSpeedup, Projection: f.Projection, MasterCores: map[string]float64{}}
+		Speedup: f.Speedup, CeilingSpeedup: f.CeilingSpeedup, Projection: f.Projection, MasterCores: map[string]float64{},
+		BoundBy: f.BoundBy, StandBound: f.StandBound}
 	for _, m := range r.MasterCPU {
 		vc.MasterCores[m.Addr] = m.Cores
 	}

@@ -72,6 +72,10 @@ type SearchResult[S any] struct {
 	Converged bool
 	// Confirmations run at Held, and how many of them held.
 	Confirmations, ConfirmationsHeld int
+	// StandBound is the rate whose step the stand could not pace (the
+	// probe returned ErrStandBound): the search ended there, the system's
+	// limit was not reached and Held is a lower bound of it (0: none).
+	StandBound float64
 }
 
 // Final is the step of the answer: the last probe at Held that held
@@ -95,14 +99,38 @@ func (r *SearchResult[S]) Final() (SearchStep[S], bool) {
 //
 // probe runs one step at rate and reports whether it held; an error from
 // probe (a harness error, Ctrl-C) ends the search and is returned with the
-// steps run so far. The search is a pure function of the probe's answers.
+// steps run so far. A probe that returns ErrStandBound (the stand could
+// not pace the rate) ends the search with no error: the step is recorded
+// as not held, StandBound is its rate, nothing is bisected or confirmed;
+// when no rate held yet, the ramp first steps down by Factor (within
+// MaxSteps) to the highest rate the stand paced, so the answer can say
+// "the stand could pace at most Held" (StandBound is then the lowest
+// rate it could not pace). A confirmation the stand could not pace counts
+// as one that did not hold and changes nothing else: the rate held during
+// the search, and the count says how noisy the machine was.
+// The search is a pure function of the probe's answers.
 func SearchCapacity[S any](o SearchOptions, probe func(rate float64, phase SearchPhase) (held bool, step S, err error)) (*SearchResult[S], error) {
+	r, err := runSearch(o, probe)
+	if errors.Is(err, ErrStandBound) {
+		r.Converged, err = false, nil
+	}
+	return r, err
+}
+
+func runSearch[S any](o SearchOptions, probe func(rate float64, phase SearchPhase) (held bool, step S, err error)) (*SearchResult[S], error) {
 	r := &SearchResult[S]{}
 	if err := o.Validate(); err != nil {
 		return r, err
 	}
 	try := func(rate float64, ph SearchPhase) (bool, error) {
 		held, st, err := probe(rate, ph)
+		if errors.Is(err, ErrStandBound) {
+			r.Steps = append(r.Steps, SearchStep[S]{Rate: rate, Phase: ph, Step: st})
+			if ph != PhaseConfirm {
+				r.StandBound = rate
+			}
+			return false, err
+		}
 		if err != nil {
 			return false, fmt.Errorf("%s step at %.0f ops/s: %w", ph, rate, err)
 		}
@@ -113,12 +141,16 @@ func SearchCapacity[S any](o SearchOptions, probe func(rate float64, phase Searc
 	rate := o.Start
 	for i := 0; i < o.MaxSteps; i++ {
 		held, err := try(rate, PhaseRamp)
+		if errors.Is(err, ErrStandBound) && r.Held == 0 {
+			rate /= o.Factor // find a rate the stand can pace
+			continue
+		}
 		if err != nil {
 			return r, err
 		}
 		if held {
 			r.Held = rate
-			if r.Broke > 0 {
+			if r.Broke > 0 || r.StandBound > 0 {
 				break // stepping down found a rate that holds
 			}
 			rate *= o.Factor
@@ -129,6 +161,9 @@ func SearchCapacity[S any](o SearchOptions, probe func(rate float64, phase Searc
 			break
 		}
 		rate /= o.Factor
+	}
+	if r.StandBound > 0 {
+		return r, ErrStandBound
 	}
 	if r.Held == 0 {
 		return r, nil
@@ -149,7 +184,7 @@ func SearchCapacity[S any](o SearchOptions, probe func(rate float64, phase Searc
 	r.Converged = r.Broke > 0
 	for i := 0; i < o.Confirm; i++ {
 		held, err := try(r.Held, PhaseConfirm)
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrStandBound) {
 			return r, err
 		}
 		r.Confirmations++

@@ -146,3 +146,86 @@ func TestSearchStopsOnProbeErrorAndRejectsBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// A probe that says the stand fell behind ends the search at that step:
+// no bisection, no confirmation, no error, StandBound set and Broke not
+// (the system did not break).
+func TestSearchEndsOnAStandBoundStep(t *testing.T) {
+	var calls []float64
+	probe := func(rate float64, ph SearchPhase) (bool, string, error) {
+		calls = append(calls, rate)
+		if rate >= 4000 {
+			return false, "stand", ErrStandBound
+		}
+		return true, "ok", nil
+	}
+	o := SearchOptions{Start: 1000, Factor: 2, MaxSteps: 8, Precision: 0.05, Confirm: 2}
+	r, err := SearchCapacity(o, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.StandBound != 4000 || r.Held != 2000 || r.Broke != 0 || r.Converged || r.Confirmations != 0 {
+		t.Fatalf("stand-bound %.0f held %.0f broke %.0f converged %v confirmations %d; want 4000, 2000, 0, false, 0",
+			r.StandBound, r.Held, r.Broke, r.Converged, r.Confirmations)
+	}
+	if len(calls) != 3 || len(r.Steps) != 3 || r.Steps[2].Held || r.Steps[2].Step != "stand" {
+		t.Fatalf("calls %v, steps %+v: want 1000, 2000, 4000 and the last recorded as not held", calls, r.Steps)
+	}
+	sr := &SearchResult[Step]{Held: 2000, StandBound: 4000, Steps: []SearchStep[Step]{{Rate: 4000, Phase: PhaseRamp,
+		Step: Step{StandBound: true, BoundBy: "stand: generator late 40%"}}}}
+	if txt := heldText(sr); !strings.Contains(txt, "the system's limit was not reached: the stand could pace at most 2000 ops/s") ||
+		!strings.Contains(txt, "stand: generator late 40%") {
+		t.Fatalf("answer %q", txt)
+	}
+	if by, stand := boundOf(sr); !stand || by != "stand: generator late 40%" {
+		t.Fatalf("boundOf: %q, %v", by, stand)
+	}
+	// A stand-bound confirmation does not make the search's bound the stand's.
+	sr = &SearchResult[Step]{Held: 2000, Broke: 2100, Steps: []SearchStep[Step]{
+		{Rate: 2100, Phase: PhaseBisect, Step: Step{BoundBy: "system: hot master at 0.97 cores"}},
+		{Rate: 2000, Phase: PhaseConfirm, Step: Step{StandBound: true, BoundBy: "stand: generator late 9%"}}}}
+	if by, stand := boundOf(sr); stand || by != "system: hot master at 0.97 cores" {
+		t.Fatalf("boundOf with a stand-bound confirmation: %q, %v", by, stand)
+	}
+}
+
+// A stand that cannot pace the start rate: the ramp steps down to a rate
+// it paces and stops there (no bisection, no confirmation).
+func TestSearchStepsDownFromAStandBoundStart(t *testing.T) {
+	var calls []float64
+	probe := func(rate float64, ph SearchPhase) (bool, string, error) {
+		calls = append(calls, rate)
+		if rate > 1000 {
+			return false, "stand", ErrStandBound
+		}
+		return true, "ok", nil
+	}
+	o := SearchOptions{Start: 4000, Factor: 2, MaxSteps: 8, Precision: 0.05, Confirm: 2}
+	r, err := SearchCapacity(o, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.StandBound != 2000 || r.Held != 1000 || r.Broke != 0 || r.Converged || len(calls) != 3 {
+		t.Fatalf("stand-bound %.0f held %.0f broke %.0f converged %v calls %v; want 2000, 1000, 0, false, [4000 2000 1000]",
+			r.StandBound, r.Held, r.Broke, r.Converged, calls)
+	}
+}
+
+// A confirmation the stand could not pace is a confirmation that did not
+// hold; the answer stays the system's (StandBound unset).
+func TestSearchCountsAStandBoundConfirmationAsNotHeld(t *testing.T) {
+	probe := func(rate float64, ph SearchPhase) (bool, string, error) {
+		if ph == PhaseConfirm {
+			return false, "stand", ErrStandBound
+		}
+		return rate <= 1500, "ok", nil
+	}
+	o := SearchOptions{Start: 1000, Factor: 2, MaxSteps: 8, Precision: 0.05, Confirm: 2}
+	r, err := SearchCapacity(o, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.StandBound != 0 || !r.Converged || r.Confirmations != 2 || r.ConfirmationsHeld != 0 {
+		t.Fatalf("stand-bound %.0f converged %v confirmations %d/%d; want 0, true, 0/2", r.StandBound, r.Converged, r.ConfirmationsHeld, r.Confirmations)
+	}
+}

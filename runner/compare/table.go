@@ -217,6 +217,7 @@ var measuredTable = table[Row]{title: "MEASURED (masters in address order)", ali
 	{"buckets", func(r Row) string { return fmt.Sprint(r.Buckets) }},
 	{"capacity ops/s", func(r Row) string { return ifHeld(r, f0(r.CapacityOpsPerS), "none held") }},
 	{"broke at", brokeAt},
+	{"bound by", func(r Row) string { return ifElse(r.BoundBy != "", r.BoundBy, "-") }},
 	{"confirmed", func(r Row) string { return fmt.Sprintf("%d/%d", r.ConfirmationsHeld, r.Confirmations) }},
 	{"p99 ms", func(r Row) string { return f2(r.P99Ms) }},
 	{"errors", func(r Row) string { return d(r.Errors) }},
@@ -242,6 +243,9 @@ func brokeAt(r Row) string {
 	if r.BrokeOpsPerS > 0 {
 		return f0(r.BrokeOpsPerS)
 	}
+	if r.StandBound {
+		return "not reached (stand-bound)"
+	}
 	return ifHeld(r, "not reached", "-")
 }
 
@@ -261,7 +265,7 @@ var projectionTable = table[Row]{title: "PROJECTION (computed, not measured: eac
 		{"server CPU µs/op", projected(func(p *projection) string { return fmt.Sprintf("%.1f", p.ServerCPUPerOpUs) })},
 		{"client CPU µs/op", projected(func(p *projection) string { return fmt.Sprintf("%.1f", p.ClientCPUPerOpUs) })},
 		{"one master ops/s", projected(func(p *projection) string { return f0(p.PerMasterOpsPerS) })},
-		{"projected ops/s", projected(func(p *projection) string { return f0(p.OpsPerS) })},
+		{"projected ops/s", projected(func(p *projection) string { return ifElse(p.LowerBound, ">= ", "") + f0(p.OpsPerS) })},
 		{"client cores needed", projected(func(p *projection) string { return fmt.Sprintf("%.1f", p.ClientCores) })},
 		{"projected speed-up", projected(func(p *projection) string { return fmt.Sprintf("%.2fx", p.Speedup) })},
 	}}
@@ -280,7 +284,10 @@ var curveTable = table[SearchStep[Step]]{align: tabwriter.AlignRight, cols: []co
 	{"errors", func(s SearchStep[Step]) string { return fmt.Sprintf("%.2f%%", s.Step.ErrorRatio*100) }},
 	{"hot master cpu", func(s SearchStep[Step]) string { return spreadCols[0].cell(Row{CPUSpread: spreadOf(s.Step.MasterCPU)}) }},
 	{"other masters cpu (max)", func(s SearchStep[Step]) string { return spreadCols[1].cell(Row{CPUSpread: spreadOf(s.Step.MasterCPU)}) }},
-	{"result", func(s SearchStep[Step]) string { return ifElse(s.Step.Held, "held", "BROKE "+s.Step.Why) }},
+	{"result", func(s SearchStep[Step]) string {
+		return ifElse(s.Step.Held, "held", ifElse(s.Step.StandBound, "STAND-BOUND ", "BROKE ")+s.Step.Why)
+	}},
+	{"bound by", func(s SearchStep[Step]) string { return ifElse(s.Step.BoundBy != "", s.Step.BoundBy, "-") }},
 }}
 
 func ifElse(c bool, a, b string) string {

@@ -74,6 +74,19 @@ func windowOf(rep *reports.Report, phase string) (from, to float64) {
 	return 0, rep.DurationS
 }
 
+// StandBehind applies InconclusiveRule to the window of rep's phase
+// ("" or a phase not in the report: the whole load): the evidence, and
+// whether the load generator fell behind its plan there with a starved
+// second (the rule run's inconclusive verdicts use). Without a host
+// section it is (nil, false): nothing says the stand fell behind.
+func StandBehind(rep *reports.Report, phase string) (*reports.Inconclusive, bool) {
+	if rep == nil || rep.Host == nil {
+		return nil, false
+	}
+	from, to := windowOf(rep, phase)
+	return starvation(rep, from, to)
+}
+
 // starvation gathers the evidence of [from, to) and says whether it meets
 // InconclusiveRule.
 func starvation(rep *reports.Report, from, to float64) (*reports.Inconclusive, bool) {
