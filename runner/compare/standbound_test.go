@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 // must end stand-bound ("the system's limit was not reached"), never
 // quote a system capacity; the MEASURED table and compare.json say so.
 func TestCapacitySearchOnAWeakGeneratorIsStandBound(t *testing.T) {
+	clustertest.Need(t)
 	ctx := context.Background()
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 1500, time.Second, 4000, 32
