@@ -296,7 +296,7 @@ func mergeEndpoint(f *Mapping, name string, dst **Endpoint, src *Endpoint, optio
 	if !strings.HasPrefix(out.Path, "/") {
 		return f.errAt(name+".path", "%q: want a path starting with / (it is put after the service's URL)", out.Path)
 	}
-	if err := checkRefs(out.Path); err != nil {
+	if err := checkPathRefs(out.Path); err != nil {
 		return f.errAt(name+".path", "%v", err)
 	}
 	for field, v := range out.Body {
@@ -306,25 +306,6 @@ func mergeEndpoint(f *Mapping, name string, dst **Endpoint, src *Endpoint, optio
 	}
 	*dst = &out
 	return nil
-}
-
-// checkRefs refuses a ${name} in path that is not a value.
-func checkRefs(path string) error {
-	rest := path
-	for {
-		i := strings.Index(rest, "${")
-		if i < 0 {
-			return nil
-		}
-		j := strings.Index(rest[i:], "}")
-		if j < 0 {
-			return fmt.Errorf("%q: unclosed ${ (write ${request}, say)", path)
-		}
-		if n := rest[i+2 : i+j]; !knownValue(n) || n == "amount" {
-			return fmt.Errorf("bad reference ${%s}: the values a path may name are activity, sku, user, request, reservation", n)
-		}
-		rest = rest[i+j+1:]
-	}
 }
 
 func knownValue(v string) bool {
@@ -439,4 +420,13 @@ func (m *Mapping) Policy() string {
 	}
 	return fmt.Sprintf("per-request timeout %s (no answer: UNKNOWN, never a failure); after UNKNOWN or SYSTEM_BUSY the same request (same request_id) is re-sent at most %d times, %s apart; %s",
 		m.timeout, m.Retry.Sends, m.backoff, q)
+}
+
+// pathValues are the values an endpoint's path may name.
+var pathValues = []string{"activity", "sku", "user", "request", "reservation"}
+
+// checkPathRefs refuses a ${name} in an endpoint's path that is not a value.
+func checkPathRefs(path string) error {
+	_, err := templateRefs(path, "request", "a path", pathValues, "")
+	return err
 }

@@ -19,38 +19,15 @@ func (m *Mapping) mergeHashTag(f *Mapping) error {
 	if f.HashTag == "" {
 		return nil
 	}
-	var lit strings.Builder // the text outside the references
-	rest := f.HashTag
-	for {
-		i := strings.Index(rest, "${")
-		if i < 0 {
-			lit.WriteString(rest)
-			break
-		}
-		lit.WriteString(rest[:i])
-		j := strings.Index(rest[i:], "}")
-		if j < 0 {
-			return f.errAt("hash_tag", "%q: unclosed ${ (write ${sku}, say)", f.HashTag)
-		}
-		if n := rest[i+2 : i+j]; !containsStr(hashTagValues, n) {
-			return f.errAt("hash_tag", "bad reference ${%s}: a hash tag may name %s (the sale's place cannot depend on the user or the request)", n, strings.Join(hashTagValues, ", "))
-		}
-		rest = rest[i+j+1:]
+	lit, err := templateRefs(f.HashTag, "sku", "a hash tag", hashTagValues, " (the sale's place cannot depend on the user or the request)")
+	if err != nil {
+		return f.errAt("hash_tag", "%v", err)
 	}
-	if strings.ContainsAny(lit.String(), "{}") {
+	if strings.ContainsAny(lit, "{}") {
 		return f.errAt("hash_tag", "%q: give the tag without its braces (sku:${sku} for keys {sku:<sku>}:…)", f.HashTag)
 	}
 	m.HashTag = f.HashTag
 	return nil
-}
-
-func containsStr(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // renderHashTag is the mapping's hash tag for bucket b of a, in braces.

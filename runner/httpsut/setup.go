@@ -106,25 +106,6 @@ func (m *Mapping) mergeCalls(f *Mapping) error {
 	return nil
 }
 
-// checkCallRefs refuses a ${name} in a call's path that is not a call value.
-func checkCallRefs(path string) error {
-	rest := path
-	for {
-		i := strings.Index(rest, "${")
-		if i < 0 {
-			return nil
-		}
-		j := strings.Index(rest[i:], "}")
-		if j < 0 {
-			return fmt.Errorf("%q: unclosed ${ (write ${activity}, say)", path)
-		}
-		if n := rest[i+2 : i+j]; !isCallValue(n) {
-			return fmt.Errorf("bad reference ${%s}: the values a setup or teardown call may name are %s", n, strings.Join(callValues, ", "))
-		}
-		rest = rest[i+j+1:]
-	}
-}
-
 func isCallValue(v string) bool {
 	for _, n := range callValues {
 		if v == n {
@@ -295,4 +276,10 @@ func quoted(b []byte) string {
 		return fmt.Sprintf("%q…", b[:maxQuoted])
 	}
 	return fmt.Sprintf("%q", b)
+}
+
+// checkCallRefs refuses a ${name} in a call's path that is not a call value.
+func checkCallRefs(path string) error {
+	_, err := templateRefs(path, "activity", "a setup or teardown call", callValues, "")
+	return err
 }

@@ -62,30 +62,6 @@ func (m *Mapping) mergeStock(f *Mapping) error {
 	return nil
 }
 
-// checkStockRefs refuses a ${name} in word w that a stock read cannot name.
-func checkStockRefs(w string) error {
-	rest := w
-	for {
-		i := strings.Index(rest, "${")
-		if i < 0 {
-			return nil
-		}
-		j := strings.Index(rest[i:], "}")
-		if j < 0 {
-			return fmt.Errorf("%q: unclosed ${ (write ${bucket}, say)", w)
-		}
-		n := rest[i+2 : i+j]
-		ok := false
-		for _, v := range stockValues {
-			ok = ok || v == n
-		}
-		if !ok {
-			return fmt.Errorf("bad reference ${%s}: the values a stock read may name are %s", n, strings.Join(stockValues, ", "))
-		}
-		rest = rest[i+j+1:]
-	}
-}
-
 // renderStock is cmd with bucket b of a's values.
 func renderStock(cmd []string, a *lua.Activity, b uint32) []any {
 	r := strings.NewReplacer("${activity}", a.ID, "${sku}", a.SKU, "${version}", strconv.FormatInt(a.Version, 10),
@@ -134,4 +110,10 @@ func (m *Mapping) readStock(ctx context.Context, rdb redis.UniversalClient, a *l
 		}
 	}
 	return lua.Stock{Initial: a.BucketStock(b), Available: n[0], Reserved: n[1]}, nil
+}
+
+// checkStockRefs refuses a ${name} in word w that a stock read cannot name.
+func checkStockRefs(w string) error {
+	_, err := templateRefs(w, "bucket", "a stock read", stockValues, "")
+	return err
 }
