@@ -39,9 +39,12 @@ type Skip struct {
 	Missing  []sut.Fact
 }
 
-// Skips lists, in table order, the checks judged without the order
-// pipeline that will skip for lack of a fact the file does not declare.
-// The needs are the check table's own (checks.Invariant.Needs).
+// Skips lists, in table order, the checks an adapter run judges that will
+// skip for lack of a fact the file does not declare. The needs are the
+// check table's own (checks.Invariant.Needs). Not listed: the checks
+// judged from the answers when the facts are missing (FromAnswers: I3,
+// I4), and those an adapter run does not report at all (the pipeline's,
+// the service's, the local sold-out flag's).
 func (f *File) Skips() []Skip {
 	have := map[sut.Fact]bool{}
 	for _, x := range f.Facts() {
@@ -50,7 +53,7 @@ func (f *File) Skips() []Skip {
 	have[sut.Available] = have[sut.Available] || have[sut.Stock]
 	var out []Skip
 	for _, inv := range checks.Invariants() {
-		if inv.Pipeline {
+		if inv.Pipeline || inv.EndToEnd || inv.Service || inv.LocalSoldOut || inv.FromAnswers {
 			continue
 		}
 		var miss []sut.Fact

@@ -222,3 +222,37 @@ func TestAdapterScriptUnderTheWatchdog(t *testing.T) {
 		t.Fatalf("kills %+v: want the adapter script's call named as the reason", kills)
 	}
 }
+
+// validate's "checks that will skip" are those an adapter run reports as
+// skipped: not I3 and I4, judged from the answers without records, nor the
+// service's, pipeline's or local sold-out flag's checks, which an adapter
+// run does not report at all. Before, a file without state.record was
+// told I3, I4, S4, S5 and L1 would skip, and cluster-safe "I7 S5".
+func TestSkipsAreWhatAnAdapterRunSkips(t *testing.T) {
+	ids := func(f *File) string {
+		var out []string
+		for _, s := range f.Skips() {
+			out = append(out, s.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	safe, err := Load("../../docs/adapters/cluster-safe.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(safe); got != "I7" {
+		t.Errorf("cluster-safe: checks that will skip %q, want I7 (the cached request results it does not expose)", got)
+	}
+	bare := writeAdapter(t, `
+reserve:
+  script: s.lua
+  keys: ["c:{${activity}}"]`+miniReply+`state:
+  available: [GET, "c:{${activity}}"]
+`, "return 1\n")
+	for _, id := range strings.Fields(ids(bare)) {
+		switch id {
+		case "I3", "I4", "S4", "S5", "L1":
+			t.Errorf("a file without state.record: %s listed as skipping (%s), but an adapter run judges it from the answers or does not report it", id, ids(bare))
+		}
+	}
+}
