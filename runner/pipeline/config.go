@@ -265,6 +265,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// MaxWorkers caps each stage's workers (order, dispatcher, release): a
+// count a typo makes huge would open that many connections at once.
+const MaxWorkers = 1024
+
 // Validate rejects impossible values; errors name the field.
 func (c Config) Validate() error {
 	var errs []error
@@ -295,6 +299,12 @@ func (c Config) Validate() error {
 		"expiry.batch": c.Expiry.Batch, "expiry.max_pages": c.Expiry.MaxPages} {
 		if n < 0 {
 			errs = append(errs, fmt.Errorf("pipeline %s = %d: must not be negative", name, n))
+		}
+	}
+	for name, n := range map[string]int{"order.workers": c.Order.Workers, "dispatcher.workers": c.Dispatcher.Workers,
+		"release.workers": c.Release.Workers} {
+		if n > MaxWorkers {
+			errs = append(errs, fmt.Errorf("pipeline %s = %d: at most %d (each worker holds a database or Redis connection; the order stage's one stock row commits one at a time anyway)", name, n, MaxWorkers))
 		}
 	}
 	return errors.Join(errs...)
