@@ -16,25 +16,48 @@ type Timeline struct {
 
 	began time.Time
 	wg    sync.WaitGroup
+
+	stopMu sync.Mutex
+	stop   context.CancelFunc // ends the waits of Start's goroutines
 }
 
 // Start schedules every item relative to began (the load's offset 0) and
 // returns at once. Each item is injected at At and healed at At+For (For 0:
-// left for HealAll). Cancelling ctx stops pending injections.
+// left for HealAll). Cancelling ctx (an interrupted run) stops pending
+// injections and cuts one under way short; Stop (the load's end) stops
+// only the pending ones.
 func (t *Timeline) Start(ctx context.Context, began time.Time) {
 	t.began = began
+	wctx, stop := context.WithCancel(ctx)
+	t.stopMu.Lock()
+	t.stop = stop
+	t.stopMu.Unlock()
 	for _, p := range t.Items {
 		t.wg.Add(1)
 		go func(p *Planned) {
 			defer t.wg.Done()
-			if !ctxsleep.Until(ctx, began.Add(p.At)) {
+			if !ctxsleep.Until(wctx, began.Add(p.At)) {
 				return
 			}
 			t.inject(ctx, p)
-			if p.For > 0 && ctxsleep.Until(ctx, began.Add(p.At+p.For)) {
+			if p.For > 0 && ctxsleep.Until(wctx, began.Add(p.At+p.For)) {
 				t.heal(context.WithoutCancel(ctx), p)
 			}
 		}(p)
+	}
+}
+
+// Stop ends the schedule: no injection or timed heal that has not begun
+// will, while an injection under way runs to its end (bounded by the
+// fault's own waits) so that HealAll, which waits for it, heals a fault
+// that really happened rather than one cut off half way (slot-down's
+// AOF rewrite before its kill may outlast a short load on a busy
+// machine). Safe before Start and more than once.
+func (t *Timeline) Stop() {
+	t.stopMu.Lock()
+	defer t.stopMu.Unlock()
+	if t.stop != nil {
+		t.stop()
 	}
 }
 
@@ -73,8 +96,8 @@ func (t *Timeline) heal(ctx context.Context, p *Planned) {
 	}
 }
 
-// HealAll waits for the scheduled goroutines (cancel their ctx first to cut
-// pending injections short) and heals every item that is not healed yet, in
+// HealAll waits for the scheduled goroutines (Stop first, or cancel their
+// ctx, to cut pending injections short) and heals every item that is not healed yet, in
 // reverse order. Safe to call more than once; returns the heal errors.
 func (t *Timeline) HealAll(ctx context.Context) error {
 	t.wg.Wait()

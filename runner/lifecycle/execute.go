@@ -541,11 +541,12 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		x.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &runner.History{}}
 		return nil
 	}
-	tctx, stop := context.WithCancel(ctx)
-	x.stopTimeline = stop
+	// The load's end stops the timeline's schedule (heal), not an
+	// injection under way: that one completes and is healed.
+	x.stopTimeline = x.tl.Stop
 	opts := []runner.Option{runner.WithOnStart(func(began time.Time) {
 		x.host.SetOrigin(began)
-		x.tl.Start(tctx, began)
+		x.tl.Start(ctx, began)
 	})}
 	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }, x.liveProgress()); pp != nil {
 		opts = append(opts, pp)
