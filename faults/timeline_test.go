@@ -27,7 +27,7 @@ func (f *gatedFault) Inject(ctx context.Context, _ *Env) error {
 	}
 }
 func (f *gatedFault) Heal(context.Context, *Env) error { f.healed = true; return nil }
-func (f *gatedFault) Evidence() map[string]any        { return nil }
+func (f *gatedFault) Evidence() map[string]any         { return nil }
 
 func gated(spec string, at time.Duration) (*Planned, *gatedFault) {
 	f := &gatedFault{begun: make(chan struct{}), release: make(chan struct{})}
