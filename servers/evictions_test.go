@@ -37,6 +37,8 @@ func TestEvictionsNameTheEvictingNode(t *testing.T) {
 	clustertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// Its own cluster: allkeys-lru under a tiny maxmemory evicts any key,
+	// the shared cluster's too.
 	c, err := compose.Start(ctx, compose.Options{Masters: 2, ReplicasPerMaster: compose.NoReplicas})
 	if err != nil {
 		t.Fatal(err)

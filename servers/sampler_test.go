@@ -10,26 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"seckill-harness/compose"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/reports"
 )
-
-// startCluster starts a real local cluster of 3 masters × 1 replica and
-// a load client for it; both are removed when the test ends.
-func startCluster(t *testing.T) (*compose.LocalCluster, *redis.ClusterClient) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := compose.Start(ctx, compose.Options{Masters: 3, ReplicasPerMaster: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	return c, rdb
-}
 
 // hotLoad runs a CPU-heavy script on one key (so on one master) from a few
 // workers until ctx ends, and returns how many calls it made.
@@ -63,6 +46,7 @@ func TestSamplerSeesTheHotMasterAndEveryNode(t *testing.T) {
 	c, rdb := startCluster(t)
 	ctx := context.Background()
 	key := "servers-test-hot"
+	t.Cleanup(func() { _ = rdb.Del(context.Background(), key).Err() })
 	// Script calls before the run must not be counted.
 	for i := 0; i < 50; i++ {
 		if err := rdb.Eval(ctx, `return 1`, []string{key}).Err(); err != nil {
@@ -177,9 +161,17 @@ func TestSlowlogKeepsOnlyTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = rdb.Del(context.Background(), key).Err() })
+	was, err := admin.ConfigGet(ctx, "slowlog-log-slower-than").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := admin.ConfigSet(ctx, "slowlog-log-slower-than", "0").Err(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		_ = admin.ConfigSet(context.Background(), "slowlog-log-slower-than", was["slowlog-log-slower-than"]).Err()
+	})
 	if err := rdb.Set(ctx, key, "before-the-run", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
