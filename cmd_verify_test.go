@@ -78,6 +78,8 @@ func statuses(rep *reports.Report) map[string]reports.Status {
 // verification by the right id.
 func TestTwoGeneratorsMergeIntoOneVerifiedReport(t *testing.T) {
 	clustertest.Need(t)
+	// Its own cluster: package main has no shared one (each run starts
+	// its own), and this test corrupts a counter behind the scripts' back.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	c, err := compose.Start(ctx, compose.Options{})
 	cancel()

@@ -84,6 +84,8 @@ func TestKubeJobsRunAsWrittenAgainstALocalCluster(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, repo).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	// Its own cluster: the package has no shared one (this is its only
+	// test that needs Redis) and the pods reach it as redis://, outside.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	c, err := compose.Start(ctx, compose.Options{})
 	cancel()

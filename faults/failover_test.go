@@ -229,6 +229,7 @@ func tpPlan(t *testing.T, text string) *Planned {
 // and a fresh one-bucket activity with a big stock.
 func tpOwnEnv(t *testing.T, stock int64) (*compose.LocalCluster, *redis.ClusterClient, *lua.Store, *lua.Activity, *Env) {
 	t.Helper()
+	// Its own cluster: the tests on it fail masters over and move slots.
 	c := startOwnCluster(t, compose.Options{})
 	rdb := lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 32, ReadTimeout: time.Second, WriteTimeout: time.Second, DialTimeout: 500 * time.Millisecond})
 	t.Cleanup(func() { _ = rdb.Close() })

@@ -91,6 +91,7 @@ func TestLoadedRunPerKind(t *testing.T) {
 // (nothing failed over, so nothing acknowledged may be lost).
 func TestLoadedRunReplicationKinds(t *testing.T) {
 	clustertest.Need(t)
+	// Its own cluster: replication through proxies, which the shared one has not.
 	c := startOwnCluster(t, compose.Options{ReplicationProxies: true})
 	px, err := compose.NewProxies(c)
 	if err != nil {

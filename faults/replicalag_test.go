@@ -15,6 +15,7 @@ import (
 // through proxies; the hot slot is slot 0 (the only master owns them all).
 func replTestEnv(t *testing.T) (*compose.LocalCluster, *Env, string, string) {
 	t.Helper()
+	// Its own cluster: one master, replication through proxies.
 	c := startOwnCluster(t, compose.Options{Masters: 1, ReplicationProxies: true})
 	return c, &Env{Cluster: c, HotSlots: []int{0}, Logf: t.Logf}, c.Addrs()[0], c.Addrs()[1]
 }

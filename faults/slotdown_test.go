@@ -33,6 +33,7 @@ func TestSlotDownParams(t *testing.T) {
 // "While down" is from the return of Inject to the start of heal (at+for).
 func TestSlotDownUnderLoad(t *testing.T) {
 	clustertest.Need(t)
+	// Its own cluster: it kills a master and its replica.
 	c := startOwnCluster(t, compose.Options{})
 	client := lua.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 24, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = client.Close() })
