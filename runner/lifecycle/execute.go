@@ -388,8 +388,9 @@ func (x *execution) joinActivity(ctx context.Context) error {
 // test (sut.Provisioner), after the service is started: a service's
 // setup calls need it ready. Its teardown is registered then, so it runs
 // before the service child is stopped: on a cluster the harness did not
-// create, or always for a system set up through its service's API
-// (sut.ServiceProvisioner).
+// create, on a stand the caller keeps for further runs (Plan.Stand: the
+// self-test's and explore's many runs on one cluster), or always for a
+// system set up through its service's API (sut.ServiceProvisioner).
 func (x *execution) setUpActivity(ctx context.Context) error {
 	if x.plan.SharedActivity {
 		return nil // joined by joinActivity
@@ -398,7 +399,7 @@ func (x *execution) setUpActivity(ctx context.Context) error {
 	if err := pv.Setup(ctx, x.act); err != nil {
 		return err
 	}
-	if sp, ok := pv.(sut.ServiceProvisioner); (ok && sp.ThroughService()) || !x.stand.Cluster.Owned() {
+	if sp, ok := pv.(sut.ServiceProvisioner); (ok && sp.ThroughService()) || !x.stand.Cluster.Owned() || x.plan.Stand != nil {
 		x.cleanup = append(x.cleanup, x.teardown)
 	}
 	return nil

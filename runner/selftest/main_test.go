@@ -26,10 +26,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(clustertest.Main(m, clustertest.Config{Package: "selftest", Proxies: true,
-		// Known, not yet fixed: TestMatrixCatchesServiceDefects leaves its
-		// runs' activity keys (reservations, user markers, request shards).
-		Leaves: "the service-defect matrix leaves its runs' activity keys"}, func(f *clustertest.Fixture) (func(), error) {
+	os.Exit(clustertest.Main(m, clustertest.Config{Package: "selftest", Proxies: true}, func(f *clustertest.Fixture) (func(), error) {
 		testCluster, testProxies = f.Cluster, f.Proxies
 		ctx, cancel := context.WithTimeout(context.Background(), clustertest.StartTimeout)
 		defer cancel()
