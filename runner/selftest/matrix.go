@@ -324,8 +324,23 @@ func logRun(w io.Writer, path, load string, runs int, res RunResult, good bool, 
 // the correct pipeline), is drained after it, and the pipeline checks are
 // judged with the core ones (which then count the pipeline's releases). A
 // fault that did not happen or did not heal is an error: the self-test
-// itself could not run.
+// itself could not run. So is a fault that took effect only after the
+// load ended (errMissedLoad), but such a run is made again, on a fresh
+// activity, up to missedAttempts times.
 func runOne(ctx context.Context, env Env, info badpaths.Info, l badpaths.Load, seed int64, run int) (RunResult, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := runOnce(ctx, env, info, l, seed, run)
+		if !errors.Is(err, errMissedLoad) || attempt == missedAttempts || ctx.Err() != nil {
+			return res, err
+		}
+		if env.Log != nil {
+			fmt.Fprintf(env.Log, "  %s under %s, run %d: %v: made again (attempt %d of %d)\n", info.Name, l.Name, run, err, attempt+1, missedAttempts)
+		}
+	}
+}
+
+// runOnce is one attempt of runOne.
+func runOnce(ctx context.Context, env Env, info badpaths.Info, l badpaths.Load, seed int64, run int) (RunResult, error) {
 	t0 := time.Now()
 	p, err := plan(ctx, env, info, l, seed)
 	if err != nil {
@@ -343,6 +358,9 @@ func runOne(ctx context.Context, env Env, info badpaths.Info, l badpaths.Load, s
 	}
 	if len(oc.NotInjected) > 0 {
 		return RunResult{}, fmt.Errorf("fault did not happen: %s", strings.Join(oc.NotInjected, "; "))
+	}
+	if err := faultAfterLoad(p.Faults, p.Duration()); err != nil {
+		return RunResult{}, err
 	}
 	res, chk := oc.Result, oc.Checks
 	out := RunResult{Run: run, Seed: seed, Activity: oc.Activity.ID, Ops: res.History.Len(), Outcomes: map[string]int{},
