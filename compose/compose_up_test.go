@@ -2,6 +2,7 @@ package compose
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -48,13 +49,18 @@ func composeReadmeCommands(t *testing.T) []string {
 }
 
 // composePortsFree fails t unless every host port the compose stack
-// listens on (127.0.0.1) is free.
-func composePortsFree(t *testing.T) {
+// listens on (127.0.0.1) is free. When one is taken, the message lists
+// the containers of the README's compose project that are up (a stack
+// somebody left up: this test removes none it did not start) and the
+// README's down line that removes them.
+func composePortsFree(t *testing.T, project, down string) {
 	t.Helper()
 	for _, port := range []string{"7001", "7002", "7003", "7004", "7005", "7006", "8474", "17001"} {
 		l, err := net.Listen("tcp", "127.0.0.1:"+port)
 		if err != nil {
-			t.Fatalf("the compose stack needs 127.0.0.1:%s, which is taken: %v", port, err)
+			up, _ := exec.Command("docker", "ps", "--format", "{{.Names}} ({{.Status}})", "--filter", "label=com.docker.compose.project="+project).Output()
+			t.Fatalf("the compose stack needs 127.0.0.1:%s, which is taken: %v; containers of compose project %s up: %q (if they are a stack left up, remove it with: %s)",
+				port, err, project, strings.TrimSpace(string(up)), down)
 		}
 		_ = l.Close()
 	}
@@ -85,13 +91,15 @@ func composeArgv(line string, composeV2 bool) []string {
 // left (leavesDockerAsFound).
 func TestComposeUpSmokeDown(t *testing.T) {
 	redisImage, toxiImage := localImages(t)
-	composePortsFree(t)
-	leavesDockerAsFound(t, harnessLabels...)
 	lines := composeReadmeCommands(t)
 	if len(lines) < 3 || !strings.HasPrefix(lines[0], "docker compose ") || !strings.Contains(lines[0], " up ") ||
 		!strings.Contains(lines[len(lines)-1], " down ") {
 		t.Fatalf("README's compose block is not up … down: %q", lines)
 	}
+	project := composeProject(t, lines[0])
+	composePortsFree(t, project, lines[len(lines)-1])
+	leavesDockerAsFound(t, harnessLabels...)
+	composeProjectGone(t, project)
 	repo, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -108,9 +116,10 @@ func TestComposeUpSmokeDown(t *testing.T) {
 		}
 		return composeArgv(line, composeV2)
 	}
-	run := func(line string) (string, error) {
+	body := bodyCtx(t)
+	runOn := func(ctx context.Context, line string) (string, error) {
 		a := argv(line)
-		cmd := exec.Command(a[0], a[1:]...)
+		cmd := dockerCommand(ctx, a[0], a[1:]...)
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "REDIS_IMAGE="+redisImage, "TOXIPROXY_IMAGE="+toxiImage)
 		t0 := time.Now()
@@ -118,11 +127,12 @@ func TestComposeUpSmokeDown(t *testing.T) {
 		t.Logf("$ %s  (%v, as: %s)", line, time.Since(t0).Round(time.Millisecond), strings.Join(a, " "))
 		return string(out), err
 	}
+	run := func(line string) (string, error) { return runOn(body, line) }
 	down := lines[len(lines)-1]
 	downDone := false
 	t.Cleanup(func() {
 		if !downDone {
-			if out, err := run(down); err != nil {
+			if out, err := runOn(context.Background(), down); err != nil {
 				t.Errorf("%s: %v\n%s", down, err, out)
 			}
 		}

@@ -38,11 +38,15 @@ func TestDockerAvailableDoesNotHang(t *testing.T) {
 func TestDockerCluster(t *testing.T) {
 	redisImage, _ := localImages(t)
 	leavesDockerAsFound(t)
+	own := removesItsContainers(t)
 	ctx := ctxT(t, 5*time.Minute)
 	t0 := time.Now()
 	c, err := StartDocker(ctx, DockerOptions{Image: redisImage, Logf: tlogf(t)})
 	if err != nil {
 		t.Fatalf("StartDocker: %v", err)
+	}
+	for _, a := range c.Addrs() {
+		own(c.ContainerID(a))
 	}
 	t.Logf("provider start (6 containers, cluster formed, healthy): %v", time.Since(t0).Round(time.Millisecond))
 	t.Cleanup(func() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -157,31 +158,140 @@ func dockerState(t *testing.T, foreign ...string) map[string]bool {
 	return state
 }
 
+// leftoverWait bounds how long leavesDockerAsFound waits for the objects
+// that appeared while its test ran to go: another package's Docker test
+// running at the same time (go test -p), or another user of the engine,
+// removes its own when it ends; what the test left never goes.
+const leftoverWait = 90 * time.Second
+
 // leavesDockerAsFound registers a cleanup (run after every later one)
 // failing t if a container, network or volume that was not there at the
-// call is there at the end: what t created and did not remove. What
-// vanished meanwhile is not t's doing (an earlier run's leftovers, another
-// package's Docker test running at the same time, as under go test -p)
-// and is not compared; nor are the containers carrying a label of
-// foreign (those another package's tests make and t never does, e.g.
-// the harness's own Docker clusters while t runs a Compose stack).
+// call is still there leftoverWait after the test's own cleanups: what t
+// created and did not remove. What vanished meanwhile is not t's doing
+// (an earlier run's leftovers, another package's Docker test) and is not
+// compared; nor are the containers carrying a label of foreign (those
+// another package's tests make and t never does, e.g. the harness's own
+// Docker clusters while t runs a Compose stack). What t knows it started
+// is checked by id, at once (removesItsContainers, composeProjectGone).
 func leavesDockerAsFound(t *testing.T, foreign ...string) {
 	t.Helper()
 	before := dockerState(t, foreign...)
 	t.Cleanup(func() {
-		var left []string
-		for obj := range dockerState(t, foreign...) {
-			if !before[obj] {
-				left = append(left, obj)
+		deadline := time.Now().Add(leftoverWait)
+		for {
+			var left []string
+			for obj := range dockerState(t, foreign...) {
+				if !before[obj] {
+					left = append(left, obj)
+				}
 			}
-		}
-		if len(left) > 0 {
-			sort.Strings(left)
-			t.Errorf("docker objects left behind (not there before the test):\n%s", strings.Join(left, "\n"))
+			if len(left) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				sort.Strings(left)
+				t.Errorf("docker objects left behind (not there before the test, still there %v after it):\n%s", leftoverWait, strings.Join(left, "\n"))
+				return
+			}
+			time.Sleep(time.Second)
 		}
 	})
+}
+
+// removesItsContainers registers a check, run after every cleanup t
+// registers later (the Close that removes them), that every container
+// whose id is handed to the returned func (one t started) is gone. It
+// compares nothing else: the engine's other containers are not t's.
+func removesItsContainers(t *testing.T) (started func(ids ...string)) {
+	t.Helper()
+	var mu sync.Mutex
+	var ids []string
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, id := range ids {
+			if out, err := exec.Command("docker", "ps", "-a", "-q", "--no-trunc", "--filter", "id="+id).Output(); err != nil || strings.TrimSpace(string(out)) != "" {
+				t.Errorf("container %.12s, started by this test, is still there (docker ps: %q %v)", id, out, err)
+			}
+		}
+	})
+	return func(more ...string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, id := range more {
+			if id == "" {
+				t.Errorf("a container this test started has no id")
+				continue
+			}
+			ids = append(ids, id)
+		}
+	}
+}
+
+// composeProjectGone registers a check, run after every cleanup t
+// registers later (the stack's down), that no container, network or
+// volume of the Compose project is left: the stack t brought up.
+func composeProjectGone(t *testing.T, project string) {
+	t.Helper()
+	t.Cleanup(func() {
+		label := "label=com.docker.compose.project=" + project
+		for _, args := range [][]string{
+			{"ps", "-a", "--format", "container {{.Names}} {{.Status}}", "--filter", label},
+			{"network", "ls", "--format", "network {{.Name}}", "--filter", label},
+			{"volume", "ls", "--format", "volume {{.Name}}", "--filter", label},
+		} {
+			out, err := exec.Command("docker", args...).Output()
+			if err != nil || strings.TrimSpace(string(out)) != "" {
+				t.Errorf("the compose project %s is not all gone after its down: docker %s: %v\n%s", project, args[0], err, out)
+			}
+		}
+	})
+}
+
+// composeProject is the project name (-p) of README.md's compose lines.
+func composeProject(t *testing.T, line string) string {
+	t.Helper()
+	f := strings.Fields(line)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == "-p" {
+			return f[i+1]
+		}
+	}
+	t.Fatalf("README's compose line names no project (-p): %q", line)
+	return ""
 }
 
 // harnessLabels label the containers the harness's own Docker clusters
 // and databases run in (StartDocker, StartDockerPostgres).
 var harnessLabels = []string{"seckill-harness.node", DockerPostgresLabel}
+
+// cleanupReserve is the time a Docker test keeps, before the test
+// binary's deadline (go test -timeout), for its own cleanups: a binary
+// killed at its deadline runs none, and leaves every container, stack
+// and child process of the test behind for the next run.
+const cleanupReserve = 2 * time.Minute
+
+// bodyCtx is the context of a Docker test's body: it ends at t's
+// deadline less cleanupReserve (never without -timeout). Cleanups run on
+// context.Background(): they run in the reserve.
+func bodyCtx(t *testing.T) context.Context {
+	t.Helper()
+	d, ok := t.Deadline()
+	if !ok {
+		return context.Background()
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), d.Add(-cleanupReserve))
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// dockerCommand is exec.CommandContext on ctx (bodyCtx, or Background in a
+// cleanup) that, when ctx ends, gets SIGINT as from Ctrl-C (a harness
+// child then removes its containers before it exits) and SIGKILL 30 s
+// later.
+func dockerCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	return cmd
+}

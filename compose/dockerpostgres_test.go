@@ -17,6 +17,7 @@ import (
 func TestDockerPostgres(t *testing.T) {
 	image := localPostgresImage(t)
 	leavesDockerAsFound(t)
+	own := removesItsContainers(t)
 	ctx := ctxT(t, 3*time.Minute)
 	t0 := time.Now()
 	db, err := StartDockerPostgresDB(ctx, DockerPostgresOptions{Image: image, Logf: tlogf(t)}, PostgresDBOptions{})
@@ -28,6 +29,7 @@ func TestDockerPostgres(t *testing.T) {
 	if dp == nil || !strings.HasPrefix(dp.URL(), "postgres://seckill@127.0.0.1:") {
 		t.Fatalf("docker %+v", dp)
 	}
+	own(dp.ContainerID())
 	out, err := exec.Command("docker", "inspect", "-f", "{{.HostConfig.NetworkMode}} {{index .Config.Labels \""+DockerPostgresLabel+"\"}}", dp.ContainerID()).Output()
 	if err != nil || !strings.HasPrefix(string(out), "host 127.0.0.1:") {
 		t.Fatalf("docker inspect: %q %v, want the host network and the label", out, err)

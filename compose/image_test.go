@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +32,9 @@ import (
 // no container, network or volume it created may be left.
 func TestImageRunsSmokeAgainstComposeCluster(t *testing.T) {
 	redisImage, toxiImage := localImages(t)
-	composePortsFree(t)
+	readme := composeReadmeCommands(t)
+	project := composeProject(t, readme[0])
+	composePortsFree(t, project, readme[len(readme)-1])
 	leavesDockerAsFound(t, harnessLabels...)
 	repo, err := filepath.Abs("..")
 	if err != nil {
@@ -74,9 +77,10 @@ func TestImageRunsSmokeAgainstComposeCluster(t *testing.T) {
 		t.Fatalf("README's compose block lacks the up, cluster-init logs or down line: %q", lines)
 	}
 	composeV2 := composeV2Available()
-	compose := func(line string) (string, error) {
+	body := bodyCtx(t)
+	composeOn := func(ctx context.Context, line string) (string, error) {
 		a := composeArgv(line, composeV2)
-		cmd := exec.Command(a[0], a[1:]...)
+		cmd := dockerCommand(ctx, a[0], a[1:]...)
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "REDIS_IMAGE="+redisImage, "TOXIPROXY_IMAGE="+toxiImage)
 		t0 := time.Now()
@@ -84,8 +88,10 @@ func TestImageRunsSmokeAgainstComposeCluster(t *testing.T) {
 		t.Logf("$ %s  (%v)", strings.Join(a, " "), time.Since(t0).Round(time.Millisecond))
 		return string(out), err
 	}
+	compose := func(line string) (string, error) { return composeOn(body, line) }
+	composeProjectGone(t, project)
 	t.Cleanup(func() {
-		if out, err := compose(down); err != nil {
+		if out, err := composeOn(context.Background(), down); err != nil {
 			t.Errorf("%s: %v\n%s", down, err, out)
 		}
 	})
@@ -105,7 +111,7 @@ func TestImageRunsSmokeAgainstComposeCluster(t *testing.T) {
 		argv := append([]string{"run", "--rm", "--network", "host", "-v", out + ":/out", tag,
 			"run", "smoke", "--cluster", "redis://127.0.0.1:7001", "--set", "assertions.slo=", "--out", "/out", "--progress", "off"}, args...)
 		t0 := time.Now()
-		text, err := exec.Command("docker", argv...).CombinedOutput()
+		text, err := dockerCommand(body, "docker", argv...).CombinedOutput()
 		var ee *exec.ExitError
 		switch {
 		case err == nil:

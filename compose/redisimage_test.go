@@ -54,8 +54,9 @@ func TestDockerRedisImageFlag(t *testing.T) {
 	leavesDockerAsFound(t)
 	bin := buildHarness(t)
 	out := t.TempDir()
+	ctx := bodyCtx(t)
 	run := func(args ...string) (int, string) {
-		cmd := exec.Command(bin, args...)
+		cmd := dockerCommand(ctx, bin, args...)
 		cmd.Env = append(os.Environ(), RedisImageEnv+"=seckill-harness-test/no-such-redis:never")
 		text, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
