@@ -9,10 +9,31 @@ import (
 	"testing"
 )
 
-var scriptRE = regexp.MustCompile(`(?s)<script[^>]*>.*?</script>`)
-
-// withoutScripts is the page as a browser without JavaScript shows it.
-func withoutScripts(page string) string { return scriptRE.ReplaceAllString(page, "") }
+// withoutScripts is the page as a browser without JavaScript shows it:
+// every <script …>…</script> cut out. (Plain string search: the regular
+// expression it replaces took a fifth of the package's unit-tier time
+// under the race detector on pages of a few hundred KB.)
+func withoutScripts(page string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(page, "<script")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(page[i:], '>')
+		if j < 0 {
+			break
+		}
+		k := strings.Index(page[i+j+1:], "</script>")
+		if k < 0 {
+			break
+		}
+		b.WriteString(page[:i])
+		page = page[i+j+1+k+len("</script>"):]
+	}
+	b.WriteString(page)
+	return b.String()
+}
 
 // reportData is the chart data the page carries for report.js.
 func reportData(t *testing.T, page string) map[string]any {
@@ -321,6 +342,21 @@ func TestHTMLPipelineSection(t *testing.T) {
 	} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("pipeline section lacks %q", want)
+		}
+	}
+}
+
+// withoutScripts cuts what the regular expression
+// (?s)<script[^>]*>.*?</script> matches, and nothing else.
+func TestWithoutScriptsCutsWhatTheExpressionMatches(t *testing.T) {
+	re := regexp.MustCompile(`(?s)<script[^>]*>.*?</script>`)
+	for _, page := range []string{
+		"", "plain", "a<script>x</script>b",
+		"<script type=\"application/json\" id=\"d\">{\"a\":\"<b>\"}</script><p>2</p><script src=y>\n1\n</script>z",
+		"<script>unclosed", "<script", "x<script>a</script><script>b", "<scripts>not a tag but matched</script>!",
+	} {
+		if got, want := withoutScripts(page), re.ReplaceAllString(page, ""); got != want {
+			t.Errorf("withoutScripts(%q) = %q, want %q", page, got, want)
 		}
 	}
 }
