@@ -3,6 +3,7 @@ package benchkit
 import (
 	"os"
 	"testing"
+	"time"
 )
 
 // The search lands on the highest rate met within its resolution, tries
@@ -27,9 +28,18 @@ func TestHeadroom(t *testing.T) {
 	}
 }
 
+// burnSink keeps TestProcCPUTime's busy loop from being compiled away.
+var burnSink int
+
 func TestProcCPUTime(t *testing.T) {
-	for i := 0; i < 3e7; i++ {
-		_ = i * i
+	// Busy until the process has used 50 ms of CPU (five of /proc's 10 ms
+	// ticks), not for a count of iterations: a loop whose result is
+	// unused is compiled away, and a process that used under one tick
+	// reads 0 in /proc (seen in the unit tier on a quiet machine).
+	for CPUTime() < 50*time.Millisecond {
+		for i := 0; i < 1e5; i++ {
+			burnSink += i * i
+		}
 	}
 	if d, ok := ProcCPUTime(os.Getpid()); !ok || d <= 0 || d > CPUTime()+20e6 {
 		t.Errorf("ProcCPUTime(self) = %v, %v; CPUTime %v", d, ok, CPUTime())
