@@ -130,7 +130,7 @@ func capacityResultOf(sr *SearchResult[Step], co CapacityOptions) *reports.Capac
 		s := ss.Step
 		cr.Steps = append(cr.Steps, reports.CapacityStep{RateOpsPerS: s.Rate, ThroughputOpsPerS: s.ThroughputOpsPerS,
 			DurationS: co.StepDuration.Seconds(), Ops: s.ops, Errors: s.errors, Dropped: s.Dropped,
-			LatencyMs: s.latency, Passed: s.Held, Phase: string(ss.Phase)})
+			LatencyMs: s.latency, Passed: s.Held, Phase: string(ss.Phase), StandBound: s.StandBound, BoundBy: s.BoundBy})
 	}
 	sort.SliceStable(cr.Steps, func(i, j int) bool { return cr.Steps[i].RateOpsPerS < cr.Steps[j].RateOpsPerS })
 	return cr
