@@ -31,7 +31,10 @@ const maxCatchUp = 256
 // time is when the shape makes it due, its start is when a worker sends
 // it (a worker busy or asleep late shows as a late start, counted from the
 // intended time), and an operation due while MaxInFlight operations are
-// scheduled and unfinished (queued ones included) is dropped.
+// scheduled and unfinished (queued ones included) is dropped. One
+// difference: an operation taken ahead counts as in flight from when it is
+// taken, not from when it is due (earlier by at most the workers' number
+// of intervals), which matters only with MaxInFlight near Concurrency.
 //
 // Operations are scheduled in id order under mu, so the history's slots,
 // the drops' intended times and the intended times themselves come in the
@@ -142,16 +145,17 @@ func (s *openSchedule) take() (op scheduled, sl *hrsleep.Sleeper, ok bool) {
 		if !pending {
 			continue // caught up only part of the way
 		}
-		if s.ahead >= maxPacedAhead {
+		// Over the bound of sleepers, or with the in-flight cap reached (a
+		// cap below the worker count), a free worker waits for a turn: the
+		// next operation is not due yet, so it is not dropped now.
+		if s.ahead >= maxPacedAhead || s.inflight.Load() >= int64(s.e.cfg.MaxInFlight) {
 			s.parked++
 			s.mu.Unlock()
 			<-s.turn
 			s.mu.Lock()
 			continue
 		}
-		if op, ok = s.admitLocked(next); !ok {
-			continue // dropped: over the in-flight cap
-		}
+		op, _ = s.admitLocked(next) // under the cap: admitted
 		s.ahead++
 		if n := len(s.free); n > 0 {
 			sl, s.free = s.free[n-1], s.free[:n-1]
@@ -165,7 +169,8 @@ func (s *openSchedule) take() (op scheduled, sl *hrsleep.Sleeper, ok bool) {
 // woke gives back the timer of an operation taken ahead, once its worker
 // woke up to send it. While the workers asleep on operations ahead are
 // fewer than half the bound, it gives a parked worker its turn: the
-// schedule stays covered when the workers sending are slow to come back.
+// schedule stays covered when the workers sending are slow to come back
+// (and a worker parked at the in-flight cap looks again).
 func (s *openSchedule) woke(sl *hrsleep.Sleeper) {
 	s.mu.Lock()
 	s.free = append(s.free, sl)

@@ -69,3 +69,27 @@ func TestPacedWorkersPastTheTimerBoundTakeTurns(t *testing.T) {
 		t.Errorf("median lateness %v: the waiting workers did not get their turns", med)
 	}
 }
+
+// An in-flight cap below the worker count bounds the operations scheduled
+// and unfinished, and only those due while it is reached are dropped: a
+// free worker over the cap waits, it does not drop the operations not yet
+// due (which emptied the rest of the phase at once).
+func TestInFlightCapBelowTheWorkersDropsOnlyWhatIsDue(t *testing.T) {
+	clustertest.Need(t)
+	tgt := newTarget(t, 100, 1)
+	tgt.Path = slow{time.Millisecond}
+	cfg := smallConfig()
+	cfg.Shape = Shape{Kind: "constant", Rate: 200}
+	cfg.Duration, cfg.Concurrency, cfg.MaxInFlight, cfg.SampleEvery, cfg.Mix = time.Second, 8, 2, 0, Mix{}
+	res, err := Run(context.Background(), cfg, tgt.Sale(), tgt.System())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d scheduled, %d sent, %d dropped, %d late starts", res.Observed.Scheduled, res.History.Len(), res.Observed.Dropped, res.Observed.LateStarts)
+	if n := res.Observed.Scheduled; n < 195 || n > 200 {
+		t.Errorf("%d operations scheduled, want 200 (200/s for 1 s)", n)
+	}
+	if d := res.Observed.Dropped; d > 20 {
+		t.Errorf("%d of %d operations dropped: 1 ms operations 5 ms apart never reach a cap of 2", d, res.Observed.Scheduled)
+	}
+}
