@@ -172,10 +172,10 @@ func (t Target) isHotMaster() bool { return t.Role == TargetHotMaster || t.Role 
 func (f *Failover) AimedAt() ([]string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.old.Addr == "" {
-		return nil, f.target.bySale()
+	if f.aim.old.Addr == "" {
+		return nil, f.cfg.target.bySale()
 	}
-	return []string{f.old.Addr}, f.target.bySale()
+	return []string{f.aim.old.Addr}, f.cfg.target.bySale()
 }
 
 // AimedAt implements Aimed: the partitioned masters (a partitioned

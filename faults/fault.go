@@ -33,8 +33,9 @@ import (
 // slots named here, and only ones the harness itself started or owns.
 type Env struct {
 	// Cluster is the cluster under test: local processes, containers or an
-	// external cluster. Process-level kinds (failover mode=kill|pause) need
-	// Cluster.HasProcessControl(); see CheckAllowed for the safety guard.
+	// external cluster. Process-level kinds (failover mode=kill|pause,
+	// slot-down) need its compose.ProcessController; see CheckAllowed for
+	// the safety guard.
 	Cluster compose.Cluster
 	// Proxies is the toxiproxy layer in front of the nodes (embedded
 	// *compose.Proxies or a remote server's *compose.RemoteProxies); nil:
@@ -98,6 +99,22 @@ func (e *Env) cluster() compose.Cluster {
 		return nil
 	}
 	return e.Cluster
+}
+
+// processControl returns the cluster's process control. Without it (a
+// cluster the harness did not start) the error reads "<does>, but this is
+// a <provider> cluster" and wraps compose.ErrNoProcessControl; without a
+// cluster it is errNoCluster.
+func (e *Env) processControl(does string) (compose.ProcessController, error) {
+	c := e.cluster()
+	if c == nil {
+		return nil, fmt.Errorf("%s: %w", does, errNoCluster)
+	}
+	pc, ok := compose.ProcessControl(c)
+	if !ok {
+		return nil, fmt.Errorf("%s, but this is a %s cluster: %w", does, c.Provider(), compose.ErrNoProcessControl)
+	}
+	return pc, nil
 }
 
 // errNoCluster is the refusal of a fault that needs the cluster's
