@@ -43,7 +43,7 @@ type compensator struct {
 	redoneOther                           atomic.Int64
 }
 
-// startCompensatorLocked starts the release workers (p.mu held).
+// startCompensatorLocked starts the release workers (p.run.mu held).
 func (p *Pipeline) startCompensatorLocked() {
 	c := &p.comp
 	c.mu.Lock()
@@ -51,7 +51,7 @@ func (p *Pipeline) startCompensatorLocked() {
 	if c.on {
 		return
 	}
-	ctx, cancel := context.WithCancel(p.ctx)
+	ctx, cancel := context.WithCancel(p.run.ctx)
 	wg := &sync.WaitGroup{}
 	for i := 0; i < p.cfg.Release.Workers; i++ {
 		wg.Add(1)
@@ -116,9 +116,9 @@ func (p *Pipeline) CrashCompensator(wait time.Duration) int64 {
 	if p == nil {
 		return 0
 	}
-	p.mu.Lock()
-	live := p.started && !p.stopped
-	p.mu.Unlock()
+	p.run.mu.Lock()
+	live := p.run.started && !p.run.stopped
+	p.run.mu.Unlock()
 	c := &p.comp
 	c.mu.Lock()
 	on := c.on
@@ -152,9 +152,9 @@ func (p *Pipeline) RestartCompensator() {
 	if p == nil {
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.started || p.stopped {
+	p.run.mu.Lock()
+	defer p.run.mu.Unlock()
+	if !p.run.started || p.run.stopped {
 		return
 	}
 	c := &p.comp
@@ -176,9 +176,9 @@ func (p *Pipeline) CompensatorState() map[string]any {
 	c.mu.Lock()
 	on := c.on
 	c.mu.Unlock()
-	p.relMu.Lock()
-	queued := len(p.relQueue)
-	p.relMu.Unlock()
+	p.rel.mu.Lock()
+	queued := len(p.rel.queue)
+	p.rel.mu.Unlock()
 	return map[string]any{
 		"running":                         on,
 		"crashes":                         c.crashes.Load(),
@@ -188,6 +188,6 @@ func (p *Pipeline) CompensatorState() map[string]any {
 		"redelivered_released":            c.redoneReleased.Load(),
 		"redelivered_already_released":    c.redoneAlreadyReleased.Load(),
 		"redelivered_other_answers":       c.redoneOther.Load(),
-		"releases_waiting_or_in_progress": p.relBusy.Load(),
+		"releases_waiting_or_in_progress": p.rel.busy.Load(),
 	}
 }

@@ -121,25 +121,25 @@ func (b *broker) send(m message) sendResult {
 	switch {
 	case r < b.cfg.Ack:
 		s.Outcome, s.Stored = SendAck, true
-		b.c.acked.Add(1)
+		b.c.send.acked.Add(1)
 		if b.cfg.Lost > 0 && unit(b.seed, m.ID, attempt, 0x1057) < b.cfg.Lost {
 			s.Lost, s.Stored = true, false
-			b.c.lostByMQ.Add(1)
+			b.c.send.lostByMQ.Add(1)
 		}
 	case r < b.cfg.Ack+b.cfg.Error:
 		s.Outcome = SendError
-		b.c.sendErrors.Add(1)
+		b.c.send.sendErrors.Add(1)
 	default:
 		s.Outcome = SendTimeout
-		b.c.unknownSends.Add(1)
+		b.c.send.unknownSends.Add(1)
 		if unit(b.seed, m.ID, attempt, 0x7de1) < b.cfg.TimeoutDelivered {
 			s.Stored = true
-			b.c.timeoutsStored.Add(1)
+			b.c.send.timeoutsStored.Add(1)
 		}
 	}
-	b.c.sends.Add(1)
+	b.c.send.sends.Add(1)
 	if attempt > 1 {
-		b.c.resends.Add(1)
+		b.c.send.resends.Add(1)
 	}
 	b.sends = append(b.sends, s)
 	if s.Stored {
@@ -194,12 +194,12 @@ func (b *broker) consume(ctx context.Context) (*delivery, bool) {
 				d := &delivery{msg: top.msg, send: top.send, Delivery: Delivery{
 					Seq: uint64(len(b.deliveries) + 1), At: now, MessageID: top.msg.ID, RID: top.msg.RID,
 					Bucket: top.msg.Bucket, Send: top.send, Copy: st.deliveryNo, Redeliver: top.redeliver}}
-				b.c.deliveries.Add(1)
+				b.c.delivery.deliveries.Add(1)
 				if top.redeliver {
-					b.c.redeliveries.Add(1)
+					b.c.delivery.redeliveries.Add(1)
 				} else {
 					if len(st.delivered) > 0 && !st.delivered[top.send] {
-						b.c.duplicateDeliveries.Add(1)
+						b.c.delivery.duplicateDeliveries.Add(1)
 					}
 					st.delivered[top.send] = true
 				}

@@ -18,58 +18,133 @@ import (
 
 // Pipeline runs the background stages of one activity: a dispatcher and an
 // expiry checker per bucket, the order service and the release stage.
+// Each stage's state is a struct of its own, with the lock that guards it;
+// the fields at the top are shared by every stage.
 type Pipeline struct {
+	cfg Config
+	st  *lua.Store
+	a   *lua.Activity
+
+	c     counters
+	mq    *broker
+	log   eventLog
+	rec   reconciler
+	locks [256]sync.Mutex // per reservation (striped): dispatcher send vs expiry check+fence
+
+	run    runState        // Start and Stop
+	disp   dispatcherState // the dispatchers (StopDispatcher/StartDispatcher)
+	orders orderStage      // the order service
+	rel    releaseQueue    // the release stage's queue
+	comp   compensator     // the release workers (CrashCompensator)
+	svc    service         // the order service's own process (service.go)
+	expiry expiryStage     // the expiry checker
+	drain  drainResult     // what Drain found
+}
+
+// runState is the pipeline's life: mu guards started and stopped, and
+// orders Start, Stop and the restarts of stages against each other (it is
+// held while a stage starts: take it before disp.mu and comp.mu). ctx,
+// cancel and wg are set once, by Start under mu.
+type runState struct {
+	mu      sync.Mutex
+	started bool
+	stopped bool
+	ctx     context.Context // every stage's; cancelled by Stop
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // the stages started by Start (goRun)
+}
+
+// dispatcherState is the running dispatchers: mu guards every field.
+type dispatcherState struct {
+	mu   sync.Mutex
+	stop context.CancelFunc // stops the dispatchers started last
+	wg   *sync.WaitGroup    // the dispatchers started last
+	on   bool
+}
+
+// orderStage is the order service's state: mu guards lastErr; log has
+// its own lock; commitHooks is atomic.
+type orderStage struct {
 	// commitHooks are a test's hooks around the order transaction's COMMIT
 	// (nil in production): see orderTx.
 	commitHooks atomic.Pointer[commitHooks]
-	cfg         Config
-	st          *lua.Store
-	a           *lua.Activity
+	log         orderLog
+	mu          sync.Mutex
+	lastErr     string // the last order transaction error, for the evidence
+}
 
-	c        counters
-	mq       *broker
-	log      eventLog
-	orderLog orderLog
-	rec      reconciler
+// releaseQueue is the release stage's queue of rejected reservations: mu
+// guards queue; wake (buffered, 1) tells a worker there is work; busy
+// counts the items queued or being handled (atomic).
+type releaseQueue struct {
+	mu    sync.Mutex
+	queue []releaseItem
+	wake  chan struct{}
+	busy  atomic.Int64
+}
 
-	errMu        sync.Mutex
-	lastOrderErr string
-
-	locks [256]sync.Mutex // per reservation (striped): dispatcher send vs expiry check+fence
-
-	relMu    sync.Mutex
-	relQueue []releaseItem
-	relWake  chan struct{}
-	relBusy  atomic.Int64 // queued + being handled
-
-	mu       sync.Mutex
-	started  bool
-	stopped  bool
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	dispMu   sync.Mutex
-	dispStop context.CancelFunc
-	dispWG   *sync.WaitGroup
-	dispOn   bool
-	comp     compensator
-	svc      service
-	drained  bool
-	drainErr string
-	stuck    []Stuck
-
+// expiryStage is the expiry checker's state (a sync.Map: no lock).
+type expiryStage struct {
 	directTried sync.Map // Defects.ExpiryDirectCompensate: rids already tried
 }
 
+// drainResult is what the last Drain found: mu guards every field.
+type drainResult struct {
+	mu    sync.Mutex
+	done  bool // Drain returned
+	err   string
+	stuck []Stuck // the reservations left when it timed out
+}
+
+// counters are the pipeline's counts, a struct per stage (atomics: no
+// lock); Stats reads them.
 type counters struct {
+	send     sendCounts
+	delivery deliveryCounts
+	order    orderCounts
+	release  releaseCounts
+	expiry   expiryCounts
+	script   scriptCounts
+	drain    drainCounts
+}
+
+// sendCounts are the dispatcher's: its sends to the MQ and their outcomes,
+// and its crashes and restarts.
+type sendCounts struct {
 	sends, resends, acked, unknownSends, sendErrors, timeoutsStored, lostByMQ, abandoned atomic.Int64
-	deliveries, duplicateDeliveries, redeliveries                                        atomic.Int64
-	orders, rejected, refused, dupSkipped                                                atomic.Int64
-	noStock, userAlreadyOrdered, duplicateResv, dropped, orderTxErrors                   atomic.Int64
-	releases, releasesRejected, releasesExpired                                          atomic.Int64
-	expiriesChecked, expiryHeldByOrder, expiryHeldByMQ                                   atomic.Int64
-	transitions, illegal, redisErrors                                                    atomic.Int64
-	dispStops, dispStarts, stuck, drainMs, drainSwept, drainExtendedMs                   atomic.Int64
+	dispStops, dispStarts                                                                atomic.Int64
+}
+
+// deliveryCounts are the MQ's deliveries to the order stage.
+type deliveryCounts struct {
+	deliveries, duplicateDeliveries, redeliveries atomic.Int64
+}
+
+// orderCounts are the order stage's outcomes.
+type orderCounts struct {
+	orders, rejected, refused, dupSkipped                              atomic.Int64
+	noStock, userAlreadyOrdered, duplicateResv, dropped, orderTxErrors atomic.Int64
+}
+
+// releaseCounts are the units given back (by the release stage or the
+// expiry checker).
+type releaseCounts struct {
+	releases, releasesRejected, releasesExpired atomic.Int64
+}
+
+// expiryCounts are the expiry checker's.
+type expiryCounts struct {
+	expiriesChecked, expiryHeldByOrder, expiryHeldByMQ atomic.Int64
+}
+
+// scriptCounts are the calls of transition.lua and compensate.lua.
+type scriptCounts struct {
+	transitions, illegal, redisErrors atomic.Int64
+}
+
+// drainCounts are Drain's.
+type drainCounts struct {
+	stuck, drainMs, drainSwept, drainExtendedMs atomic.Int64
 }
 
 // New builds a pipeline for activity a; store runs the transition and
@@ -77,7 +152,8 @@ type counters struct {
 // team's own). Nothing runs before Start.
 func New(cfg Config, store *lua.Store, a *lua.Activity) *Pipeline {
 	cfg = cfg.withDefaults()
-	p := &Pipeline{cfg: cfg, st: store, a: a, relWake: make(chan struct{}, 1)}
+	p := &Pipeline{cfg: cfg, st: store, a: a}
+	p.rel.wake = make(chan struct{}, 1)
 	p.rec.during = map[string]map[string]bool{}
 	p.mq = newBroker(cfg.MQ, cfg.Order.Delay, cfg.Seed, &p.c)
 	return p
@@ -98,9 +174,9 @@ func (p *Pipeline) Start(ctx context.Context) error {
 	if p.cfg.Orders == nil {
 		return errors.New("pipeline: Config.Orders is nil: the order stage needs its PostgreSQL database (pipeline.OpenOrders on compose.StartPostgresDB or compose.OpenPostgres)")
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.started {
+	p.run.mu.Lock()
+	defer p.run.mu.Unlock()
+	if p.run.started {
 		return errors.New("pipeline: already started")
 	}
 	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
@@ -112,24 +188,24 @@ func (p *Pipeline) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.started = true
-	p.ctx, p.cancel = context.WithCancel(ctx)
+	p.run.started = true
+	p.run.ctx, p.run.cancel = context.WithCancel(ctx)
 	for b := uint32(0); b < p.a.Buckets; b++ {
-		p.goRun(func() { p.expiryLoop(p.ctx, b) })
+		p.goRun(func() { p.expiryLoop(p.run.ctx, b) })
 	}
 	for i := 0; i < p.cfg.Order.Workers; i++ {
-		p.goRun(func() { p.orderWorker(p.ctx) })
+		p.goRun(func() { p.orderWorker(p.run.ctx) })
 	}
 	p.startCompensatorLocked()
-	p.goRun(func() { p.reconcileLoop(p.ctx) })
+	p.goRun(func() { p.reconcileLoop(p.run.ctx) })
 	p.startDispatcherLocked()
 	return nil
 }
 
 func (p *Pipeline) goRun(f func()) {
-	p.wg.Add(1)
+	p.run.wg.Add(1)
 	go func() {
-		defer p.wg.Done()
+		defer p.run.wg.Done()
 		f()
 	}()
 }
@@ -147,16 +223,16 @@ func (p *Pipeline) StopDispatcher() {
 // stopDispatcher stops the dispatchers; crash says whether it counts as one
 // (Stop's own shutdown does not).
 func (p *Pipeline) stopDispatcher(crash bool) {
-	p.dispMu.Lock()
-	defer p.dispMu.Unlock()
-	if !p.dispOn {
+	p.disp.mu.Lock()
+	defer p.disp.mu.Unlock()
+	if !p.disp.on {
 		return
 	}
-	p.dispStop()
-	p.dispWG.Wait()
-	p.dispOn = false
+	p.disp.stop()
+	p.disp.wg.Wait()
+	p.disp.on = false
 	if crash {
-		p.c.dispStops.Add(1)
+		p.c.send.dispStops.Add(1)
 	}
 }
 
@@ -167,21 +243,21 @@ func (p *Pipeline) StartDispatcher() {
 	if p == nil {
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.started || p.stopped {
+	p.run.mu.Lock()
+	defer p.run.mu.Unlock()
+	if !p.run.started || p.run.stopped {
 		return
 	}
 	p.startDispatcherLocked()
 }
 
 func (p *Pipeline) startDispatcherLocked() {
-	p.dispMu.Lock()
-	defer p.dispMu.Unlock()
-	if p.dispOn {
+	p.disp.mu.Lock()
+	defer p.disp.mu.Unlock()
+	if p.disp.on {
 		return
 	}
-	ctx, cancel := context.WithCancel(p.ctx)
+	ctx, cancel := context.WithCancel(p.run.ctx)
 	wg := &sync.WaitGroup{}
 	for b := uint32(0); b < p.a.Buckets; b++ {
 		wg.Add(1)
@@ -190,15 +266,15 @@ func (p *Pipeline) startDispatcherLocked() {
 			p.dispatchLoop(ctx, b)
 		}()
 	}
-	p.dispStop, p.dispWG, p.dispOn = cancel, wg, true
-	p.c.dispStarts.Add(1)
+	p.disp.stop, p.disp.wg, p.disp.on = cancel, wg, true
+	p.c.send.dispStarts.Add(1)
 }
 
 // DispatcherRunning reports whether the dispatchers run.
 func (p *Pipeline) DispatcherRunning() bool {
-	p.dispMu.Lock()
-	defer p.dispMu.Unlock()
-	return p.dispOn
+	p.disp.mu.Lock()
+	defer p.disp.mu.Unlock()
+	return p.disp.on
 }
 
 // DispatcherState is what the dispatcher-crash fault reports as evidence.
@@ -208,29 +284,29 @@ func (p *Pipeline) DispatcherState() map[string]any {
 	pending, _ := p.zcard(ctx, func(sc lua.Scope) string { return sc.SendPendingKey() })
 	return map[string]any{
 		"running":            p.DispatcherRunning(),
-		"stops":              p.c.dispStops.Load(),
-		"starts":             p.c.dispStarts.Load(),
-		"abandoned_sends":    p.c.abandoned.Load(),
+		"stops":              p.c.send.dispStops.Load(),
+		"starts":             p.c.send.dispStarts.Load(),
+		"abandoned_sends":    p.c.send.abandoned.Load(),
 		"send_pending":       pending,
-		"sends":              p.c.sends.Load(),
-		"duplicate_delivery": p.c.duplicateDeliveries.Load(),
+		"sends":              p.c.send.sends.Load(),
+		"duplicate_delivery": p.c.delivery.duplicateDeliveries.Load(),
 	}
 }
 
 // Stop stops every stage and waits for them. Idempotent.
 func (p *Pipeline) Stop() {
-	p.mu.Lock()
-	if !p.started || p.stopped {
-		p.stopped = true
-		p.mu.Unlock()
+	p.run.mu.Lock()
+	if !p.run.started || p.run.stopped {
+		p.run.stopped = true
+		p.run.mu.Unlock()
 		return
 	}
-	p.stopped = true
-	p.mu.Unlock()
+	p.run.stopped = true
+	p.run.mu.Unlock()
 	p.stopDispatcher(false)
 	p.stopCompensator()
-	p.cancel()
-	p.wg.Wait()
+	p.run.cancel()
+	p.run.wg.Wait()
 }
 
 // ErrDrainTimeout is wrapped by Drain's error when reservations were left.
@@ -269,27 +345,27 @@ func (p *Pipeline) Drain(ctx context.Context, timeout time.Duration) error {
 	defer cancel()
 	deadline, fewest := began.Add(timeout), int64(-1)
 	finish := func(err error) error {
-		p.c.drainMs.Store(time.Since(began).Milliseconds())
-		p.c.drainExtendedMs.Store(max(0, time.Since(began)-timeout).Milliseconds())
-		p.mu.Lock()
-		p.drained = true
-		p.drainErr = ""
+		p.c.drain.drainMs.Store(time.Since(began).Milliseconds())
+		p.c.drain.drainExtendedMs.Store(max(0, time.Since(began)-timeout).Milliseconds())
+		p.drain.mu.Lock()
+		p.drain.done = true
+		p.drain.err = ""
 		if err != nil {
-			p.drainErr = err.Error()
+			p.drain.err = err.Error()
 		}
-		p.mu.Unlock()
+		p.drain.mu.Unlock()
 		return err
 	}
 	var swept time.Time
 	for {
 		left, err := p.zcard(dctx, func(sc lua.Scope) string { return sc.ExpiryKey() })
 		pend, err2 := p.zcard(dctx, func(sc lua.Scope) string { return sc.SendPendingKey() })
-		idle := err == nil && err2 == nil && pend == 0 && p.mq.idle() && p.relBusy.Load() == 0
+		idle := err == nil && err2 == nil && pend == 0 && p.mq.idle() && p.rel.busy.Load() == 0
 		if idle && left == 0 {
-			p.c.stuck.Store(0)
-			p.mu.Lock()
-			p.stuck = nil
-			p.mu.Unlock()
+			p.c.drain.stuck.Store(0)
+			p.drain.mu.Lock()
+			p.drain.stuck = nil
+			p.drain.mu.Unlock()
 			return finish(nil)
 		}
 		if n := left + pend; err == nil && err2 == nil && (fewest < 0 || n < fewest) {
@@ -337,16 +413,16 @@ func (p *Pipeline) drainTimedOut(ctx context.Context, ran, timeout time.Duration
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	stuck, rerr := p.readStuck(rctx)
 	rcancel()
-	p.mu.Lock()
-	p.stuck = stuck
-	p.mu.Unlock()
-	p.c.stuck.Store(int64(len(stuck)))
+	p.drain.mu.Lock()
+	p.drain.stuck = stuck
+	p.drain.mu.Unlock()
+	p.c.drain.stuck.Store(int64(len(stuck)))
 	why := fmt.Sprintf("none came to an end for %s", timeout)
 	if ran >= DrainCapFactor*timeout {
 		why = fmt.Sprintf("still finishing at the cap of %d × %s", DrainCapFactor, timeout)
 	}
 	e := fmt.Errorf("%w after %s (%s): %d reservations not terminal (send_pending %d), mq idle %v, releases pending %d",
-		ErrDrainTimeout, ran.Round(time.Millisecond), why, len(stuck), pend, p.mq.idle(), p.relBusy.Load())
+		ErrDrainTimeout, ran.Round(time.Millisecond), why, len(stuck), pend, p.mq.idle(), p.rel.busy.Load())
 	if rerr != nil {
 		e = errors.Join(e, rerr)
 	}
@@ -379,7 +455,7 @@ func (p *Pipeline) sweepFenced(ctx context.Context) {
 		for _, rid := range ids {
 			rec, err := p.readRecord(ctx, sc, rid)
 			if err == nil && (rec.status == lua.StatusReleasePending || rec.status == lua.StatusRejected) {
-				p.c.drainSwept.Add(1)
+				p.c.drain.drainSwept.Add(1)
 				p.expireOne(ctx, sc, rid)
 			}
 		}
@@ -446,17 +522,17 @@ func (p *Pipeline) OldestSendPendingAge(ctx context.Context) (time.Duration, err
 func (p *Pipeline) Stats() Stats {
 	c := &p.c
 	return Stats{
-		Sends: c.sends.Load(), Resends: c.resends.Load(), Acked: c.acked.Load(), UnknownSends: c.unknownSends.Load(),
-		SendErrors: c.sendErrors.Load(), TimeoutsStored: c.timeoutsStored.Load(), LostByMQ: c.lostByMQ.Load(),
-		AbandonedAtCrash: c.abandoned.Load(), Deliveries: c.deliveries.Load(), DuplicateDeliveries: c.duplicateDeliveries.Load(),
-		Redeliveries: c.redeliveries.Load(), Orders: c.orders.Load(), Rejected: c.rejected.Load(), Refused: c.refused.Load(),
-		NoStock: c.noStock.Load(), UserAlreadyOrdered: c.userAlreadyOrdered.Load(), DuplicateReservations: c.duplicateResv.Load(),
-		DroppedByDefect: c.dropped.Load(), OrderTxErrors: c.orderTxErrors.Load(),
-		DuplicatesSkipped: c.dupSkipped.Load(), Releases: c.releases.Load(), ReleasesRejected: c.releasesRejected.Load(),
-		ReleasesExpired: c.releasesExpired.Load(), ExpiriesChecked: c.expiriesChecked.Load(),
-		ExpiryHeldByOrder: c.expiryHeldByOrder.Load(), ExpiryHeldByMQ: c.expiryHeldByMQ.Load(),
-		Transitions: c.transitions.Load(), IllegalAnswers: c.illegal.Load(), RedisErrors: c.redisErrors.Load(),
-		DispatcherStops: c.dispStops.Load(), DispatcherStarts: c.dispStarts.Load(), Stuck: c.stuck.Load(), DrainMs: c.drainMs.Load(), DrainSwept: c.drainSwept.Load(), DrainExtendedMs: c.drainExtendedMs.Load(),
+		Sends: c.send.sends.Load(), Resends: c.send.resends.Load(), Acked: c.send.acked.Load(), UnknownSends: c.send.unknownSends.Load(),
+		SendErrors: c.send.sendErrors.Load(), TimeoutsStored: c.send.timeoutsStored.Load(), LostByMQ: c.send.lostByMQ.Load(),
+		AbandonedAtCrash: c.send.abandoned.Load(), Deliveries: c.delivery.deliveries.Load(), DuplicateDeliveries: c.delivery.duplicateDeliveries.Load(),
+		Redeliveries: c.delivery.redeliveries.Load(), Orders: c.order.orders.Load(), Rejected: c.order.rejected.Load(), Refused: c.order.refused.Load(),
+		NoStock: c.order.noStock.Load(), UserAlreadyOrdered: c.order.userAlreadyOrdered.Load(), DuplicateReservations: c.order.duplicateResv.Load(),
+		DroppedByDefect: c.order.dropped.Load(), OrderTxErrors: c.order.orderTxErrors.Load(),
+		DuplicatesSkipped: c.order.dupSkipped.Load(), Releases: c.release.releases.Load(), ReleasesRejected: c.release.releasesRejected.Load(),
+		ReleasesExpired: c.release.releasesExpired.Load(), ExpiriesChecked: c.expiry.expiriesChecked.Load(),
+		ExpiryHeldByOrder: c.expiry.expiryHeldByOrder.Load(), ExpiryHeldByMQ: c.expiry.expiryHeldByMQ.Load(),
+		Transitions: c.script.transitions.Load(), IllegalAnswers: c.script.illegal.Load(), RedisErrors: c.script.redisErrors.Load(),
+		DispatcherStops: c.send.dispStops.Load(), DispatcherStarts: c.send.dispStarts.Load(), Stuck: c.drain.stuck.Load(), DrainMs: c.drain.drainMs.Load(), DrainSwept: c.drain.drainSwept.Load(), DrainExtendedMs: c.drain.drainExtendedMs.Load(),
 		ServiceSends: p.svc.sends.Load(), ServiceSendsLost: p.svc.lost.Load(), RecoveredByScanner: p.svc.recovered.Load(),
 	}
 }
@@ -465,15 +541,15 @@ func (p *Pipeline) Stats() Stats {
 // Stop for the final picture).
 func (p *Pipeline) Evidence() *Evidence {
 	sends, dels := p.mq.snapshot()
-	p.mu.Lock()
-	drained, derr, stuck := p.drained, p.drainErr, append([]Stuck(nil), p.stuck...)
-	p.mu.Unlock()
-	p.errMu.Lock()
-	lastErr := p.lastOrderErr
-	p.errMu.Unlock()
+	p.drain.mu.Lock()
+	drained, derr, stuck := p.drain.done, p.drain.err, append([]Stuck(nil), p.drain.stuck...)
+	p.drain.mu.Unlock()
+	p.orders.mu.Lock()
+	lastErr := p.orders.lastErr
+	p.orders.mu.Unlock()
 	return &Evidence{
 		Config: p.cfg, Defects: p.cfg.Defects.Names(), Buckets: p.a.Buckets,
-		Events: p.log.snapshot(), Sends: sends, Deliveries: dels, Orders: p.orderLog.snapshot(),
+		Events: p.log.snapshot(), Sends: sends, Deliveries: dels, Orders: p.orders.log.snapshot(),
 		Stats: p.Stats(), Drained: drained, DrainErr: derr, Stuck: stuck,
 		OrderDB: p.cfg.Orders.Schema(), Throughput: p.cfg.Orders.Throughput(), Reconciliation: p.Reconciliation(),
 		LastOrderError: lastErr,
@@ -482,9 +558,9 @@ func (p *Pipeline) Evidence() *Evidence {
 
 // noteOrderError keeps the last order transaction error for the evidence.
 func (p *Pipeline) noteOrderError(err error) {
-	p.errMu.Lock()
-	p.lastOrderErr = err.Error()
-	p.errMu.Unlock()
+	p.orders.mu.Lock()
+	p.orders.lastErr = err.Error()
+	p.orders.mu.Unlock()
 }
 
 // orderLog is the order stage's record of its committed transactions.
@@ -519,14 +595,14 @@ func (p *Pipeline) transition(ctx context.Context, stage Stage, sc lua.Scope, ri
 	cancel()
 	ev := Event{Start: start, End: time.Now(), Stage: stage, Op: OpTransition, RID: rid, Bucket: sc.Bucket, User: user,
 		Target: args.Target, Delivery: delivery, Note: note}
-	p.c.transitions.Add(1)
+	p.c.script.transitions.Add(1)
 	if err != nil {
 		ev.Code, ev.Err = -1, err.Error()
-		p.c.redisErrors.Add(1)
+		p.c.script.redisErrors.Add(1)
 	} else {
 		ev.Code, ev.Answer, ev.Status = int64(res.Code), res.Code.String(), res.Previous
 		if res.Code == lua.TransitionIllegal {
-			p.c.illegal.Add(1)
+			p.c.script.illegal.Add(1)
 		}
 	}
 	p.log.add(ev)
@@ -542,16 +618,16 @@ func (p *Pipeline) compensate(ctx context.Context, stage Stage, sc lua.Scope, ri
 	ev := Event{Start: start, End: time.Now(), Stage: stage, Op: OpCompensate, RID: rid, Bucket: sc.Bucket, User: user, Note: note}
 	if err != nil {
 		ev.Code, ev.Err = -1, err.Error()
-		p.c.redisErrors.Add(1)
+		p.c.script.redisErrors.Add(1)
 	} else {
 		ev.Code, ev.Answer, ev.Status = int64(res.Code), res.Code.String(), lua.Status(res.Status)
 		if res.Code == lua.CompensateReleased {
-			p.c.releases.Add(1)
+			p.c.release.releases.Add(1)
 			switch stage {
 			case StageRelease:
-				p.c.releasesRejected.Add(1)
+				p.c.release.releasesRejected.Add(1)
 			case StageExpiry:
-				p.c.releasesExpired.Add(1)
+				p.c.release.releasesExpired.Add(1)
 			}
 		}
 	}
@@ -580,7 +656,7 @@ func (p *Pipeline) readRecord(ctx context.Context, sc lua.Scope, rid string) (re
 	defer cancel()
 	v, err := p.st.Client().HMGet(cctx, sc.ResvKey(rid), "status", "user_id", "message_id").Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		p.c.redisErrors.Add(1)
+		p.c.script.redisErrors.Add(1)
 		return record{}, err
 	}
 	if len(v) != 3 || v[0] == nil {

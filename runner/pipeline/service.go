@@ -40,9 +40,9 @@ func (p *Pipeline) ServiceSend(ctx context.Context, b uint32, rid string) {
 	if !p.ServiceSends() || b >= p.a.Buckets {
 		return
 	}
-	p.mu.Lock()
-	live := p.started && !p.stopped
-	p.mu.Unlock()
+	p.run.mu.Lock()
+	live := p.run.started && !p.run.stopped
+	p.run.mu.Unlock()
 	if !live {
 		return
 	}
@@ -81,9 +81,9 @@ func (p *Pipeline) CrashService() bool {
 	if !p.ServiceSends() {
 		return false
 	}
-	p.mu.Lock()
-	live := p.started && !p.stopped
-	p.mu.Unlock()
+	p.run.mu.Lock()
+	live := p.run.started && !p.run.stopped
+	p.run.mu.Unlock()
 	if !live {
 		return false
 	}

@@ -33,7 +33,7 @@ func (p *Pipeline) dispatchLoop(ctx context.Context, b uint32) {
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
-				p.c.redisErrors.Add(1)
+				p.c.script.redisErrors.Add(1)
 			}
 			ctxsleep.For(ctx, cfg.Every)
 			continue
@@ -92,7 +92,7 @@ func (p *Pipeline) sendOne(ctx context.Context, sc lua.Scope, rid string) bool {
 		// Crashed between the MQ and Redis: the reservation is still due
 		// and will be sent again, with the same message_id.
 		p.mq.markAbandoned(sent.seq)
-		p.c.abandoned.Add(1)
+		p.c.send.abandoned.Add(1)
 		return false
 	}
 	args := lua.TransitionArgs{Target: lua.StatusEnqueued, MessageID: mid}
@@ -163,13 +163,13 @@ func (p *Pipeline) drops(id string) bool {
 func (p *Pipeline) handleOrder(ctx context.Context, d *delivery) {
 	m := d.msg
 	if p.drops(m.ID) {
-		p.c.dropped.Add(1)
+		p.c.order.dropped.Add(1)
 		p.mq.ack(d)
 		return
 	}
 	sc := p.a.Scope(m.Bucket)
 	x := &orderTx{act: p.a, m: m, delivery: d.Seq, businessNo: p.rejects(m.ID), defects: p.cfg.Defects, orderID: OrderID(m.RID),
-		hooks: p.commitHooks.Load()}
+		hooks: p.orders.commitHooks.Load()}
 	x.fence = func(result string) (bool, string, error) {
 		args := lua.TransitionArgs{Target: lua.StatusOrderCreated, MessageID: m.ID, OrderID: x.orderID}
 		if result != OrderCreated {
@@ -197,13 +197,13 @@ func (p *Pipeline) handleOrder(ctx context.Context, d *delivery) {
 	}
 	row, err := p.cfg.Orders.handle(ctx, x)
 	if err != nil {
-		p.c.orderTxErrors.Add(1)
+		p.c.order.orderTxErrors.Add(1)
 		p.noteOrderError(err)
 		p.mq.nack(d, 50*time.Millisecond)
 		return
 	}
 	if x.duplicateMsg {
-		p.c.dupSkipped.Add(1)
+		p.c.order.dupSkipped.Add(1)
 		if IsRejection(row.Result) && x.fencedNow {
 			// Still REJECTED (its first fence may have failed): the release is idempotent.
 			p.enqueueRelease(releaseItem{rid: m.RID, bucket: m.Bucket, user: m.User})
@@ -211,23 +211,23 @@ func (p *Pipeline) handleOrder(ctx context.Context, d *delivery) {
 		p.mq.ack(d)
 		return
 	}
-	p.orderLog.add(row)
+	p.orders.log.add(row)
 	switch {
 	case row.Result == OrderCreated:
-		p.c.orders.Add(1)
+		p.c.order.orders.Add(1)
 	case IsRejection(row.Result):
-		p.c.rejected.Add(1)
+		p.c.order.rejected.Add(1)
 		switch row.Result {
 		case OrderNoStock:
-			p.c.noStock.Add(1)
+			p.c.order.noStock.Add(1)
 		case OrderUserAlreadyOrdered:
-			p.c.userAlreadyOrdered.Add(1)
+			p.c.order.userAlreadyOrdered.Add(1)
 		case OrderDuplicateResv:
-			p.c.duplicateResv.Add(1)
+			p.c.order.duplicateResv.Add(1)
 		}
 		p.enqueueRelease(releaseItem{rid: m.RID, bucket: m.Bucket, user: m.User})
 	default:
-		p.c.refused.Add(1)
+		p.c.order.refused.Add(1)
 	}
 	p.mq.ack(d)
 }
@@ -283,47 +283,47 @@ type releaseItem struct {
 // of the compensator (it stands for a durable queue): items wait there for
 // the restarted workers.
 func (p *Pipeline) enqueueRelease(it releaseItem) {
-	p.relBusy.Add(1)
+	p.rel.busy.Add(1)
 	p.requeueRelease(it, false)
 }
 
 // requeueRelease adds it to the queue (at the front: a redelivery) and
 // wakes a worker; relBusy is the caller's.
 func (p *Pipeline) requeueRelease(it releaseItem, front bool) {
-	p.relMu.Lock()
+	p.rel.mu.Lock()
 	if front {
-		p.relQueue = append([]releaseItem{it}, p.relQueue...)
+		p.rel.queue = append([]releaseItem{it}, p.rel.queue...)
 	} else {
-		p.relQueue = append(p.relQueue, it)
+		p.rel.queue = append(p.rel.queue, it)
 	}
-	p.relMu.Unlock()
+	p.rel.mu.Unlock()
 	select {
-	case p.relWake <- struct{}{}:
+	case p.rel.wake <- struct{}{}:
 	default:
 	}
 }
 
 func (p *Pipeline) nextRelease(ctx context.Context) (releaseItem, bool) {
 	for ctx.Err() == nil {
-		p.relMu.Lock()
-		if len(p.relQueue) > 0 {
-			it := p.relQueue[0]
-			p.relQueue = p.relQueue[1:]
-			more := len(p.relQueue) > 0
-			p.relMu.Unlock()
+		p.rel.mu.Lock()
+		if len(p.rel.queue) > 0 {
+			it := p.rel.queue[0]
+			p.rel.queue = p.rel.queue[1:]
+			more := len(p.rel.queue) > 0
+			p.rel.mu.Unlock()
 			if more {
 				select {
-				case p.relWake <- struct{}{}:
+				case p.rel.wake <- struct{}{}:
 				default:
 				}
 			}
 			return it, true
 		}
-		p.relMu.Unlock()
+		p.rel.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return releaseItem{}, false
-		case <-p.relWake:
+		case <-p.rel.wake:
 		}
 	}
 	return releaseItem{}, false
@@ -348,7 +348,7 @@ func (p *Pipeline) releaseWorker(ctx context.Context) {
 			}
 			continue
 		}
-		p.relBusy.Add(-1)
+		p.rel.busy.Add(-1)
 	}
 }
 
@@ -410,7 +410,7 @@ func (p *Pipeline) expiryLoop(ctx context.Context, b uint32) {
 			cancel()
 			if err != nil {
 				if ctx.Err() == nil {
-					p.c.redisErrors.Add(1)
+					p.c.script.redisErrors.Add(1)
 				}
 				break
 			}
@@ -439,7 +439,7 @@ func (p *Pipeline) expireOne(ctx context.Context, sc lua.Scope, rid string) bool
 	if err != nil || !rec.found {
 		return false
 	}
-	p.c.expiriesChecked.Add(1)
+	p.c.expiry.expiriesChecked.Add(1)
 	mid := rec.msgID
 	if mid == "" {
 		mid = lua.MessageID(rid)
@@ -461,7 +461,7 @@ func (p *Pipeline) expireOne(ctx context.Context, sc lua.Scope, rid string) bool
 		return fenceAndRelease("order-rejected")
 	case lua.StatusReserved, lua.StatusSendUnknown, lua.StatusEnqueued:
 		if p.cfg.Defects.ExpiryDirectCompensate {
-			if _, tried := p.directTried.LoadOrStore(rid, true); tried {
+			if _, tried := p.expiry.directTried.LoadOrStore(rid, true); tried {
 				return false
 			}
 			c, err := p.compensate(ctx, StageExpiry, sc, rid, rec.user, "expired", "defect:direct")
@@ -472,11 +472,11 @@ func (p *Pipeline) expireOne(ctx context.Context, sc lua.Scope, rid string) bool
 			held := p.cfg.Orders.holds(hctx, mid, p.cfg.Defects.OrderNoDedupe)
 			cancel()
 			if held {
-				p.c.expiryHeldByOrder.Add(1)
+				p.c.expiry.expiryHeldByOrder.Add(1)
 				return false
 			}
 			if p.mq.outstanding(mid) {
-				p.c.expiryHeldByMQ.Add(1)
+				p.c.expiry.expiryHeldByMQ.Add(1)
 				return false
 			}
 		}
