@@ -41,11 +41,11 @@ func (x *execution) events(rep *reports.Report) {
 	})
 	rep.UnplannedEvents, rep.AttributedEvents = servers.Attribute(evs, faultCauses(x.plan.Faults, x.plan.FaultNames), interval)
 	for i := range rep.UnplannedEvents {
-		rep.UnplannedEvents[i].Tolerated = slices.Contains(x.plan.TolerateEvents, rep.UnplannedEvents[i].What)
+		rep.UnplannedEvents[i].Tolerated = slices.Contains(x.plan.Judging.TolerateEvents, rep.UnplannedEvents[i].What)
 	}
 	var h *runner.History
-	if x.res != nil {
-		h = x.res.History
+	if x.load.res != nil {
+		h = x.load.res.History
 	}
 	annotateChecks(rep, h)
 }

@@ -16,7 +16,7 @@ import (
 // assertion.
 func (x *execution) judgeBaseline(ctx context.Context, rep *reports.Report) {
 	st := x.out.Baseline
-	if st == nil || x.pre.Refused() || x.interrupted != "" || x.plan.Generator.Split() {
+	if st == nil || x.sut.pre.Refused() || x.load.interrupted != "" || x.plan.Generator.Split() {
 		return
 	}
 	tonight := history.FromReport(rep, history.KindRun, x.out.Dir)
@@ -25,7 +25,7 @@ func (x *execution) judgeBaseline(ctx context.Context, rep *reports.Report) {
 		rep.Assertions = append(rep.Assertions, assertion("baseline: the results history read", false, 0, nil, err.Error()))
 		return
 	}
-	rep.Baseline = history.Judge(tonight, past, history.DefaultThresholds().With(x.plan.Regressions), st.Where())
+	rep.Baseline = history.Judge(tonight, past, history.DefaultThresholds().With(x.plan.Judging.Regressions), st.Where())
 	rep.Assertions = append(rep.Assertions, history.Assertions(rep.Baseline)...)
 	x.out.logger().Info("baseline", "history", st.Where(), "status", rep.Baseline.Status, "detail", rep.Baseline.Detail)
 }

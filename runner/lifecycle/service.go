@@ -41,7 +41,7 @@ func refuseServiceRouting(cf ClusterSpec) error {
 // (service_behind_proxies). Without a ServiceCmd it does nothing.
 func (x *execution) startService(ctx context.Context) error {
 	p := x.plan
-	if p.ServiceCmd == "" {
+	if p.Service.Cmd == "" {
 		return nil
 	}
 	cr, ok := x.stand.Cluster.(compose.ClientRouting)
@@ -49,21 +49,21 @@ func (x *execution) startService(ctx context.Context) error {
 		return errors.New("--service-cmd: the stand's nodes do not announce their client proxies (a stand opened without ClusterSpec.ServiceRouting): the service could not be routed through the faults")
 	}
 	log := x.out.logger()
-	child, err := servicechild.Start(ctx, servicechild.Options{Cmd: p.ServiceCmd, Ready: p.ServiceReady, Listen: p.ServiceListen, RedisAddrs: cr.Seeds(),
-		Secret: string(x.secret()), PGURL: x.pgURL, Dir: x.out.Dir,
+	child, err := servicechild.Start(ctx, servicechild.Options{Cmd: p.Service.Cmd, Ready: p.Service.Ready, Listen: p.Service.Listen, RedisAddrs: cr.Seeds(),
+		Secret: string(x.secret()), PGURL: x.pipe.pgURL, Dir: x.out.Dir,
 		Sale: servicechild.Sale{Activity: x.act.ID, SKU: x.act.SKU, Stock: x.act.Stock, Buckets: x.act.Buckets},
 		Logf: func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }})
 	if err != nil {
 		return err
 	}
-	x.svc = child
+	x.service.child = child
 	x.cleanup = append(x.cleanup, func() { _ = child.Stop() })
-	if x.tl != nil {
-		x.tl.Env.Service = child
+	if x.fault.tl != nil {
+		x.fault.tl.Env.Service = child
 	}
-	x.svcConns = startConnSampler(child, x.stand, x.tl)
-	x.cleanup = append(x.cleanup, x.svcConns.stop)
-	log.Info(fmt.Sprintf("service: %s at %s, Redis through the proxies %s", p.ServiceCmd, child.URL(), strings.Join(cr.Seeds(), ",")))
+	x.service.conns = startConnSampler(child, x.stand, x.fault.tl)
+	x.cleanup = append(x.cleanup, x.service.conns.stop)
+	log.Info(fmt.Sprintf("service: %s at %s, Redis through the proxies %s", p.Service.Cmd, child.URL(), strings.Join(cr.Seeds(), ",")))
 	return nil
 }
 

@@ -112,8 +112,8 @@ func TestInputsTheCallerHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Stand != st || p.ActivityID != "st1-1" || p.SharedActivity || string(p.Secret) != "k" || p.Path == nil || p.PathName != "mine" {
-		t.Fatalf("plan: stand %p, activity %q shared %v, secret %q, path %v %q", p.Stand, p.ActivityID, p.SharedActivity, p.Secret, p.Path != nil, p.PathName)
+	if p.Stand != st || p.Activity.ID != "st1-1" || p.Activity.Shared || string(p.Secret) != "k" || p.Path == nil || p.PathName != "mine" {
+		t.Fatalf("plan: stand %p, activity %q shared %v, secret %q, path %v %q", p.Stand, p.Activity.ID, p.Activity.Shared, p.Secret, p.Path != nil, p.PathName)
 	}
 	for name, c := range map[string]struct {
 		in   Inputs
