@@ -283,7 +283,7 @@ func judgeP2(f *Facts) Verdict {
 	t := census(f)
 	ev := map[string]any{"by_status": t.byStatus, "stuck": len(t.stuck), "stuck_ids": listed(append([]string(nil), t.stuck...)),
 		"send_pending_left": sp, "reservation_expiry_left": ex, "missing_records": t.missing, "drain_error": f.Pipeline.DrainErr,
-		"drain_ms": f.Pipeline.Stats.DrainMs}
+		"drain_ms": f.Pipeline.Stats.Drain.DrainMs}
 	failed := len(t.stuck) > 0 || sp > 0 || ex > 0
 	detail := fmt.Sprintf("after the drain all %d reservations are terminal (%d ORDER_CREATED, %d RELEASED); send_pending and reservation_expiry empty",
 		t.seen-t.missing, t.byStatus[string(lua.StatusOrderCreated)], t.byStatus[string(lua.StatusReleased)])
@@ -413,12 +413,12 @@ func judgeP4(f *Facts) Verdict {
 		maxCopies = max(maxCopies, len(c))
 	}
 	st := f.Pipeline.Stats
-	ev := map[string]any{"sends": st.Sends, "resends": st.Resends, "duplicate_deliveries": st.DuplicateDeliveries,
+	ev := map[string]any{"sends": st.Send.Sends, "resends": st.Send.Resends, "duplicate_deliveries": st.Delivery.DuplicateDeliveries,
 		"messages_delivered_more_than_once": dupMsgs, "max_copies_of_one_message": maxCopies,
-		"duplicates_skipped_by_dedupe": st.DuplicatesSkipped, "orders": len(created), "order_rows": len(f.Pipeline.Orders),
+		"duplicates_skipped_by_dedupe": st.Order.DuplicatesSkipped, "orders": len(created), "order_rows": len(f.Pipeline.Orders),
 		"wrong_message_ids": wrongID, "violations": listed(append([]string(nil), bad...)), "violation_count": len(bad)}
 	detail := fmt.Sprintf("%d orders, none twice; %d duplicate deliveries of %d message ids (allowed, deduped on message_id)",
-		len(created), st.DuplicateDeliveries, dupMsgs)
+		len(created), st.Delivery.DuplicateDeliveries, dupMsgs)
 	if len(bad) > 0 {
 		detail = fmt.Sprintf("%d violations of one order per reservation, e.g. %s", len(bad), bad[0])
 	}

@@ -67,7 +67,7 @@ func (x *execution) onServerRound(nodes map[string]reports.NodeSample, pool *rep
 		}
 		if x.pipe.pl != nil {
 			st := x.pipe.pl.Stats()
-			x.obs.live.SetSendPending(max(0, st.Sends-st.Acked-st.UnknownSends-st.SendErrors))
+			x.obs.live.SetSendPending(max(0, st.Send.Sends-st.Send.Acked-st.Send.UnknownSends-st.Send.SendErrors))
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			if age, err := x.pipe.pl.OldestSendPendingAge(ctx); err == nil {
 				x.obs.live.SetSendPendingOldestAge(age)

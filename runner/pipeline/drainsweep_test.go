@@ -79,10 +79,10 @@ func TestDrainFinishesReleasesWhoseCompensateFailed(t *testing.T) {
 		o.log(t)
 		t.Fatalf("drain: %v (stuck %v)", o.drainErr, o.ev.Stuck)
 	}
-	if o.ev.Stats.DrainSwept == 0 {
+	if o.ev.Stats.Drain.DrainSwept == 0 {
 		o.log(t)
 		t.Fatal("setup: the release stage finished every release itself: nothing was left for the drain")
 	}
 	o.expectPass(t, "P1", "P2", "P3", "P5", "I1", "I2", "I3", "I8")
-	t.Logf("%d compensate calls cut; the drain swept %d leftovers in %d ms", cut.fails.Load(), o.ev.Stats.DrainSwept, o.ev.Stats.DrainMs)
+	t.Logf("%d compensate calls cut; the drain swept %d leftovers in %d ms", cut.fails.Load(), o.ev.Stats.Drain.DrainSwept, o.ev.Stats.Drain.DrainMs)
 }

@@ -43,7 +43,7 @@ func TestOrderCommitFailingLeavesNoFence(t *testing.T) {
 	mu.Lock()
 	n := len(failed)
 	mu.Unlock()
-	if n == 0 || o.ev.Stats.Orders == 0 {
+	if n == 0 || o.ev.Stats.Order.Orders == 0 {
 		t.Fatalf("no commit failed (%d) or no order made (%+v): the test exercised nothing", n, o.ev.Stats)
 	}
 	fin := o.ev.Reconciliation.Final

@@ -100,42 +100,79 @@ type Stuck struct {
 	Status lua.Status
 }
 
-// Stats are the pipeline's counters.
+// Stats are the pipeline's counters, a struct per stage.
 type Stats struct {
-	Sends               int64 // sends to the MQ (first sends and re-sends)
-	Resends             int64 // sends of a message_id already sent before
-	Acked               int64
-	UnknownSends        int64 // timeouts: outcome unknown to the dispatcher
-	SendErrors          int64 // the MQ refused the send
-	TimeoutsStored      int64 // timeouts whose message the broker did store
-	LostByMQ            int64
-	AbandonedAtCrash    int64 // sends cut between the MQ and the Redis transition by a dispatcher stop
+	Send     SendStats
+	Delivery DeliveryStats
+	Order    OrderStats
+	Release  ReleaseStats
+	Expiry   ExpiryStats
+	Script   ScriptStats
+	Drain    DrainStats
+	Service  ServiceStats
+}
+
+// SendStats are the dispatcher's sends to the MQ, their outcomes, and the
+// dispatcher's crashes and restarts.
+type SendStats struct {
+	Sends            int64 // sends to the MQ (first sends and re-sends)
+	Resends          int64 // sends of a message_id already sent before
+	Acked            int64
+	UnknownSends     int64 // timeouts: outcome unknown to the dispatcher
+	SendErrors       int64 // the MQ refused the send
+	TimeoutsStored   int64 // timeouts whose message the broker did store
+	LostByMQ         int64
+	AbandonedAtCrash int64 // sends cut between the MQ and the Redis transition by a dispatcher stop
+	DispatcherStops  int64 // StopDispatcher calls (crashes), not the final Stop
+	DispatcherStarts int64
+}
+
+// DeliveryStats are the MQ's deliveries to the order stage.
+type DeliveryStats struct {
 	Deliveries          int64
 	DuplicateDeliveries int64 // deliveries of a message_id from a second (third…) stored send
 	Redeliveries        int64 // the same copy again after the order stage failed on it
-	Orders              int64 // order transactions committed "created"
-	Rejected            int64 // … committed with a rejection (business, no_stock, user_already_ordered, duplicate_reservation)
-	NoStock             int64 // … of which the conditional decrement found no stock
-	UserAlreadyOrdered  int64 // … of which the one-valid-order-per-user index refused
+}
+
+// OrderStats are the order stage's outcomes.
+type OrderStats struct {
+	Orders             int64 // order transactions committed "created"
+	Rejected           int64 // … committed with a rejection (business, no_stock, user_already_ordered, duplicate_reservation)
+	NoStock            int64 // … of which the conditional decrement found no stock
+	UserAlreadyOrdered int64 // … of which the one-valid-order-per-user index refused
 	// DuplicateReservations: the reservation or message already had an order.
 	DuplicateReservations int64
 	Refused               int64 // committed "refused" (the Redis fence refused: no order)
 	DroppedByDefect       int64 // deliveries dropped by Defects.OrderDropsMessages
 	OrderTxErrors         int64 // order transactions rolled back on an error (redelivered)
 	DuplicatesSkipped     int64 // deliveries dropped by the message_id dedupe
-	Releases              int64 // compensate answered RELEASED (any stage)
-	ReleasesRejected      int64 // … by the release stage
-	ReleasesExpired       int64 // … by the expiry checker
-	ExpiriesChecked       int64 // expired reservations examined
-	ExpiryHeldByOrder     int64 // left alone: the order DB has (or is making) its order
-	ExpiryHeldByMQ        int64 // left alone: the MQ still holds a copy of its message
-	Transitions           int64
-	IllegalAnswers        int64 // transition answered ILLEGAL_TRANSITION (the machine refused)
-	RedisErrors           int64
-	DispatcherStops       int64 // StopDispatcher calls (crashes), not the final Stop
-	DispatcherStarts      int64
-	Stuck                 int64 // not terminal when Drain gave up (0 after a complete drain)
-	DrainMs               int64 // how long the drain took (or its timeout)
+}
+
+// ReleaseStats are the units given back.
+type ReleaseStats struct {
+	Releases         int64 // compensate answered RELEASED (any stage)
+	ReleasesRejected int64 // … by the release stage
+	ReleasesExpired  int64 // … by the expiry checker
+}
+
+// ExpiryStats are the expiry checker's.
+type ExpiryStats struct {
+	ExpiriesChecked   int64 // expired reservations examined
+	ExpiryHeldByOrder int64 // left alone: the order DB has (or is making) its order
+	ExpiryHeldByMQ    int64 // left alone: the MQ still holds a copy of its message
+}
+
+// ScriptStats are the calls of transition.lua and compensate.lua.
+type ScriptStats struct {
+	Transitions    int64
+	IllegalAnswers int64 // transition answered ILLEGAL_TRANSITION (the machine refused)
+	RedisErrors    int64
+}
+
+// DrainStats are Drain's.
+type DrainStats struct {
+	Stuck   int64 // not terminal when Drain gave up (0 after a complete drain)
+	DrainMs int64 // how long the drain took (or its timeout)
 	// DrainExtendedMs is how long the drain ran past its timeout because
 	// reservations kept coming to an end (Drain; 0: within its timeout).
 	DrainExtendedMs int64
@@ -143,9 +180,13 @@ type Stats struct {
 	// sent to be finished before their TTL (Drain's sweep; a leftover the
 	// sweep could not finish at once counts at each sweep).
 	DrainSwept int64
-	// The access service's own sends (DispatcherConfig.ScanAfter > 0):
-	// made, lost by a crash between reserve and send (service-crash), and
-	// of those, sent later by the send_pending scanner.
+}
+
+// ServiceStats are the access service's own sends
+// (DispatcherConfig.ScanAfter > 0): made, lost by a crash between reserve
+// and send (service-crash), and of those, sent later by the send_pending
+// scanner.
+type ServiceStats struct {
 	ServiceSends, ServiceSendsLost, RecoveredByScanner int64
 }
 
@@ -198,19 +239,19 @@ func (l *eventLog) snapshot() []Event {
 func (e *Evidence) Summary() map[string]any {
 	s := e.Stats
 	m := map[string]any{
-		"sends": s.Sends, "resends": s.Resends, "acked": s.Acked, "unknown_sends": s.UnknownSends,
-		"send_errors": s.SendErrors, "timeouts_stored": s.TimeoutsStored, "lost_by_mq": s.LostByMQ,
-		"abandoned_at_crash": s.AbandonedAtCrash, "deliveries": s.Deliveries,
-		"duplicate_deliveries": s.DuplicateDeliveries, "redeliveries": s.Redeliveries,
-		"duplicates_skipped": s.DuplicatesSkipped, "orders": s.Orders, "rejected": s.Rejected,
-		"refused": s.Refused, "releases": s.Releases, "releases_rejected": s.ReleasesRejected,
-		"releases_expired": s.ReleasesExpired, "expiries_checked": s.ExpiriesChecked,
-		"expiry_held_by_order": s.ExpiryHeldByOrder, "expiry_held_by_mq": s.ExpiryHeldByMQ,
-		"transitions": s.Transitions, "illegal_answers": s.IllegalAnswers, "redis_errors": s.RedisErrors,
-		"dispatcher_crashes": s.DispatcherStops, "stuck": s.Stuck, "drained": e.Drained, "drain_ms": s.DrainMs, "drain_extended_ms": s.DrainExtendedMs, "drain_swept": s.DrainSwept,
-		"no_stock": s.NoStock, "user_already_ordered": s.UserAlreadyOrdered, "duplicate_reservations": s.DuplicateReservations,
-		"order_tx_errors": s.OrderTxErrors, "dropped_by_defect": s.DroppedByDefect,
-		"service_sends": s.ServiceSends, "service_sends_lost": s.ServiceSendsLost, "recovered_by_scanner": s.RecoveredByScanner,
+		"sends": s.Send.Sends, "resends": s.Send.Resends, "acked": s.Send.Acked, "unknown_sends": s.Send.UnknownSends,
+		"send_errors": s.Send.SendErrors, "timeouts_stored": s.Send.TimeoutsStored, "lost_by_mq": s.Send.LostByMQ,
+		"abandoned_at_crash": s.Send.AbandonedAtCrash, "deliveries": s.Delivery.Deliveries,
+		"duplicate_deliveries": s.Delivery.DuplicateDeliveries, "redeliveries": s.Delivery.Redeliveries,
+		"duplicates_skipped": s.Order.DuplicatesSkipped, "orders": s.Order.Orders, "rejected": s.Order.Rejected,
+		"refused": s.Order.Refused, "releases": s.Release.Releases, "releases_rejected": s.Release.ReleasesRejected,
+		"releases_expired": s.Release.ReleasesExpired, "expiries_checked": s.Expiry.ExpiriesChecked,
+		"expiry_held_by_order": s.Expiry.ExpiryHeldByOrder, "expiry_held_by_mq": s.Expiry.ExpiryHeldByMQ,
+		"transitions": s.Script.Transitions, "illegal_answers": s.Script.IllegalAnswers, "redis_errors": s.Script.RedisErrors,
+		"dispatcher_crashes": s.Send.DispatcherStops, "stuck": s.Drain.Stuck, "drained": e.Drained, "drain_ms": s.Drain.DrainMs, "drain_extended_ms": s.Drain.DrainExtendedMs, "drain_swept": s.Drain.DrainSwept,
+		"no_stock": s.Order.NoStock, "user_already_ordered": s.Order.UserAlreadyOrdered, "duplicate_reservations": s.Order.DuplicateReservations,
+		"order_tx_errors": s.Order.OrderTxErrors, "dropped_by_defect": s.Order.DroppedByDefect,
+		"service_sends": s.Service.ServiceSends, "service_sends_lost": s.Service.ServiceSendsLost, "recovered_by_scanner": s.Service.RecoveredByScanner,
 		"order_db":       map[string]any{"schema": e.OrderDB, "throughput": e.Throughput},
 		"reconciliation": e.Reconciliation,
 	}

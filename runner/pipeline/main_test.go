@@ -211,14 +211,14 @@ func (o *outcome) log(t *testing.T) {
 	}
 	s := o.ev.Stats
 	t.Logf("pipeline: sends=%d resends=%d acked=%d unknown=%d errors=%d timeouts_stored=%d lost=%d abandoned=%d | deliveries=%d duplicates=%d redeliveries=%d skipped=%d | orders=%d rejected=%d refused=%d | releases=%d (rejected %d, expired %d) expiries_checked=%d held_by_order=%d held_by_mq=%d | illegal=%d redis_errors=%d | dispatcher stops=%d starts=%d | stuck=%d drain=%dms",
-		s.Sends, s.Resends, s.Acked, s.UnknownSends, s.SendErrors, s.TimeoutsStored, s.LostByMQ, s.AbandonedAtCrash,
-		s.Deliveries, s.DuplicateDeliveries, s.Redeliveries, s.DuplicatesSkipped, s.Orders, s.Rejected, s.Refused,
-		s.Releases, s.ReleasesRejected, s.ReleasesExpired, s.ExpiriesChecked, s.ExpiryHeldByOrder, s.ExpiryHeldByMQ,
-		s.IllegalAnswers, s.RedisErrors, s.DispatcherStops, s.DispatcherStarts, s.Stuck, s.DrainMs)
+		s.Send.Sends, s.Send.Resends, s.Send.Acked, s.Send.UnknownSends, s.Send.SendErrors, s.Send.TimeoutsStored, s.Send.LostByMQ, s.Send.AbandonedAtCrash,
+		s.Delivery.Deliveries, s.Delivery.DuplicateDeliveries, s.Delivery.Redeliveries, s.Order.DuplicatesSkipped, s.Order.Orders, s.Order.Rejected, s.Order.Refused,
+		s.Release.Releases, s.Release.ReleasesRejected, s.Release.ReleasesExpired, s.Expiry.ExpiriesChecked, s.Expiry.ExpiryHeldByOrder, s.Expiry.ExpiryHeldByMQ,
+		s.Script.IllegalAnswers, s.Script.RedisErrors, s.Send.DispatcherStops, s.Send.DispatcherStarts, s.Drain.Stuck, s.Drain.DrainMs)
 	th := o.ev.Throughput
 	t.Logf("postgres %s: %d order transactions, p50 %.2fms p99 %.2fms max %.2fms; stock-row UPDATE p99 %.2fms; %d orders at %.0f orders/s; no_stock=%d user_already_ordered=%d tx_errors=%d (last %q)",
 		o.ev.OrderDB, th.Transactions, th.TxP50Ms, th.TxP99Ms, th.TxMaxMs, th.StockRowP99Ms, th.OrdersCreated, th.OrdersPerSec,
-		s.NoStock, s.UserAlreadyOrdered, s.OrderTxErrors, o.ev.LastOrderError)
+		s.Order.NoStock, s.Order.UserAlreadyOrdered, s.Order.OrderTxErrors, o.ev.LastOrderError)
 	if r := o.ev.Reconciliation; r.Final != nil {
 		t.Logf("reconciliation: %d passes, during load %v; final: %d compared, counts %v, stock %v, repaired %d",
 			r.Passes, r.DuringLoad, r.Final.Reservations, r.Final.Counts, r.Final.Stock, r.Final.Repaired)

@@ -327,7 +327,7 @@ const DrainCapFactor = 30
 // bucket are empty — reserve.lua puts each reservation in
 // reservation_expiry and only ORDER_CREATED and compensate take it out),
 // the MQ holds nothing and the release stage is idle. On timeout it lists
-// the reservations left (Stats().Stuck, Evidence().Stuck) and returns an
+// the reservations left (Stats().Drain.Stuck, Evidence().Stuck) and returns an
 // error wrapping ErrDrainTimeout. Call it after the load, with the
 // dispatcher running (heal a dispatcher-crash first).
 //
@@ -337,7 +337,7 @@ const DrainCapFactor = 30
 // DrainCapFactor × timeout in all. A slow stand (a starved host working
 // through its backlog) is given the time to finish; a stuck reservation
 // (nothing falls any more) still ends the drain after timeout. The time
-// the drain ran past timeout is Stats().DrainExtendedMs.
+// the drain ran past timeout is Stats().Drain.DrainExtendedMs.
 func (p *Pipeline) Drain(ctx context.Context, timeout time.Duration) error {
 	began := time.Now()
 	hardStop := began.Add(DrainCapFactor * timeout)
@@ -522,18 +522,23 @@ func (p *Pipeline) OldestSendPendingAge(ctx context.Context) (time.Duration, err
 func (p *Pipeline) Stats() Stats {
 	c := &p.c
 	return Stats{
-		Sends: c.send.sends.Load(), Resends: c.send.resends.Load(), Acked: c.send.acked.Load(), UnknownSends: c.send.unknownSends.Load(),
-		SendErrors: c.send.sendErrors.Load(), TimeoutsStored: c.send.timeoutsStored.Load(), LostByMQ: c.send.lostByMQ.Load(),
-		AbandonedAtCrash: c.send.abandoned.Load(), Deliveries: c.delivery.deliveries.Load(), DuplicateDeliveries: c.delivery.duplicateDeliveries.Load(),
-		Redeliveries: c.delivery.redeliveries.Load(), Orders: c.order.orders.Load(), Rejected: c.order.rejected.Load(), Refused: c.order.refused.Load(),
-		NoStock: c.order.noStock.Load(), UserAlreadyOrdered: c.order.userAlreadyOrdered.Load(), DuplicateReservations: c.order.duplicateResv.Load(),
-		DroppedByDefect: c.order.dropped.Load(), OrderTxErrors: c.order.orderTxErrors.Load(),
-		DuplicatesSkipped: c.order.dupSkipped.Load(), Releases: c.release.releases.Load(), ReleasesRejected: c.release.releasesRejected.Load(),
-		ReleasesExpired: c.release.releasesExpired.Load(), ExpiriesChecked: c.expiry.expiriesChecked.Load(),
-		ExpiryHeldByOrder: c.expiry.expiryHeldByOrder.Load(), ExpiryHeldByMQ: c.expiry.expiryHeldByMQ.Load(),
-		Transitions: c.script.transitions.Load(), IllegalAnswers: c.script.illegal.Load(), RedisErrors: c.script.redisErrors.Load(),
-		DispatcherStops: c.send.dispStops.Load(), DispatcherStarts: c.send.dispStarts.Load(), Stuck: c.drain.stuck.Load(), DrainMs: c.drain.drainMs.Load(), DrainSwept: c.drain.drainSwept.Load(), DrainExtendedMs: c.drain.drainExtendedMs.Load(),
-		ServiceSends: p.svc.sends.Load(), ServiceSendsLost: p.svc.lost.Load(), RecoveredByScanner: p.svc.recovered.Load(),
+		Send: SendStats{Sends: c.send.sends.Load(), Resends: c.send.resends.Load(), Acked: c.send.acked.Load(),
+			UnknownSends: c.send.unknownSends.Load(), SendErrors: c.send.sendErrors.Load(), TimeoutsStored: c.send.timeoutsStored.Load(),
+			LostByMQ: c.send.lostByMQ.Load(), AbandonedAtCrash: c.send.abandoned.Load(),
+			DispatcherStops: c.send.dispStops.Load(), DispatcherStarts: c.send.dispStarts.Load()},
+		Delivery: DeliveryStats{Deliveries: c.delivery.deliveries.Load(), DuplicateDeliveries: c.delivery.duplicateDeliveries.Load(),
+			Redeliveries: c.delivery.redeliveries.Load()},
+		Order: OrderStats{Orders: c.order.orders.Load(), Rejected: c.order.rejected.Load(), Refused: c.order.refused.Load(),
+			NoStock: c.order.noStock.Load(), UserAlreadyOrdered: c.order.userAlreadyOrdered.Load(), DuplicateReservations: c.order.duplicateResv.Load(),
+			DroppedByDefect: c.order.dropped.Load(), OrderTxErrors: c.order.orderTxErrors.Load(), DuplicatesSkipped: c.order.dupSkipped.Load()},
+		Release: ReleaseStats{Releases: c.release.releases.Load(), ReleasesRejected: c.release.releasesRejected.Load(),
+			ReleasesExpired: c.release.releasesExpired.Load()},
+		Expiry: ExpiryStats{ExpiriesChecked: c.expiry.expiriesChecked.Load(), ExpiryHeldByOrder: c.expiry.expiryHeldByOrder.Load(),
+			ExpiryHeldByMQ: c.expiry.expiryHeldByMQ.Load()},
+		Script: ScriptStats{Transitions: c.script.transitions.Load(), IllegalAnswers: c.script.illegal.Load(), RedisErrors: c.script.redisErrors.Load()},
+		Drain: DrainStats{Stuck: c.drain.stuck.Load(), DrainMs: c.drain.drainMs.Load(), DrainSwept: c.drain.drainSwept.Load(),
+			DrainExtendedMs: c.drain.drainExtendedMs.Load()},
+		Service: ServiceStats{ServiceSends: p.svc.sends.Load(), ServiceSendsLost: p.svc.lost.Load(), RecoveredByScanner: p.svc.recovered.Load()},
 	}
 }
 

@@ -43,11 +43,11 @@ func TestFullPathWithCrashAndFlakyMQ(t *testing.T) {
 		}
 	}
 	s := o.ev.Stats
-	if s.UnknownSends == 0 || s.DuplicateDeliveries == 0 || s.Orders == 0 || s.Rejected == 0 || s.Releases == 0 || s.Stuck != 0 {
+	if s.Send.UnknownSends == 0 || s.Delivery.DuplicateDeliveries == 0 || s.Order.Orders == 0 || s.Order.Rejected == 0 || s.Release.Releases == 0 || s.Drain.Stuck != 0 {
 		t.Errorf("the run did not exercise the pipeline: %+v", s)
 	}
-	if s.DispatcherStops != 1 || s.DispatcherStarts != 2 {
-		t.Errorf("dispatcher stops=%d starts=%d, want one crash and one restart", s.DispatcherStops, s.DispatcherStarts)
+	if s.Send.DispatcherStops != 1 || s.Send.DispatcherStarts != 2 {
+		t.Errorf("dispatcher stops=%d starts=%d, want one crash and one restart", s.Send.DispatcherStops, s.Send.DispatcherStarts)
 	}
 	w := o.planned[0].Window()
 	ev := o.planned[0].Fault.Evidence()
@@ -97,8 +97,8 @@ func TestDispatcherCrashDrainsAfterRestart(t *testing.T) {
 	if backlog != 100 {
 		t.Errorf("send_pending held %d at the restart, want all 100 reservations", backlog)
 	}
-	if o.ev.Stats.Orders != 100 {
-		t.Errorf("%d orders, want 100", o.ev.Stats.Orders)
+	if o.ev.Stats.Order.Orders != 100 {
+		t.Errorf("%d orders, want 100", o.ev.Stats.Order.Orders)
 	}
 }
 
@@ -243,7 +243,7 @@ func TestP5CatchesReleaseOnSendTimeout(t *testing.T) {
 	if by := ev["releases_by_stage"].(map[string]int); by[string(pipeline.StageDispatcher)] == 0 {
 		t.Fatalf("no dispatcher release: %v", by)
 	}
-	if o.ev.Stats.Refused == 0 {
+	if o.ev.Stats.Order.Refused == 0 {
 		t.Fatal("no order refused for a released reservation")
 	}
 }
@@ -300,8 +300,8 @@ func TestI9NeedsPipelineReleases(t *testing.T) {
 		t.Fatalf("drain: %v", o.drainErr)
 	}
 	o.expectPass(t, "I4", "I8", "I9", "P1", "P2", "P3", "P4", "P5")
-	if o.checks["I9"].Status != checks.StatusPass || o.ev.Stats.Releases == 0 {
-		t.Fatalf("I9 %s with %d releases: want pass after releases", o.checks["I9"].Status, o.ev.Stats.Releases)
+	if o.checks["I9"].Status != checks.StatusPass || o.ev.Stats.Release.Releases == 0 {
+		t.Fatalf("I9 %s with %d releases: want pass after releases", o.checks["I9"].Status, o.ev.Stats.Release.Releases)
 	}
 	plain, err := checks.Judge(context.Background(), o.sale, o.sys, checks.CheckInput{History: o.res.History})
 	if err != nil {
@@ -361,11 +361,11 @@ func TestPostgresRefusesWhatRedisOversold(t *testing.T) {
 	o := run(t, spec{stock: 40, buckets: 1, load: load, pipe: pipeline.DefaultConfig(), reserve: oversellingReserve(t), drain: 5 * time.Second})
 	o.expectFail(t, "I3")
 	o.expectPass(t, "E1", "E2", "E3", "E4", "E5")
-	if o.ev.Stats.NoStock == 0 || o.facts.PG.ValidOrders() != 40 {
+	if o.ev.Stats.Order.NoStock == 0 || o.facts.PG.ValidOrders() != 40 {
 		o.log(t)
-		t.Fatalf("no_stock %d, orders %d: want refusals and exactly the stock (40) in orders", o.ev.Stats.NoStock, o.facts.PG.ValidOrders())
+		t.Fatalf("no_stock %d, orders %d: want refusals and exactly the stock (40) in orders", o.ev.Stats.Order.NoStock, o.facts.PG.ValidOrders())
 	}
-	t.Logf("Redis accepted %d, PostgreSQL created %d orders, refused %d for no stock", len(o.facts.Accepted), o.facts.PG.ValidOrders(), o.ev.Stats.NoStock)
+	t.Logf("Redis accepted %d, PostgreSQL created %d orders, refused %d for no stock", len(o.facts.Accepted), o.facts.PG.ValidOrders(), o.ev.Stats.Order.NoStock)
 }
 
 // E1: the same run with a decrement that lacks "AND sold < total".
@@ -396,7 +396,7 @@ func TestPostgresRefusesSecondOrderOfAUser(t *testing.T) {
 	load.Mix = runner.Mix{SameUser: 0.4}
 	o := run(t, spec{stock: 500, buckets: 1, load: load, pipe: pipeline.DefaultConfig(), reserve: userTwiceReserve(t), drain: 5 * time.Second})
 	o.expectPass(t, "E1", "E2", "E3", "E4", "E5")
-	if o.ev.Stats.UserAlreadyOrdered == 0 {
+	if o.ev.Stats.Order.UserAlreadyOrdered == 0 {
 		o.log(t)
 		t.Fatal("no order refused by the one-valid-order-per-user index: the load did not exercise it")
 	}
@@ -432,7 +432,7 @@ func TestE5CatchesOrderStageDroppingMessages(t *testing.T) {
 	}
 	o.expectFail(t, "E5")
 	o.expectPass(t, "P2", "E1", "E2", "E3")
-	if o.ev.Stats.DroppedByDefect == 0 {
+	if o.ev.Stats.Order.DroppedByDefect == 0 {
 		t.Fatal("nothing dropped")
 	}
 }
@@ -450,8 +450,8 @@ func TestE5CatchesDispatcherThatNeverSends(t *testing.T) {
 	o := run(t, spec{stock: 30, buckets: 1, load: load, pipe: pc, drain: 5 * time.Second})
 	o.expectFail(t, "E5")
 	o.expectPass(t, "P2", "E1")
-	if o.facts.PG.ValidOrders() != 0 || o.ev.Stats.Sends != 0 {
-		t.Fatalf("orders %d sends %d: want none", o.facts.PG.ValidOrders(), o.ev.Stats.Sends)
+	if o.facts.PG.ValidOrders() != 0 || o.ev.Stats.Send.Sends != 0 {
+		t.Fatalf("orders %d sends %d: want none", o.facts.PG.ValidOrders(), o.ev.Stats.Send.Sends)
 	}
 }
 
@@ -501,10 +501,10 @@ func TestServiceCrashScannerSendsLater(t *testing.T) {
 		t.Fatalf("service-crash evidence: %v", ev)
 	}
 	s := o.ev.Stats
-	if s.ServiceSends == 0 || s.ServiceSendsLost != lost || s.RecoveredByScanner != lost {
+	if s.Service.ServiceSends == 0 || s.Service.ServiceSendsLost != lost || s.Service.RecoveredByScanner != lost {
 		t.Fatalf("stats: %+v", s)
 	}
-	t.Logf("service-crash: %d sends lost at the crash, %d recovered by the scanner, %d sent by the service", lost, recovered, s.ServiceSends)
+	t.Logf("service-crash: %d sends lost at the crash, %d recovered by the scanner, %d sent by the service", lost, recovered, s.Service.ServiceSends)
 }
 
 // The same crash with the send_pending scanner disabled: the reservations
@@ -523,7 +523,7 @@ func TestE5CatchesServiceCrashWithoutScanner(t *testing.T) {
 	o.expectFail(t, "E5")
 	o.expectFail(t, "P2")
 	o.expectPass(t, "E1", "I3")
-	if o.ev.Stats.ServiceSends == 0 || o.ev.Stats.ServiceSendsLost == 0 || o.ev.Stats.RecoveredByScanner != 0 {
+	if o.ev.Stats.Service.ServiceSends == 0 || o.ev.Stats.Service.ServiceSendsLost == 0 || o.ev.Stats.Service.RecoveredByScanner != 0 {
 		t.Fatalf("stats: %+v", o.ev.Stats)
 	}
 	t.Logf("E5 without the scanner: %s", o.checks["E5"].Detail)
@@ -545,9 +545,9 @@ func TestDrainGivesAWorkingStandTime(t *testing.T) {
 	if o.drainErr != nil {
 		t.Fatalf("drain: %v (stuck %d)", o.drainErr, len(o.ev.Stuck))
 	}
-	if o.ev.Stats.DrainExtendedMs <= 0 {
-		t.Fatalf("drain took %d ms and was not extended: the test's stand was not slow enough to show anything", o.ev.Stats.DrainMs)
+	if o.ev.Stats.Drain.DrainExtendedMs <= 0 {
+		t.Fatalf("drain took %d ms and was not extended: the test's stand was not slow enough to show anything", o.ev.Stats.Drain.DrainMs)
 	}
-	t.Logf("drain %d ms, %d ms past its 1 s timeout", o.ev.Stats.DrainMs, o.ev.Stats.DrainExtendedMs)
+	t.Logf("drain %d ms, %d ms past its 1 s timeout", o.ev.Stats.Drain.DrainMs, o.ev.Stats.Drain.DrainExtendedMs)
 	o.expectPass(t, "P2")
 }
