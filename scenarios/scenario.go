@@ -119,6 +119,13 @@ type Scenario struct {
 	Suite  []string
 	Source string // the file path, or "builtin:<name>"
 
+	parsed parseState // what Parse and Set keep of the document for Validate and Set
+}
+
+// parseState is what Parse (and Set) keep of the document the scenario
+// was read from: where each value came from, for Validate's messages,
+// and the values as written, for Validate and Set.
+type parseState struct {
 	tree     *node
 	pos      map[string]pos
 	phaseSrc []map[string]string // per phase: field → the path that gave its value
@@ -231,7 +238,7 @@ type Assertions struct {
 	// the stock, I6 acknowledged reservations lost) to the fewest failures
 	// expected: a demonstration scenario. The run is green when the check
 	// failed with at least that count (reported "expected"), red when it
-	// did not (lifecycle.Plan.ExpectFail). nil: none expected.
+	// did not (lifecycle.Plan.Judging.ExpectFail). nil: none expected.
 	ExpectFail map[string]int64
 	// MaxUnknownRatio bounds unknown.total / totals.ops (nil: not asserted).
 	MaxUnknownRatio *float64
@@ -317,7 +324,7 @@ func decode(source string, tree *node) (*Scenario, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	s := &Scenario{Source: source, tree: tree, pos: map[string]pos{}}
+	s := &Scenario{Source: source, parsed: parseState{tree: tree, pos: map[string]pos{}}}
 	d := &dec{s: s}
 	d.scenario(tree)
 	if len(d.errs) > 0 {
@@ -353,7 +360,7 @@ func (d *dec) file(m *node, key, path string) string {
 
 func (d *dec) mark(path string, n *node) {
 	if n != nil {
-		d.s.pos[path] = n.pos
+		d.s.parsed.pos[path] = n.pos
 	}
 }
 
@@ -362,7 +369,7 @@ func (d *dec) section(m *node, key, path string) *node {
 	v := m.get(key)
 	if v != nil {
 		if kp, ok := m.keyPos[key]; ok {
-			d.s.pos[path] = kp
+			d.s.parsed.pos[path] = kp
 		} else {
 			d.mark(path, v)
 		}
@@ -558,7 +565,7 @@ func (d *dec) phases(root *node) {
 			c.Shape.Peak *= k
 		}
 		s.Phases = append(s.Phases, Phase{Name: name, Config: c})
-		s.phaseSrc = append(s.phaseSrc, ps.src)
+		s.parsed.phaseSrc = append(s.parsed.phaseSrc, ps.src)
 	}
 }
 

@@ -98,7 +98,7 @@ func (v *validator) bad(path, format string, args ...any) {
 // where is the source position of path, or of its nearest enclosing entry.
 func (s *Scenario) where(path string) string {
 	for p := path; p != ""; p = parentPath(p) {
-		if ps, ok := s.pos[p]; ok {
+		if ps, ok := s.parsed.pos[p]; ok {
 			return where(s.Source, ps)
 		}
 	}
@@ -115,7 +115,7 @@ func parentPath(p string) string {
 
 // given reports whether path was written (in the file or by --set).
 func (s *Scenario) given(path string) bool {
-	_, ok := s.pos[path]
+	_, ok := s.parsed.pos[path]
 	return ok
 }
 
@@ -315,8 +315,8 @@ func (v *validator) phase(i int) {
 // own, or defaults').
 func (s *Scenario) phaseField(i int) func(key string) string {
 	return func(key string) string {
-		if i < len(s.phaseSrc) {
-			if p, ok := s.phaseSrc[i][key]; ok {
+		if i < len(s.parsed.phaseSrc) {
+			if p, ok := s.parsed.phaseSrc[i][key]; ok {
 				return p
 			}
 		}
@@ -799,7 +799,7 @@ func (v *validator) suite() {
 	s := v.s
 	for _, key := range []string{"phases", "defaults", "faults", "pipeline", "assertions"} {
 		// pipeline: turns the pipeline on even when empty.
-		if s.tree.has(key) || key == "pipeline" && s.tree.get(key) != nil {
+		if s.parsed.tree.has(key) || key == "pipeline" && s.parsed.tree.get(key) != nil {
 			v.bad(key, "a suite (suite: is set) has no %s of its own: put them in the member scenarios", key)
 		}
 	}
