@@ -107,6 +107,10 @@ type Report struct {
 	HlogFile string `json:"hlog_file,omitempty"`
 	// HTMLFile is the path of the HTML report, if written (additive).
 	HTMLFile string `json:"html_file,omitempty"`
+	// LinearizabilityFile is the drawing of the smallest partition of the
+	// history no order explains (linearizability.html), written beside
+	// report.html when the linearizability check found one (additive).
+	LinearizabilityFile string `json:"linearizability_file,omitempty"`
 	// Interrupted is set when the load was stopped before its end (a signal,
 	// a deadline): the report is partial and passed is false (additive).
 	Interrupted *Interruption `json:"interrupted,omitempty"`
@@ -525,6 +529,9 @@ type Invariant struct {
 	// Events are the planned faults and unplanned events that overlap the
 	// check's violations (failing checks only; additive).
 	Events []CheckEvent `json:"events,omitempty"`
+	// ElapsedMs is how long judging the check took, in milliseconds
+	// (additive; 0 and absent in reports that did not time it).
+	ElapsedMs float64 `json:"elapsed_ms,omitempty"`
 }
 
 // ExpectedFailure is an invariant's expected failure and whether it came.

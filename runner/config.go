@@ -46,6 +46,7 @@ type Mix struct {
 	SameUser       float64 `json:"same_user"`       // an earlier user with a new request_id
 	ForeignRequest float64 `json:"foreign_request"` // another user's request_id reused
 	Release        float64 `json:"release"`         // an earlier reservation fenced (RELEASE_PENDING) and compensated
+	Return         float64 `json:"return"`          // the user of an earlier release back with a new request_id
 }
 
 // Config is one run of the engine.
@@ -203,12 +204,12 @@ func (c *Config) Validate() error {
 			bad("%s = %g: want a finite number of ops/s", name, v)
 		}
 	}
-	for name, v := range map[string]float64{"replay": m.Replay, "same_user": m.SameUser, "foreign_request": m.ForeignRequest, "release": m.Release} {
+	for name, v := range map[string]float64{"replay": m.Replay, "same_user": m.SameUser, "foreign_request": m.ForeignRequest, "release": m.Release, "return": m.Return} {
 		if math.IsNaN(v) || v < 0 || v > 1 {
 			bad("mix %s = %g: want a share between 0 and 1", name, v)
 		}
 	}
-	if s := m.Replay + m.SameUser + m.ForeignRequest + m.Release; s > 1+1e-9 {
+	if s := m.Replay + m.SameUser + m.ForeignRequest + m.Release + m.Return; s > 1+1e-9 {
 		bad("mix shares add up to %g: at most 1 (fresh requests take the rest)", s)
 	}
 	if c.Mode == ModeOpen {

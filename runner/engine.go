@@ -638,6 +638,7 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 			if res.Replay {
 				op.Flags |= FlagReplay
 			}
+			setRemaining(op, res.Counted, res.Remaining)
 			if w := res.Wait; w.Sent {
 				op.Flags |= FlagWaitSent
 				op.WaitUs = uint32(min(w.Latency.Microseconds(), math.MaxUint32))
@@ -680,6 +681,7 @@ func (e *engine) release(ctx context.Context, op *Op) {
 		op.Attempts = sat8(int(op.Attempts) + 2)
 		if err == nil {
 			op.Outcome, op.ErrClass = Outcome(res.Code), ErrNone
+			setRemaining(op, res.Counted, res.Available)
 			return
 		}
 		op.Outcome, op.ErrClass = Classify(err)
@@ -693,6 +695,18 @@ func (e *engine) release(ctx context.Context, op *Op) {
 			}
 			return
 		}
+	}
+}
+
+// setRemaining records the count an answer carried (Op.Remaining) when it
+// carried one that fits (the contract's -1 means none).
+func setRemaining(op *Op, counted bool, n int64) {
+	if counted && n >= 0 && n <= math.MaxInt32 {
+		op.Remaining = int32(n)
+		op.Flags |= FlagRemaining
+	} else {
+		op.Remaining = 0
+		op.Flags &^= FlagRemaining
 	}
 }
 

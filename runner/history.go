@@ -42,7 +42,10 @@ const (
 	FlagEvalFallback                    // a node answered NOSCRIPT and the source was sent
 	FlagWaitSent                        // WAIT followed the ACCEPTED answer on its connection (see WaitPolicy)
 	FlagWaitConfirmed                   // ... and the replicas it asked for acknowledged the write
-	flagRecorded      uint8 = 1 << 7    // internal: the slot of opStore holds an operation
+	// FlagRemaining: Remaining holds the count the answer carried (bit 6;
+	// bit 5 is the checks' FlagPipelineRelease).
+	FlagRemaining uint8 = 1 << 6
+	flagRecorded  uint8 = 1 << 7 // internal: the slot of opStore holds an operation
 )
 
 // Op is one operation of the history. It is kept compact (72 bytes plus
@@ -69,7 +72,15 @@ type Op struct {
 	// when FlagWaitSent; End includes it: the client's latency counts the
 	// WAIT, which is what a user of the path waits for.
 	WaitUs uint32
+	// Remaining is the bucket's available units the answer reported
+	// (reserve.lua's remaining, compensate.lua's available) when
+	// FlagRemaining is set: only a system whose answers carry the
+	// reference contract's count sets it. It fills the struct's padding.
+	Remaining int32
 }
+
+// RemainingOf returns the count the answer carried and whether it did.
+func (o *Op) RemainingOf() (int32, bool) { return o.Remaining, o.Flags&FlagRemaining != 0 }
 
 // WaitSent reports whether WAIT followed the operation's ACCEPTED answer.
 func (o *Op) WaitSent() bool { return o.Flags&FlagWaitSent != 0 }
@@ -304,6 +315,10 @@ type jsonOp struct {
 	WaitSent      bool    `json:"wait_sent,omitempty"`
 	WaitConfirmed bool    `json:"wait_confirmed,omitempty"`
 	WaitMs        float64 `json:"wait_ms,omitempty"`
+	// Remaining is the bucket's available units the answer reported, when
+	// the system's answers carry it (reserve's remaining, release's
+	// available).
+	Remaining *int32 `json:"remaining,omitempty"`
 }
 
 // WriteJSONL streams the history as one JSON object per line, in op order.
@@ -319,6 +334,9 @@ func (h *History) WriteJSONL(w io.Writer) error {
 			TryAgain: o.TryAgain, Redirects: o.Redirs, WaitSent: o.WaitSent(), WaitConfirmed: o.WaitConfirmed()}
 		if o.WaitSent() {
 			j.WaitMs = float64(o.WaitUs) / 1000
+		}
+		if n, ok := o.RemainingOf(); ok {
+			j.Remaining = &n
 		}
 		if o.Outcome == OutcomeError {
 			j.ErrClass = o.ErrClass.String()
@@ -420,6 +438,10 @@ func (j *jsonOp) op() (Op, error) {
 	}
 	if j.WaitConfirmed {
 		o.Flags |= FlagWaitConfirmed
+	}
+	if j.Remaining != nil {
+		o.Flags |= FlagRemaining
+		o.Remaining = *j.Remaining
 	}
 	return o, nil
 }

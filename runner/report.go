@@ -89,6 +89,6 @@ func shapeParams(c Config) map[string]any {
 	case "spike":
 		m["peak"], m["spike_at_s"], m["ramp_up_s"], m["hold_s"], m["ramp_down_s"] = s.Peak, s.SpikeAt.Seconds(), s.RampUp.Seconds(), s.Hold.Seconds(), s.RampDown.Seconds()
 	}
-	m["mix"] = map[string]float64{"replay": c.Mix.Replay, "same_user": c.Mix.SameUser, "foreign_request": c.Mix.ForeignRequest, "release": c.Mix.Release}
+	m["mix"] = map[string]float64{"replay": c.Mix.Replay, "same_user": c.Mix.SameUser, "foreign_request": c.Mix.ForeignRequest, "release": c.Mix.Release, "return": c.Mix.Return}
 	return m
 }

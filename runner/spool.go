@@ -11,7 +11,7 @@ import (
 )
 
 // A spool is a history streamed to disk during the run: the operations in
-// slot order, as fixed binary records (49 bytes plus the reservation id),
+// slot order, as fixed binary records (57 bytes plus the reservation id),
 // in a file that is unlinked as soon as it is created. Nothing is left on
 // disk whatever happens to the process: the file lives as long as its
 // descriptor. A run at 2,000 ops/s for an hour (7.2 M operations) then
@@ -35,9 +35,9 @@ type spool struct {
 
 // spoolRecord is the fixed part of one record: Intended, Start, End (8
 // bytes each), ID, User, Req (4 each), Bucket, Outcome (2 each), Kind,
-// Flags, Attempts, Sends, ErrClass, TryAgain, Redirs (1 each), WaitUs (4)
-// and the reservation id's length (2); the id's bytes follow.
-const spoolRecord = 3*8 + 3*4 + 2*2 + 7 + 4 + 2
+// Flags, Attempts, Sends, ErrClass, TryAgain, Redirs (1 each), WaitUs (4),
+// the reservation id's length (2) and Remaining (4); the id's bytes follow.
+const spoolRecord = 3*8 + 3*4 + 2*2 + 7 + 4 + 2 + 4
 
 // newSpool creates the spool's file in dir (the system's temporary
 // directory when empty), unlinks it, and starts its writer.
@@ -125,6 +125,7 @@ func encodeOp(b []byte, o *Op) int {
 		rid = rid[:1<<16-1]
 	}
 	le.PutUint16(b[51:], uint16(len(rid)))
+	le.PutUint32(b[53:], uint32(o.Remaining))
 	return spoolRecord + copy(b[spoolRecord:], rid)
 }
 
@@ -142,7 +143,7 @@ func decodeOp(b []byte, o *Op) int {
 	*o = Op{Intended: durationOf(le.Uint64(b[0:])), Start: durationOf(le.Uint64(b[8:])), End: durationOf(le.Uint64(b[16:])),
 		ID: le.Uint32(b[24:]), User: le.Uint32(b[28:]), Req: le.Uint32(b[32:]), Bucket: le.Uint16(b[36:]),
 		Outcome: Outcome(le.Uint16(b[38:])), Kind: Kind(b[40]), Flags: b[41], Attempts: b[42], Sends: b[43],
-		ErrClass: ErrClass(b[44]), TryAgain: b[45], Redirs: b[46], WaitUs: le.Uint32(b[47:])}
+		ErrClass: ErrClass(b[44]), TryAgain: b[45], Redirs: b[46], WaitUs: le.Uint32(b[47:]), Remaining: int32(le.Uint32(b[53:]))}
 	if n > spoolRecord {
 		o.RID = string(b[spoolRecord:n])
 	}

@@ -15,9 +15,10 @@ const (
 	KindSameUser                   // an earlier user with a new request_id
 	KindForeignRequest             // another user reusing an earlier request_id
 	KindRelease                    // fence an earlier reservation (RELEASE_PENDING) and compensate it
+	KindReturn                     // the user of an earlier release back, with a new request_id
 )
 
-var kindNames = [...]string{"fresh", "replay", "same_user", "foreign_request", "release"}
+var kindNames = [...]string{"fresh", "replay", "same_user", "foreign_request", "release", "return"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -51,13 +52,15 @@ type Workload struct {
 // segment: from op index `from` on, kinds are drawn with these thresholds.
 type segment struct {
 	from       uint64
-	thresholds [4]uint64
+	thresholds [5]uint64
 }
 
-func thresholdsOf(m Mix) [4]uint64 {
-	var t [4]uint64
+// thresholdsOf is m's cumulative shares in kind order (KindReplay ..
+// KindReturn), scaled to 2^53.
+func thresholdsOf(m Mix) [5]uint64 {
+	var t [5]uint64
 	cum := 0.0
-	for i, share := range []float64{m.Replay, m.SameUser, m.ForeignRequest, m.Release} {
+	for i, share := range []float64{m.Replay, m.SameUser, m.ForeignRequest, m.Release, m.Return} {
 		cum += share
 		t[i] = uint64(cum * float64(1<<53))
 	}
@@ -165,6 +168,14 @@ func (w *Workload) Op(i uint64) (Kind, uint32, uint32) {
 		return k, w.global(w.freshUser(j)), w.request(j)
 	case KindSameUser:
 		return k, w.global(w.freshUser(j)), w.request(i)
+	case KindReturn:
+		// the user an earlier release op released, back with a new request
+		if r, ok := w.earlierRelease(i); ok {
+			if rj, ok := w.earlierFresh(r); ok {
+				return k, w.global(w.freshUser(rj)), w.request(i)
+			}
+		}
+		return KindSameUser, w.global(w.freshUser(j)), w.request(i)
 	default: // KindForeignRequest: the next other user (of this generator) of the same bucket
 		owner := w.freshUser(j)
 		b := w.bucketOf(w.global(owner))
@@ -215,7 +226,7 @@ func (w *Workload) earlierFresh(i uint64) (uint64, bool) {
 	var spans []span
 	var total uint64
 	for k, sg := range w.segments {
-		if sg.from >= i || sg.thresholds[3] >= 1<<53 { // starts later, or no fresh share
+		if sg.from >= i || sg.thresholds[len(sg.thresholds)-1] >= 1<<53 { // starts later, or no fresh share
 			continue
 		}
 		to := i
@@ -248,6 +259,23 @@ func (w *Workload) earlierFresh(i uint64) (uint64, bool) {
 		j--
 	}
 	return 0, w.kind(0) == KindFresh
+}
+
+// earlierRelease picks a release operation before i: from a point drawn
+// uniformly below i, the nearest release at or before it (at most 4096
+// steps back); false when there is none.
+func (w *Workload) earlierRelease(i uint64) (uint64, bool) {
+	j := splitmix(w.seed^(i*0x94d049bb133111eb)^0x7e7e7e) % i
+	for steps := 0; steps < 4096; steps++ {
+		if w.kind(j) == KindRelease {
+			return j, true
+		}
+		if j == 0 {
+			break
+		}
+		j--
+	}
+	return 0, false
 }
 
 func splitmix(x uint64) uint64 {

@@ -93,6 +93,9 @@ type Facts struct {
 	Unexposed map[sut.Fact]bool
 
 	derived *derivedFacts // indexes shared by several checks, built on first use
+	// linDrawing is the linearizability check's drawing of the smallest
+	// partition no order explains (nil: none), for CheckReport.Drawing.
+	linDrawing *LinDrawing
 }
 
 // MasterlessWindow is a time of the load (the history's clock) in which

@@ -40,6 +40,9 @@ type Check struct {
 	// ConsequenceOf: a failure wholly explained by another check's
 	// (Verdict.ConsequenceOf); "" otherwise.
 	ConsequenceOf string
+	// Elapsed is how long judging the check took (report.json's
+	// invariants[].elapsed_ms).
+	Elapsed time.Duration
 }
 
 // CheckInput is what the checker needs besides the Redis state.
@@ -110,6 +113,9 @@ type CheckReport struct {
 	// KeySpace is the activity's keys as read back (report.json's
 	// keyspace); nil when they were not read.
 	KeySpace *reports.KeySpace
+	// Drawing is the linearizability check's drawing of the smallest
+	// partition of the history no order explains; nil when it found none.
+	Drawing *LinDrawing
 }
 
 // Passed reports whether no check failed.
@@ -214,10 +220,16 @@ func (r *CheckReport) Fill(rep *reports.Report, h *runner.History, wait sut.Wait
 	rep.KeySpace = r.KeySpace
 	rep.Wait = WaitSummaryOf(h, r.LostAcks, wait)
 	for _, c := range r.Checks {
-		rep.Invariants = append(rep.Invariants, reports.Invariant{ID: c.ID, Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail, Evidence: c.Evidence, ConsequenceOf: c.ConsequenceOf})
+		rep.Invariants = append(rep.Invariants, reports.Invariant{ID: c.ID, Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail, Evidence: c.Evidence, ConsequenceOf: c.ConsequenceOf, ElapsedMs: elapsedMs(c.Elapsed)})
+	}
+	if r.Drawing != nil {
+		rep.LinearizabilityFile = LinearizabilityFileName
 	}
 	rep.Passed = len(rep.FailedChecks()) == 0
 }
+
+// elapsedMs is d in milliseconds to the microsecond.
+func elapsedMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Stock is report.json's stock section: each bucket's stock as read back
 // at the end, and their sums.

@@ -6,6 +6,7 @@ import (
 	"seckill-harness/runner/sut"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Invariant declares one check: who it is, what it promises, and the pure
@@ -148,6 +149,11 @@ var invariants = []Invariant{
 		Contract: "every reservation whose ACCEPTED answer the replicas confirmed with WAIT (`--wait-replicas`) still exists in Redis",
 		Judge:    judgeI10, Vacuous: noWaitConfirmation, SkipWhen: "no ACCEPTED answer was WAIT-confirmed",
 		FailCount: "lost_confirmed", FailCountOf: "WAIT-confirmed reservations lost"},
+	{ID: "H1", Name: "linearizability",
+		Contract: "every answer of the history (reserve and release, UNKNOWN ones taking effect at any time after their start or never) is explained by one order of the operations that respects real time, under the model of the sale: per user its hold, its reservations and its cached request answers; per bucket the stock counter and the counts the answers carry; a search that does not finish within its budget is reported not checked, never passed",
+		Judge:    judgeLinearizability, Applies: appliesLinearizability, Vacuous: vacuousLinearizability, ConsequenceOf: linearizabilityOfLostAcks,
+		SkipWhen:  "no answered operation; the run had a pipeline; the search did not finish within its budget (not checked)",
+		FailCount: "violating_partitions", FailCountOf: "partitions (users, buckets) whose answers no order explains"},
 	{ID: "K1", Name: "keys_expire_by_retention", Needs: keys,
 		Contract: "every key of the activity the path's contract names (per bucket meta, stock, soldout, both zsets, the 256 request shards; the reservation records and user markers the run reached) has a TTL and expires no later than the activity's retention time",
 		Judge:    judgeK1, Vacuous: vacuousK1, SkipWhen: "the path left no key of its own",
@@ -318,8 +324,9 @@ func (inv *Invariant) judge(f *Facts) Check {
 	if inv.WholeLoad && f.Generator.Split() {
 		return judgedOnMerge(inv, f.Generator)
 	}
+	began := time.Now()
 	v := inv.Judge(f)
-	c := Check{ID: inv.ID, Name: inv.Name, Status: StatusPass, Detail: v.Detail, Evidence: v.Evidence}
+	c := Check{ID: inv.ID, Name: inv.Name, Status: StatusPass, Detail: v.Detail, Evidence: v.Evidence, Elapsed: time.Since(began)}
 	if v.Failed && inv.ConsequenceOf != nil {
 		c.ConsequenceOf = inv.ConsequenceOf(f, v)
 	}
@@ -409,6 +416,7 @@ func JudgeFacts(f *Facts) *CheckReport {
 		}
 		rep.Checks = append(rep.Checks, inv.judge(f))
 	}
+	rep.Drawing = f.linDrawing
 	return rep
 }
 

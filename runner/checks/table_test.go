@@ -213,6 +213,7 @@ var okFixtures = map[string][]fixture{
 		return f
 	}}},
 	"P1": {{"ordered and released", piped}},
+	"H1": {{"sold out", soldOut}, {"released, repeated ALREADY_RELEASED, sold again", withRelease}},
 	"P2": {{"all terminal after the drain", piped}},
 	"P3": {{"transitions in the machine", piped}},
 	"P4": {{"one order, a duplicate delivery deduped", func() *Facts {
@@ -248,6 +249,17 @@ func routed(add func(*ServiceRoutingFacts)) *Facts {
 
 // bad: broken histories, each caught by the check.
 var badFixtures = map[string][]fixture{
+	"H1": {{"a released user refused USER_ALREADY_RESERVED: the marker was left", func() *Facts {
+		f := withRelease()
+		o := reserveOp(2, 40, lua.UserAlreadyReserved, "r-b")
+		o.Kind = runner.KindReturn
+		f.Ops = append(f.Ops, o)
+		return f
+	}}, {"SOLD_OUT while the released unit was in stock", func() *Facts {
+		f := withRelease()
+		f.Ops = append(f.Ops, reserveOp(5, 25, lua.SoldOut, ""))
+		return f
+	}}},
 	"L1": {{"a flag that never expires: the released unit never sold again", func() *Facts {
 		return flagged(2*time.Second, -1)
 	}}, {"sold again only 2.5 s after the release (TTL 1 s)", func() *Facts {
@@ -409,6 +421,7 @@ var badFixtures = map[string][]fixture{
 
 // vacuous: histories that give the check nothing to judge.
 var vacuousFixtures = map[string][]fixture{
+	"H1": {{"nothing reached the script", untouched}},
 	"L1": {{"the only release came too near the end to judge", func() *Facts {
 		return flagged(5500*time.Millisecond, -1)
 	}}},

@@ -819,7 +819,7 @@ func (x *execution) write(ctx context.Context, oc *Result) error {
 	if x.out.Dir == "" {
 		return nil
 	}
-	if err := writeOutputs(x.out, oc.Report, oc.recorder, oc.Result); err != nil {
+	if err := writeOutputs(x.out, oc.Report, oc.recorder, oc.Result, oc.Checks); err != nil {
 		return err
 	}
 	if x.gi != nil {
@@ -863,12 +863,38 @@ func loadPhaseSpans(res *runner.Result) []reports.PhaseSpan {
 // latency.*, summary.md, report.html, junit.xml and, with a history path,
 // the history) into o.Dir, atomically, removing files of an earlier run
 // there.
-func writeOutputs(o Output, rep *reports.Report, rec *reports.Recorder, res *runner.Result) error {
+func writeOutputs(o Output, rep *reports.Report, rec *reports.Recorder, res *runner.Result, chk *checks.CheckReport) error {
 	in := &reports.Inputs{Report: rep, Hists: rec.Histograms()}
 	if o.History != "" {
 		in.History, in.HistoryPath = res.History.WriteJSONL, o.History
 	}
+	if chk != nil && chk.Drawing != nil {
+		windows := linWindows(rep.Faults, res.Elapsed)
+		in.Linearizability = func(w io.Writer) error { return chk.Drawing.Render(w, windows) }
+	}
 	return reports.WriteArtifacts(o.Dir, in)
+}
+
+// linWindows are the run's fault windows as the linearizability drawing
+// marks them: from injection to heal (to the run's end when it never
+// healed).
+func linWindows(faults []reports.Fault, elapsed time.Duration) []checks.LinWindow {
+	var out []checks.LinWindow
+	for _, f := range faults {
+		if _, injected := f.Evidence["note"]; injected {
+			continue // never injected
+		}
+		name := f.Name
+		if name == "" {
+			name = f.Kind
+		}
+		w := checks.LinWindow{Name: name, From: time.Duration(f.InjectedAtS * float64(time.Second)), To: elapsed}
+		if f.Healed {
+			w.To = time.Duration(f.HealedAtS * float64(time.Second))
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // replicationReport turns the lag samples into report.json's replication_lag.

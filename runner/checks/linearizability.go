@@ -1,0 +1,332 @@
+package checks
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"seckill-harness/lua"
+	"seckill-harness/reports"
+	"seckill-harness/runner"
+)
+
+// The linearizability check (H1): every answer of the history is
+// explained by one order of the operations that respects real time, under
+// the model of the sale in linmodel.go, checked by porcupine partition by
+// partition (each user's holds, each bucket's counter), the smallest
+// first, within linBudget in all. A partition porcupine could not finish
+// within what was left of the budget is reported as not checked: the check
+// then skips with what it did check, never passes.
+
+// linBudget bounds the whole check's search (every partition's).
+var linBudget = 10 * time.Second
+
+// LinearizabilityBudget is how long the linearizability check searches at
+// most, over every partition.
+func LinearizabilityBudget() time.Duration { return linBudget }
+
+// linPartition is one partition of the history with its model.
+type linPartition struct {
+	name  string // "user u17", "bucket 0"
+	model porcupine.Model
+	ops   []porcupine.Operation
+}
+
+// LinDrawing is porcupine's visualisation of the smallest partition no
+// order explains, ready to be drawn with the run's fault windows.
+type LinDrawing struct {
+	Partition string // e.g. "user u17"
+	model     porcupine.Model
+	info      porcupine.LinearizationInfo
+}
+
+// LinWindow is a time span of the run (the history's clock) to mark on
+// the drawing: a fault's window.
+type LinWindow struct {
+	Name     string
+	From, To time.Duration
+}
+
+// Render writes the drawing as a self-contained HTML page, with windows
+// marked on a row of their own.
+func (d *LinDrawing) Render(w io.Writer, windows []LinWindow) error {
+	info := d.info // a copy: the annotations are this rendering's
+	var notes []porcupine.Annotation
+	for _, win := range windows {
+		notes = append(notes, porcupine.Annotation{Tag: "faults", Start: int64(win.From), End: int64(win.To),
+			Description: win.Name, Details: fmt.Sprintf("%s: %.3f s to %.3f s of the run", win.Name, win.From.Seconds(), win.To.Seconds()),
+			BackgroundColor: "#f6c6c6"})
+	}
+	info.AddAnnotations(notes)
+	return porcupine.Visualize(d.model, info, w)
+}
+
+// LinearizabilityFileName is the drawing's file beside report.html.
+const LinearizabilityFileName = reports.LinearizabilityFileName
+
+// linPartitions splits the history into the model's partitions. buckets
+// is false when the counter cannot be judged (why says why).
+func linPartitions(f *Facts) (parts []linPartition, ops, unknownOps int, why string) {
+	var end time.Duration
+	type userReq struct {
+		user uint32
+		rid  string
+	}
+	reqOf := map[userReq]uint32{} // a user's reservation id -> the request that made it
+	for _, o := range f.all() {
+		end = max(end, o.End)
+		if o.RID != "" && o.Accepted() && !o.Replay() {
+			reqOf[userReq{o.User, o.RID}] = o.Req
+		}
+	}
+	for _, o := range f.all() { // a release names its reservation's request too
+		if k := (userReq{o.User, o.RID}); o.RID != "" && o.Kind == runner.KindRelease && o.Flags&FlagPipelineRelease == 0 {
+			if _, ok := reqOf[k]; !ok {
+				reqOf[k] = o.Req
+			}
+		}
+	}
+	infinity := int64(end) + int64(time.Millisecond)
+	countBuckets := true
+	switch {
+	case f.Generator.Split():
+		countBuckets, why = false, fmt.Sprintf("generator %s holds part of the load: the counters are judged on the merge", f.Generator)
+	case len(f.Planned) == 0:
+		countBuckets, why = false, "the buckets' initial stock is not known"
+	}
+	users := map[uint32][]porcupine.Operation{}
+	buckets := map[uint16][]porcupine.Operation{}
+	for _, o := range f.all() {
+		if o.Outcome == runner.OutcomeError || o.Outcome == runner.OutcomeDropped || o.Outcome == runner.OutcomeLocalSoldOut || o.Flags&FlagPipelineRelease != 0 {
+			continue
+		}
+		in := linInput{release: o.Kind == runner.KindRelease, req: o.Req, user: o.User}
+		if r, ok := reqOf[userReq{o.User, o.RID}]; ok && in.release {
+			in.req = r // the reservation released, by the request that made it
+		}
+		out := linOutput{unknown: o.Outcome == runner.OutcomeUnknown, code: int16(o.Outcome), held: -1, rid: o.RID, remaining: -1, replay: o.Replay()}
+		if n, ok := o.RemainingOf(); ok && !out.unknown {
+			out.remaining = int64(n)
+		}
+		if !in.release && lua.ReserveCode(o.Outcome) == lua.UserAlreadyReserved && !out.unknown {
+			if r, ok := reqOf[userReq{o.User, o.RID}]; ok {
+				out.held = int64(r)
+			}
+		}
+		op := porcupine.Operation{Input: in, Output: out, Call: int64(o.Start), Return: int64(o.End), Metadata: fmt.Sprintf("op %d", o.ID)}
+		if out.unknown {
+			op.Return = infinity // may take effect any time after its start
+		}
+		ops++
+		if out.unknown {
+			unknownOps++
+		}
+		users[o.User] = append(users[o.User], op)
+		if countBuckets && !o.Replay() && (in.release || out.unknown || !stateless(lua.ReserveCode(o.Outcome))) {
+			buckets[o.Bucket] = append(buckets[o.Bucket], op)
+		}
+	}
+	for u, list := range users {
+		name := "user " + runner.UserID(u)
+		parts = append(parts, linPartition{name: name, model: userModel(), ops: list})
+	}
+	for b, list := range buckets {
+		if int(b) >= len(f.Planned) {
+			return nil, ops, unknownOps, fmt.Sprintf("bucket %d is not among the %d buckets set up", b, len(f.Planned))
+		}
+		parts = append(parts, linPartition{name: fmt.Sprintf("bucket %d", b), model: bucketModel(f.Planned[b]), ops: list})
+	}
+	slices.SortFunc(parts, func(a, b linPartition) int {
+		return cmp.Or(cmp.Compare(len(a.ops), len(b.ops)), strings.Compare(a.name, b.name))
+	})
+	for i := range parts {
+		assignRows(parts[i].ops)
+	}
+	return parts, ops, unknownOps, why
+}
+
+// assignRows gives each operation of a partition the drawing's row
+// (porcupine's ClientId) of the first row free at its call.
+func assignRows(ops []porcupine.Operation) {
+	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
+	var busyUntil []int64
+	for i := range ops {
+		row := slices.IndexFunc(busyUntil, func(t int64) bool { return t < ops[i].Call })
+		if row < 0 {
+			row = len(busyUntil)
+			busyUntil = append(busyUntil, 0)
+		}
+		busyUntil[row] = ops[i].Return
+		ops[i].ClientId = row
+	}
+}
+
+// judgeLinearizability checks every partition within linBudget.
+func judgeLinearizability(f *Facts) Verdict {
+	began := time.Now()
+	parts, total, unknown, why := linPartitions(f)
+	var users, buckets, checked, checkedOps int
+	var illegal []linPartition
+	var unchecked []linPartition
+	for _, p := range parts {
+		if strings.HasPrefix(p.name, "user ") {
+			users++
+		} else {
+			buckets++
+		}
+		left := linBudget - time.Since(began)
+		if left <= 0 {
+			unchecked = append(unchecked, p)
+			continue
+		}
+		switch porcupine.CheckOperationsTimeout(p.model, p.ops, left) {
+		case porcupine.Ok:
+			checked++
+			checkedOps += len(p.ops)
+		case porcupine.Illegal:
+			checked++
+			checkedOps += len(p.ops)
+			illegal = append(illegal, p)
+		default:
+			unchecked = append(unchecked, p)
+		}
+	}
+	ev := map[string]any{"operations": total, "user_partitions": users, "bucket_partitions": buckets,
+		"checked_partitions": checked, "checked_operations": checkedOps, "unknown_operations": unknown,
+		"violating_partitions": len(illegal), "budget_s": linBudget.Seconds()}
+	if why != "" {
+		ev["counters_not_checked"] = why
+	}
+	scope := fmt.Sprintf("%d operations in %d user and %d bucket partitions", total, users, buckets)
+	if why != "" {
+		scope += " (counters not checked: " + why + ")"
+	}
+	if len(illegal) > 0 {
+		smallest := illegal[0] // parts are sorted smallest first
+		names := make([]string, 0, min(len(illegal), maxListed))
+		for _, p := range illegal[:min(len(illegal), maxListed)] {
+			names = append(names, p.name)
+		}
+		ev["violating"] = names
+		ev["drawn_partition"] = smallest.name
+		detail := fmt.Sprintf("%d partition(s) whose answers no order explains: %s", len(illegal), strings.Join(names, ", "))
+		res, info := porcupine.CheckOperationsVerbose(smallest.model, smallest.ops, max(linBudget-time.Since(began), time.Second))
+		if res == porcupine.Illegal {
+			if op, ok := unexplained(smallest.ops, info); ok {
+				d := fmt.Sprintf("%s (%s)", smallest.model.DescribeOperation(op.Input, op.Output), op.Metadata)
+				ev["unexplained"] = d
+				detail += fmt.Sprintf("; smallest, %s (%d operations): no order explains %s", smallest.name, len(smallest.ops), d)
+			}
+			f.linDrawing = &LinDrawing{Partition: smallest.name, model: smallest.model, info: info}
+			ev["drawing"] = LinearizabilityFileName
+		}
+		if len(unchecked) > 0 {
+			detail += fmt.Sprintf("; %d partition(s) not checked within %s", len(unchecked), linBudget)
+		}
+		return Verdict{Failed: true, Detail: detail + " [" + scope + "]", Evidence: ev}
+	}
+	if len(unchecked) > 0 {
+		var names []string
+		uncheckedOps := 0
+		for _, p := range unchecked {
+			uncheckedOps += len(p.ops)
+			if len(names) < maxListed {
+				names = append(names, fmt.Sprintf("%s (%d operations)", p.name, len(p.ops)))
+			}
+		}
+		ev["not_checked"] = names
+		ev["not_checked_operations"] = uncheckedOps
+		ev["timed_out"] = true
+		return Verdict{Detail: fmt.Sprintf("not checked within %s: %d of %d partitions checked (%d operations), those linearizable; %d partition(s) with %d operations not checked: %s [%s]",
+			fmtBudget(linBudget), checked, len(parts), checkedOps, len(unchecked), uncheckedOps, strings.Join(names, ", "), scope), Evidence: ev}
+	}
+	return Verdict{Detail: fmt.Sprintf("every answer explained by an order that respects real time: %s, %d of them UNKNOWN", scope, unknown), Evidence: ev}
+}
+
+func fmtBudget(d time.Duration) string { return fmt.Sprintf("%g s", d.Seconds()) }
+
+// unexplained is the answer no order explains: of the operations outside
+// the longest legal prefix porcupine found, the one that returned first.
+func unexplained(ops []porcupine.Operation, info porcupine.LinearizationInfo) (porcupine.Operation, bool) {
+	parts := info.PartialLinearizations()
+	if len(parts) == 0 {
+		return porcupine.Operation{}, false
+	}
+	longest := []int(nil)
+	for _, l := range parts[0] {
+		if len(l) > len(longest) {
+			longest = l
+		}
+	}
+	in := make(map[int]bool, len(longest))
+	for _, id := range longest {
+		in[id] = true
+	}
+	best, found := porcupine.Operation{Return: math.MaxInt64}, false
+	for i, op := range ops { // porcupine numbers a partition's operations in the order given
+		if !in[i] && op.Return < best.Return {
+			best, found = op, true
+		}
+	}
+	return best, found
+}
+
+// linearizabilityOfLostAcks is H1's ConsequenceOf: "I6" when every
+// partition no order explains is the user or the bucket of an
+// acknowledged reservation Redis lost (a failover to a replica that never
+// got it): the counter and the user's hold went back, which no order
+// explains, and I6 already names the loss.
+func linearizabilityOfLostAcks(f *Facts, v Verdict) string {
+	names, _ := v.Evidence["violating"].([]string)
+	n, _ := v.Evidence["violating_partitions"].(int)
+	if len(names) == 0 || len(names) < n {
+		return ""
+	}
+	lost := lostAcks(f)
+	if len(lost) == 0 {
+		return ""
+	}
+	isLost := make(map[string]bool, len(lost))
+	for _, rid := range lost {
+		isLost[rid] = true
+	}
+	touched := map[string]bool{}
+	for _, o := range f.all() {
+		if o.Accepted() && isLost[o.RID] {
+			touched["user "+o.UserID()] = true
+			touched[fmt.Sprintf("bucket %d", o.Bucket)] = true
+		}
+	}
+	for _, name := range names {
+		if !touched[name] {
+			return ""
+		}
+	}
+	return "I6"
+}
+
+// vacuousLinearizability: nothing was answered.
+func vacuousLinearizability(_ *Facts, v Verdict) string {
+	if n, _ := v.Evidence["operations"].(int); n == 0 {
+		return "no operation was answered"
+	}
+	if t, _ := v.Evidence["timed_out"].(bool); t {
+		return v.Detail
+	}
+	return ""
+}
+
+// appliesLinearizability: the model has no pipeline, whose transitions
+// and releases change holds and stock outside the history's operations.
+func appliesLinearizability(f *Facts, _ Verdict) string {
+	if f.Pipeline != nil {
+		return "the run had a pipeline, whose transitions and releases are not operations of the model"
+	}
+	return ""
+}

@@ -1,0 +1,354 @@
+package checks
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+
+	"seckill-harness/lua"
+	"seckill-harness/runner"
+)
+
+// The model of the sale the linearizability check (linearizability.go)
+// holds the history to, in two partitions that each stand alone:
+//
+//   - per user, the user's holds: which reservation (by the request index
+//     that made it) the one-per-user marker points at, which reservations
+//     exist and which are released, and the answer cached for each request
+//     id. Reserve: a cached request answers its cached answer (a replay);
+//     else a user holding a reservation is answered USER_ALREADY_RESERVED
+//     with that reservation; else ACCEPTED (a new hold), or a refusal
+//     (SOLD_OUT, the window and state refusals) the stock decides, which
+//     the user's partition cannot see. Release: NOT_FOUND for a reservation
+//     never made, ALREADY_RELEASED for a released one, RELEASED for a live
+//     one (the marker is cleared when it points at it).
+//   - per bucket, the stock counter: ACCEPTED takes a unit (there must be
+//     one), SOLD_OUT needs none left, RELEASED gives one back; every
+//     answer that carries the count (Op.Remaining) must equal it. Replayed
+//     answers are the first answer's, judged where it was given: left out.
+//
+// An operation whose reply was lost (UNKNOWN) may have taken effect at
+// any time after its start, with any answer: its return is placed after
+// the history's end and its step is every step the model allows.
+// Answers that change no state and that another partition or check
+// judges (REQUEST_ID_CONFLICT: another user's request; INVARIANT_VIOLATION,
+// CONFIG_MISSING, BAD_ARGUMENT) are allowed in any state.
+
+// linInput is one operation's call in the model.
+type linInput struct {
+	release bool
+	req     uint32 // the request id's index (a release: the reservation's request)
+	user    uint32
+}
+
+// linOutput is one operation's answer in the model.
+type linOutput struct {
+	unknown   bool  // the reply was lost: any answer
+	code      int16 // reserve: lua.ReserveCode; release: lua.CompensateCode
+	held      int64 // USER_ALREADY_RESERVED: the request index of the held reservation, -1 when unmapped
+	rid       string
+	remaining int64 // the count the answer carried, -1 when none
+	replay    bool
+}
+
+// noHold is userState.hold when the user holds nothing.
+const noHold = -1
+
+// anyRefusal is the cached code of a request whose reply was lost and that
+// the model let be refused: any cached refusal replays it.
+const anyRefusal int16 = -1
+
+// userState is one user's holds; comparable with == (sets as sorted,
+// comma-separated lists), so porcupine can cache states.
+type userState struct {
+	hold     int64  // request index of the reservation the marker points at, noHold when none
+	created  string // request indices whose reservation exists (live or released)
+	released string // ... of those released
+	cache    string // "req:code:held;" per cached request, sorted
+}
+
+func setHas(set string, n int64) bool {
+	return strings.Contains(","+set, ","+strconv.FormatInt(n, 10)+",")
+}
+
+func setAdd(set string, n int64) string {
+	if setHas(set, n) {
+		return set
+	}
+	var items []int64
+	for _, s := range strings.Split(strings.TrimSuffix(set, ","), ",") {
+		if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+			items = append(items, v)
+		}
+	}
+	items = append(items, n)
+	slices.Sort(items)
+	var b strings.Builder
+	for _, v := range items {
+		b.WriteString(strconv.FormatInt(v, 10))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// cached returns the answer cached for request req.
+func (s userState) cached(req uint32) (code int16, held int64, ok bool) {
+	key := ";" + strconv.FormatUint(uint64(req), 10) + ":"
+	i := strings.Index(";"+s.cache, key)
+	if i < 0 {
+		return 0, 0, false
+	}
+	rest := s.cache[i+len(key)-1:]
+	rest = rest[:strings.IndexByte(rest, ';')]
+	c, h, _ := strings.Cut(rest, ":")
+	ci, _ := strconv.ParseInt(c, 10, 16)
+	hi, _ := strconv.ParseInt(h, 10, 64)
+	return int16(ci), hi, true
+}
+
+func (s userState) remember(req uint32, code int16, held int64) userState {
+	entries := strings.Split(strings.TrimSuffix(s.cache, ";"), ";")
+	if s.cache == "" {
+		entries = nil
+	}
+	entries = append(entries, fmt.Sprintf("%d:%d:%d", req, code, held))
+	slices.Sort(entries)
+	s.cache = strings.Join(entries, ";") + ";"
+	return s
+}
+
+// remembered reports whether reserve.lua caches an answer of code: the
+// final answers (ACCEPTED, USER_ALREADY_RESERVED, the version, window,
+// state and sold-out refusals).
+func remembered(code lua.ReserveCode) bool {
+	switch code {
+	case lua.Accepted, lua.UserAlreadyReserved, lua.VersionMismatch, lua.ActivityNotStarted,
+		lua.ActivityEnded, lua.ActivityNotActive, lua.SoldOut:
+		return true
+	}
+	return false
+}
+
+// stateless reports whether a reserve answer of code changes no state and
+// is judged elsewhere (allowed in any state of a partition).
+func stateless(code lua.ReserveCode) bool {
+	switch code {
+	case lua.RequestIDConflict, lua.InvariantViolation, lua.ConfigMissing, lua.BadArgument,
+		lua.ReservationIDConflict, lua.DuplicateRequest:
+		return true
+	}
+	return false
+}
+
+// userStep is every next state of s after in answered out (none: the
+// answer is not explained in s).
+func userStep(s userState, in linInput, out linOutput) []userState {
+	if in.release {
+		return userRelease(s, in, out)
+	}
+	code := lua.ReserveCode(out.code)
+	if !out.unknown && stateless(code) {
+		return []userState{s}
+	}
+	if c, h, ok := s.cached(in.req); ok {
+		refusal := c == anyRefusal && code != lua.Accepted && code != lua.UserAlreadyReserved && remembered(code)
+		if out.unknown || refusal || (lua.ReserveCode(c) == code && (code != lua.UserAlreadyReserved || out.held < 0 || out.held == h)) {
+			return []userState{s}
+		}
+		return nil
+	}
+	var next []userState
+	if out.unknown {
+		next = append(next, s) // not run, or refused without a trace
+	}
+	if s.hold != noHold {
+		if out.unknown || (code == lua.UserAlreadyReserved && (out.held < 0 || out.held == s.hold)) {
+			next = append(next, s.remember(in.req, int16(lua.UserAlreadyReserved), s.hold))
+		}
+		return next
+	}
+	r := int64(in.req)
+	switch {
+	case out.unknown:
+		n := s
+		n.hold, n.created = r, setAdd(s.created, r)
+		next = append(next, n.remember(in.req, int16(lua.Accepted), r))
+		next = append(next, s.remember(in.req, anyRefusal, 0))
+	case code == lua.Accepted && !setHas(s.created, r):
+		n := s
+		n.hold, n.created = r, setAdd(s.created, r)
+		next = append(next, n.remember(in.req, int16(lua.Accepted), r))
+	case code != lua.Accepted && code != lua.UserAlreadyReserved && remembered(code):
+		next = append(next, s.remember(in.req, out.code, 0))
+	}
+	return next
+}
+
+func userRelease(s userState, in linInput, out linOutput) []userState {
+	r := int64(in.req)
+	code := lua.CompensateCode(out.code)
+	live := setHas(s.created, r) && !setHas(s.released, r)
+	released := func() userState {
+		n := s
+		n.released = setAdd(s.released, r)
+		if n.hold == r {
+			n.hold = noHold
+		}
+		return n
+	}
+	switch {
+	case out.unknown:
+		if live {
+			return []userState{s, released()}
+		}
+		return []userState{s}
+	case code == lua.CompensateInvariantViolation, code == lua.CompensateIDConflict:
+		return []userState{s}
+	case code == lua.CompensateReleased && live:
+		return []userState{released()}
+	case code == lua.CompensateAlreadyReleased && setHas(s.released, r):
+		return []userState{s}
+	case code == lua.CompensateNotFound && !setHas(s.created, r):
+		return []userState{s}
+	case code == lua.CompensateNotCompensatable && live:
+		// the fence did not take (a status past RESERVED): nothing changed
+		return []userState{s}
+	}
+	return nil
+}
+
+// bucketStep is every next count of the bucket after in answered out,
+// from available units a.
+func bucketStep(a int64, in linInput, out linOutput) []int64 {
+	counts := func(n int64) bool { return out.remaining < 0 || out.remaining == n }
+	if in.release {
+		code := lua.CompensateCode(out.code)
+		switch {
+		case out.unknown:
+			return []int64{a, a + 1}
+		case code == lua.CompensateReleased:
+			if counts(a + 1) {
+				return []int64{a + 1}
+			}
+			return nil
+		case code == lua.CompensateAlreadyReleased, code == lua.CompensateNotCompensatable:
+			if counts(a) {
+				return []int64{a}
+			}
+			return nil
+		}
+		return []int64{a} // NOT_FOUND and the refusals carry no count
+	}
+	code := lua.ReserveCode(out.code)
+	switch {
+	case out.unknown:
+		if a > 0 {
+			return []int64{a, a - 1}
+		}
+		return []int64{a}
+	case code == lua.Accepted:
+		if a > 0 && counts(a-1) {
+			return []int64{a - 1}
+		}
+		return nil
+	case code == lua.SoldOut:
+		if a <= 0 {
+			return []int64{a}
+		}
+		return nil
+	case stateless(code):
+		return []int64{a}
+	}
+	if counts(a) { // USER_ALREADY_RESERVED and the cached refusals carry the count
+		return []int64{a}
+	}
+	return nil
+}
+
+// userModel is the model of one user's partition.
+func userModel() porcupine.Model {
+	nm := porcupine.NondeterministicModel{
+		Init: func() []any { return []any{userState{hold: noHold}} },
+		Step: func(state, input, output any) []any {
+			var out []any
+			for _, n := range userStep(state.(userState), input.(linInput), output.(linOutput)) {
+				out = append(out, n)
+			}
+			return out
+		},
+		DescribeOperation: describeLinOp,
+		DescribeState: func(state any) string {
+			s := state.(userState)
+			hold := "nothing"
+			if s.hold != noHold {
+				hold = runner.RequestID(uint32(s.hold)) + "'s reservation"
+			}
+			return fmt.Sprintf("holds %s; reservations of %s; released %s", hold, reqList(s.created), reqList(s.released))
+		},
+	}
+	return nm.ToModel()
+}
+
+// bucketModel is the model of one bucket's stock counter, from initial
+// available units.
+func bucketModel(initial int64) porcupine.Model {
+	nm := porcupine.NondeterministicModel{
+		Init: func() []any { return []any{initial} },
+		Step: func(state, input, output any) []any {
+			var out []any
+			for _, n := range bucketStep(state.(int64), input.(linInput), output.(linOutput)) {
+				out = append(out, n)
+			}
+			return out
+		},
+		DescribeOperation: describeLinOp,
+		DescribeState:     func(state any) string { return fmt.Sprintf("available %d", state.(int64)) },
+	}
+	return nm.ToModel()
+}
+
+func reqList(set string) string {
+	if set == "" {
+		return "none"
+	}
+	var ids []string
+	for _, s := range strings.Split(strings.TrimSuffix(set, ","), ",") {
+		if v, err := strconv.ParseUint(s, 10, 32); err == nil {
+			ids = append(ids, runner.RequestID(uint32(v)))
+		}
+	}
+	return strings.Join(ids, " ")
+}
+
+// describeLinOp is an operation as the drawing shows it.
+func describeLinOp(input, output any) string {
+	in, out := input.(linInput), output.(linOutput)
+	var b strings.Builder
+	if in.release {
+		fmt.Fprintf(&b, "release(%s of %s)", runner.RequestID(in.req), runner.UserID(in.user))
+	} else {
+		fmt.Fprintf(&b, "reserve(%s, %s)", runner.UserID(in.user), runner.RequestID(in.req))
+	}
+	b.WriteString(" → ")
+	switch {
+	case out.unknown:
+		b.WriteString("UNKNOWN")
+	case in.release:
+		b.WriteString(lua.CompensateCode(out.code).String())
+	default:
+		b.WriteString(lua.ReserveCode(out.code).String())
+		if out.held >= 0 && lua.ReserveCode(out.code) == lua.UserAlreadyReserved {
+			fmt.Fprintf(&b, " (%s's)", runner.RequestID(uint32(out.held)))
+		}
+	}
+	if out.remaining >= 0 {
+		fmt.Fprintf(&b, " remaining=%d", out.remaining)
+	}
+	if out.replay {
+		b.WriteString(" replay")
+	}
+	return b.String()
+}
