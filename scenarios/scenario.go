@@ -638,7 +638,7 @@ func (d *dec) phaseMix(ps *phaseSource, c *runner.Config) {
 	for _, f := range []struct {
 		key string
 		dst *float64
-	}{{"replay", &c.Mix.Replay}, {"same_user", &c.Mix.SameUser}, {"foreign_request", &c.Mix.ForeignRequest}, {"release", &c.Mix.Release}} {
+	}{{"replay", &c.Mix.Replay}, {"same_user", &c.Mix.SameUser}, {"foreign_request", &c.Mix.ForeignRequest}, {"release", &c.Mix.Release}, {"return", &c.Mix.Return}} {
 		mm, mp := it.get("mix"), path+".mix"
 		if !mm.has(f.key) && defs.get("mix").has(f.key) {
 			mm, mp = defs.get("mix"), "defaults.mix"

@@ -285,7 +285,7 @@ func (v *validator) phase(i int) {
 	shares := []struct {
 		key string
 		v   float64
-	}{{"replay", m.Replay}, {"same_user", m.SameUser}, {"foreign_request", m.ForeignRequest}, {"release", m.Release}}
+	}{{"replay", m.Replay}, {"same_user", m.SameUser}, {"foreign_request", m.ForeignRequest}, {"release", m.Release}, {"return", m.Return}}
 	sum := 0.0
 	var parts []string
 	inRange := true

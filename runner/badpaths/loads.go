@@ -141,6 +141,7 @@ func describe(l Load) string {
 	add("same_user", m.SameUser)
 	add("foreign_request", m.ForeignRequest)
 	add("release", m.Release)
+	add("return", m.Return)
 	if mix == "" {
 		mix = "all fresh users"
 	}

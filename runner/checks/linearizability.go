@@ -93,6 +93,7 @@ func linPartitions(f *Facts) (parts []linPartition, ops, unknownOps int, why str
 		}
 	}
 	infinity := int64(end) + int64(time.Millisecond)
+	execs := executionsOf(f)
 	countBuckets := true
 	switch {
 	case f.Generator.Split():
@@ -128,13 +129,25 @@ func linPartitions(f *Facts) (parts []linPartition, ops, unknownOps int, why str
 			unknownOps++
 		}
 		users[o.User] = append(users[o.User], op)
-		if countBuckets && !o.Replay() && (in.release || out.unknown || !stateless(lua.ReserveCode(o.Outcome))) {
+		if countBuckets && (out.unknown || countsInBucket(in, out) && (in.release || execs.counts(o))) {
 			buckets[o.Bucket] = append(buckets[o.Bucket], op)
 		}
 	}
 	for u, list := range users {
 		name := "user " + runner.UserID(u)
-		parts = append(parts, linPartition{name: name, model: userModel(), ops: list})
+		seen, keep := map[uint32]bool{}, repeatedSet{}
+		for _, op := range list {
+			if in := op.Input.(linInput); !in.release {
+				keep[in.req] = seen[in.req]
+				seen[in.req] = true
+			}
+		}
+		for r, again := range keep {
+			if !again {
+				delete(keep, r)
+			}
+		}
+		parts = append(parts, linPartition{name: name, model: userModel(keep), ops: list})
 	}
 	for b, list := range buckets {
 		if int(b) >= len(f.Planned) {
@@ -149,6 +162,68 @@ func linPartitions(f *Facts) (parts []linPartition, ops, unknownOps int, why str
 		assignRows(parts[i].ops)
 	}
 	return parts, ops, unknownOps, why
+}
+
+// countsInBucket reports whether a known answer goes into its bucket's
+// partition: those that move the counter (ACCEPTED, RELEASED) and
+// SOLD_OUT, which needs it empty. The answers that only read the count
+// (USER_ALREADY_RESERVED, the cached refusals, ALREADY_RELEASED) are left
+// out: each fits the counter at one moment of its span, but porcupine,
+// trying operations in call order, would first place every write called
+// before it and then search back through them, which takes more than a
+// run's budget on a bucket of thousands of operations. Their holds are
+// judged in the user's partition.
+func countsInBucket(in linInput, out linOutput) bool {
+	if in.release {
+		return lua.CompensateCode(out.code) == lua.CompensateReleased
+	}
+	code := lua.ReserveCode(out.code)
+	return code == lua.Accepted || code == lua.SoldOut
+}
+
+// executions says which reserve answer of each request id is the one
+// execution of reserve.lua the bucket's counter saw: every other answer to
+// the request is the cached one (replay=1), judged by the user's
+// partition. Which operation ran is not which was sent first: a replay
+// sent after its original may reach Redis first (a queue after a
+// failover), and the original then gets the cached answer.
+type executions struct {
+	ran      map[RequestKey]bool   // an answer with replay=0: that one ran
+	unknown  map[RequestKey]bool   // a reply was lost: that one may have run (pending in the counter)
+	firstRep map[RequestKey]uint32 // else the first replay=1 answer stands for the run (its own lost send)
+}
+
+func executionsOf(f *Facts) executions {
+	e := executions{ran: map[RequestKey]bool{}, unknown: map[RequestKey]bool{}, firstRep: map[RequestKey]uint32{}}
+	firstEnd := map[RequestKey]time.Duration{}
+	for _, o := range f.all() {
+		if !o.Kind.IsReserve() || o.Outcome < 0 && o.Outcome != runner.OutcomeUnknown {
+			continue
+		}
+		k := RequestKey{o.Bucket, o.Req}
+		switch {
+		case o.Outcome == runner.OutcomeUnknown:
+			e.unknown[k] = true
+		case stateless(lua.ReserveCode(o.Outcome)):
+		case !o.Replay():
+			e.ran[k] = true
+		default:
+			if t, ok := firstEnd[k]; !ok || o.End < t {
+				firstEnd[k], e.firstRep[k] = o.End, o.ID
+			}
+		}
+	}
+	return e
+}
+
+// counts reports whether reserve operation o's answer is its request's
+// execution (see executions).
+func (e executions) counts(o *runner.Op) bool {
+	if !o.Replay() {
+		return true
+	}
+	k := RequestKey{o.Bucket, o.Req}
+	return !e.ran[k] && !e.unknown[k] && e.firstRep[k] == o.ID
 }
 
 // assignRows gives each operation of a partition the drawing's row

@@ -26,9 +26,11 @@ import (
 //     never made, ALREADY_RELEASED for a released one, RELEASED for a live
 //     one (the marker is cleared when it points at it).
 //   - per bucket, the stock counter: ACCEPTED takes a unit (there must be
-//     one), SOLD_OUT needs none left, RELEASED gives one back; every
-//     answer that carries the count (Op.Remaining) must equal it. Replayed
-//     answers are the first answer's, judged where it was given: left out.
+//     one), SOLD_OUT needs none left, RELEASED gives one back; the count
+//     ACCEPTED and RELEASED answers carry (Op.Remaining) must be the one
+//     left. Replayed answers are the first answer's, judged where it was
+//     given: left out, as are the answers that only read the count
+//     (countsInBucket).
 //
 // An operation whose reply was lost (UNKNOWN) may have taken effect at
 // any time after its start, with any answer: its return is placed after
@@ -68,7 +70,17 @@ type userState struct {
 	created  string // request indices whose reservation exists (live or released)
 	released string // ... of those released
 	cache    string // "req:code:held;" per cached request, sorted
+	// keep are the requests of the partition sent more than once: only
+	// their answers are cached (the others are never asked again, and a
+	// cache of thousands of requests would slow every step). Shared by
+	// every state of one partition, so == still compares the rest.
+	keep *repeatedSet
 }
+
+// repeatedSet is the requests of a partition sent more than once.
+type repeatedSet map[uint32]bool
+
+func (r *repeatedSet) has(req uint32) bool { return r != nil && (*r)[req] }
 
 func setHas(set string, n int64) bool {
 	return strings.Contains(","+set, ","+strconv.FormatInt(n, 10)+",")
@@ -110,6 +122,9 @@ func (s userState) cached(req uint32) (code int16, held int64, ok bool) {
 }
 
 func (s userState) remember(req uint32, code int16, held int64) userState {
+	if !s.keep.has(req) {
+		return s // never asked again: nothing can replay it
+	}
 	entries := strings.Split(strings.TrimSuffix(s.cache, ";"), ";")
 	if s.cache == "" {
 		entries = nil
@@ -220,58 +235,35 @@ func userRelease(s userState, in linInput, out linOutput) []userState {
 	return nil
 }
 
-// bucketStep is every next count of the bucket after in answered out,
-// from available units a.
-func bucketStep(a int64, in linInput, out linOutput) []int64 {
-	counts := func(n int64) bool { return out.remaining < 0 || out.remaining == n }
+// bucketApply is the count of the bucket after a known answer out to in,
+// from available units a; false when the answer is not explained.
+func bucketApply(a int64, in linInput, out linOutput) (int64, bool) {
+	counts := out.remaining < 0 || out.remaining == a
 	if in.release {
-		code := lua.CompensateCode(out.code)
-		switch {
-		case out.unknown:
-			return []int64{a, a + 1}
-		case code == lua.CompensateReleased:
-			if counts(a + 1) {
-				return []int64{a + 1}
-			}
-			return nil
-		case code == lua.CompensateAlreadyReleased, code == lua.CompensateNotCompensatable:
-			if counts(a) {
-				return []int64{a}
-			}
-			return nil
+		switch lua.CompensateCode(out.code) {
+		case lua.CompensateReleased:
+			return a + 1, out.remaining < 0 || out.remaining == a+1
+		case lua.CompensateAlreadyReleased, lua.CompensateNotCompensatable:
+			return a, counts
 		}
-		return []int64{a} // NOT_FOUND and the refusals carry no count
+		return a, true // NOT_FOUND and the refusals carry no count
 	}
-	code := lua.ReserveCode(out.code)
-	switch {
-	case out.unknown:
-		if a > 0 {
-			return []int64{a, a - 1}
-		}
-		return []int64{a}
+	switch code := lua.ReserveCode(out.code); {
 	case code == lua.Accepted:
-		if a > 0 && counts(a-1) {
-			return []int64{a - 1}
-		}
-		return nil
+		return a - 1, a > 0 && (out.remaining < 0 || out.remaining == a-1)
 	case code == lua.SoldOut:
-		if a <= 0 {
-			return []int64{a}
-		}
-		return nil
+		return a, a <= 0
 	case stateless(code):
-		return []int64{a}
+		return a, true
 	}
-	if counts(a) { // USER_ALREADY_RESERVED and the cached refusals carry the count
-		return []int64{a}
-	}
-	return nil
+	return a, counts // USER_ALREADY_RESERVED and the cached refusals carry the count
 }
 
-// userModel is the model of one user's partition.
-func userModel() porcupine.Model {
+// userModel is the model of one user's partition; keep are its requests
+// sent more than once.
+func userModel(keep repeatedSet) porcupine.Model {
 	nm := porcupine.NondeterministicModel{
-		Init: func() []any { return []any{userState{hold: noHold}} },
+		Init: func() []any { return []any{userState{hold: noHold, keep: &keep}} },
 		Step: func(state, input, output any) []any {
 			var out []any
 			for _, n := range userStep(state.(userState), input.(linInput), output.(linOutput)) {
@@ -292,22 +284,122 @@ func userModel() porcupine.Model {
 	return nm.ToModel()
 }
 
-// bucketModel is the model of one bucket's stock counter, from initial
-// available units.
-func bucketModel(initial int64) porcupine.Model {
-	nm := porcupine.NondeterministicModel{
-		Init: func() []any { return []any{initial} },
-		Step: func(state, input, output any) []any {
-			var out []any
-			for _, n := range bucketStep(state.(int64), input.(linInput), output.(linOutput)) {
-				out = append(out, n)
+// bucketState is one bucket's counter: the available units, and the
+// operations whose reply was lost that have not taken effect yet (a lost
+// reserve may take a unit, a lost release may give one back, at any later
+// moment or never). Keeping them pending, rather than placing each lost
+// reply at every point of the history in turn, keeps the search linear.
+type bucketState struct {
+	available          int64
+	reserves, releases int32 // lost replies still pending
+}
+
+// bucketNext is every next state of s after in answered out: before a
+// known answer, any of the pending lost replies may take effect.
+func bucketNext(s bucketState, in linInput, out linOutput, next []bucketState) []bucketState {
+	if out.unknown {
+		if in.release {
+			s.releases++
+		} else {
+			s.reserves++
+		}
+		return append(next, s)
+	}
+	for x := int32(0); x <= s.reserves; x++ {
+		for y := int32(0); y <= s.releases; y++ {
+			a := s.available - int64(x) + int64(y)
+			if a < 0 {
+				continue
 			}
-			return out
+			if n, ok := bucketApply(a, in, out); ok {
+				next = append(next, bucketState{available: n, reserves: s.reserves - x, releases: s.releases - y})
+			}
+		}
+	}
+	return next
+}
+
+// bucketModel is the model of one bucket's stock counter, from initial
+// available units. Its state is a bucketState, or a []bucketState (sorted,
+// distinct) when lost replies leave several counts possible; a step that
+// the answer does not explain allocates nothing, since porcupine tries
+// every pending operation at each step.
+func bucketModel(initial int64) porcupine.Model {
+	states := func(state any) []bucketState {
+		if one, ok := state.(bucketState); ok {
+			return []bucketState{one}
+		}
+		return state.([]bucketState)
+	}
+	return porcupine.Model{
+		Init: func() any { return bucketState{available: initial} },
+		Step: func(state, input, output any) (bool, any) {
+			in, out := input.(linInput), output.(linOutput)
+			if one, ok := state.(bucketState); ok && !out.unknown && one.reserves == 0 && one.releases == 0 {
+				n, ok := bucketApply(one.available, in, out)
+				if !ok {
+					return false, nil
+				}
+				return true, bucketState{available: n}
+			}
+			var next []bucketState
+			for _, s := range states(state) {
+				next = bucketNext(s, in, out, next)
+			}
+			switch next = uniqueStates(next); len(next) {
+			case 0:
+				return false, nil
+			case 1:
+				return true, next[0]
+			}
+			return true, next
+		},
+		Equal: func(a, b any) bool { return slices.Equal(states(a), states(b)) },
+		Hash: func(state any) uint64 {
+			var h uint64 = 14695981039346656037
+			for _, s := range states(state) {
+				h = (h ^ uint64(s.available)) * 1099511628211
+				h = (h ^ uint64(s.reserves)<<32 ^ uint64(s.releases)) * 1099511628211
+			}
+			return h
 		},
 		DescribeOperation: describeLinOp,
-		DescribeState:     func(state any) string { return fmt.Sprintf("available %d", state.(int64)) },
+		DescribeState: func(state any) string {
+			var ds []string
+			for _, s := range states(state) {
+				d := fmt.Sprintf("available %d", s.available)
+				if s.reserves+s.releases > 0 {
+					d += fmt.Sprintf(" (lost replies pending: %d reserves, %d releases)", s.reserves, s.releases)
+				}
+				ds = append(ds, d)
+			}
+			return strings.Join(ds, " or ")
+		},
 	}
-	return nm.ToModel()
+}
+
+// uniqueStates sorts states and drops repeats.
+func uniqueStates(states []bucketState) []bucketState {
+	slices.SortFunc(states, func(a, b bucketState) int {
+		if a.available != b.available {
+			return cmpInt(a.available, b.available)
+		}
+		if a.reserves != b.reserves {
+			return cmpInt(int64(a.reserves), int64(b.reserves))
+		}
+		return cmpInt(int64(a.releases), int64(b.releases))
+	})
+	return slices.Compact(states)
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 func reqList(set string) string {
