@@ -16,8 +16,11 @@ const (
 	LoadReplay     = "replay"      // earlier requests re-sent with the same ids (and reused by other users)
 	LoadSameUser   = "same-user"   // earlier users with a new request_id
 	LoadReleaseDup = "release-dup" // releases of earlier reservations, many of them twice or more
-	LoadDisconnect = "disconnect"  // disconnect-before-reply pulses on the hot master
-	LoadMQTimeout  = "mq-timeout"  // the pipeline on, 30% MQ send timeouts (most of them delivered anyway)
+	// LoadReleaseReturn: releases of earlier reservations, and the users
+	// they released back with a new request_id.
+	LoadReleaseReturn = "release-return"
+	LoadDisconnect    = "disconnect" // disconnect-before-reply pulses on the hot master
+	LoadMQTimeout     = "mq-timeout" // the pipeline on, 30% MQ send timeouts (most of them delivered anyway)
 	// LoadServiceLatency: a latency toxic on the bucket's master beyond
 	// the service's Redis timeout (its calls time out and may have run).
 	LoadServiceLatency = "service-latency"
@@ -31,7 +34,7 @@ const (
 
 // LoadNames lists the loads in the order the matrix runs them.
 func LoadNames() []string {
-	return []string{LoadContention, LoadReplay, LoadSameUser, LoadReleaseDup, LoadDisconnect, LoadMQTimeout, LoadServiceLatency, LoadServiceMasterless}
+	return []string{LoadContention, LoadReplay, LoadSameUser, LoadReleaseDup, LoadReleaseReturn, LoadDisconnect, LoadMQTimeout, LoadServiceLatency, LoadServiceMasterless}
 }
 
 // Load is one short run's shape: the engine's config, the activity's stock
@@ -85,6 +88,8 @@ func GetLoad(name string, quick bool) (Load, bool) {
 		l = Load{Stock: 1000, Buckets: 1, Config: closedBurst(runner.Mix{SameUser: 0.5})}
 	case LoadReleaseDup:
 		l = Load{Stock: 1000, Buckets: 1, Config: closedBurst(runner.Mix{Release: 0.5})}
+	case LoadReleaseReturn:
+		l = Load{Stock: 1000, Buckets: 1, Config: closedBurst(runner.Mix{Release: 0.3, Return: 0.3})}
 	case LoadDisconnect:
 		c.Mode, c.Concurrency, c.MaxInFlight = runner.ModeOpen, 16, 2000
 		c.Shape = runner.Shape{Kind: "constant", Rate: 500}

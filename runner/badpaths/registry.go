@@ -21,6 +21,8 @@ const (
 	CompensateWithoutStatusCheck = "compensate-without-status-check"
 	NewRequestIDOnTimeout        = "new-request-id-on-timeout"
 	ReleaseOnSendTimeout         = "release-on-send-timeout"
+	CompensateMarkerLeft         = "compensate-marker-left"
+	LuaStaleSoldOut              = "lua-stale-soldout"
 )
 
 // Info describes one bad path.
@@ -127,6 +129,26 @@ var registry = []Info{
 		Load:        LoadReleaseDup,
 		System:      newScriptPath(CompensateWithoutStatusCheck, compensateVariant(CompensateWithoutStatusCheck, compensateNoStatusEdits)),
 		validate:    func() error { _, err := compensateVariant("", compensateNoStatusEdits).get(); return err },
+	},
+	{
+		Name:        CompensateMarkerLeft,
+		Description: "compensate.lua that answers marker_deleted=1 but leaves the user marker: a released user is refused USER_ALREADY_RESERVED for the rest of the sale",
+		Source:      "spec §7.3, §9.3 (the marker is deleted while it points at the released reservation)",
+		Expect:      []string{"H1"},
+		Why:         "the end state is right (stock given back, record RELEASED), but a released user who comes back with a new request_id is told USER_ALREADY_RESERVED for a reservation that was released: no order of the operations explains that answer (H1, the user's partition)",
+		Load:        LoadReleaseReturn,
+		System:      newScriptPath(CompensateMarkerLeft, compensateVariant(CompensateMarkerLeft, compensateMarkerLeftEdits)),
+		validate:    func() error { _, err := compensateVariant("", compensateMarkerLeftEdits).get(); return err },
+	},
+	{
+		Name:        LuaStaleSoldOut,
+		Description: "reserve.lua that answers SOLD_OUT, touching nothing, to users with an even last digit while the bucket holds 100 to 110 units (a stale sold-out flag)",
+		Source:      "spec §7.1 step 8 (SOLD_OUT only when available <= 0)",
+		Expect:      []string{"H1"},
+		Why:         "SOLD_OUT is answered while the stock counter, as the ACCEPTED answers around it show, holds about a hundred units: no order of the bucket's operations puts the counter at 0 there (H1, the bucket's partition)",
+		Load:        LoadContention,
+		System:      newScriptPath(LuaStaleSoldOut, reserveVariant(LuaStaleSoldOut, staleSoldOutEdits)),
+		validate:    func() error { _, err := reserveVariant("", staleSoldOutEdits).get(); return err },
 	},
 	{
 		Name:        NewRequestIDOnTimeout,

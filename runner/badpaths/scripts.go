@@ -67,6 +67,21 @@ var (
 		{`redis.call("PEXPIREAT", KEYS[5], retention_until_ms)`,
 			`-- badpath lua-no-ttl: the reservation record never expires`},
 	}
+	// compensate-marker-left: the user marker is reported deleted
+	// (marker_deleted=1) but left in place.
+	compensateMarkerLeftEdits = []edit{
+		{`marker_deleted = redis.call("DEL", KEYS[2])`,
+			`marker_deleted = 1 -- badpath compensate-marker-left: reported deleted, left in place`},
+	}
+	// lua-stale-soldout: SOLD_OUT answered, touching nothing, to half the
+	// users while the bucket holds 100 to 110 units.
+	staleSoldOutEdits = []edit{
+		{`-- 8. Sold out.`,
+			`if available >= 100 and available <= 110 and string.byte(user_id, -1) % 2 == 0 then
+    return reply(SOLD_OUT, "", 0, "SOLD_OUT", 0) -- badpath lua-stale-soldout: a stale sold-out flag
+end
+-- 8. Sold out.`},
+	}
 	// compensate-without-status-check: releases whatever the status
 	// (RELEASED again, SEND_UNKNOWN, ENQUEUED, RESERVED).
 	compensateNoStatusEdits = []edit{
