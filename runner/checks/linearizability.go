@@ -14,6 +14,7 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
+	"seckill-harness/runner/sut"
 )
 
 // The linearizability check (H1): every answer of the history is
@@ -108,6 +109,15 @@ func linPartitions(f *Facts) (parts []linPartition, ops, unknownOps int, why str
 			continue
 		}
 		in := linInput{release: o.Kind == runner.KindRelease, req: o.Req, user: o.User}
+		resolved := false // an UNKNOWN reserve whose cached result was read back
+		if o.Outcome == runner.OutcomeUnknown && !in.release && !f.Unexposed[sut.Requests] {
+			if rf, read := f.Requests[RequestKey{o.Bucket, o.Req}]; read && rf.Err == "" {
+				if !rf.Found || rf.Result.UserID != o.UserID() {
+					continue // it never ran: no result of this user's request in Redis
+				}
+				resolved = true
+			}
+		}
 		if r, ok := reqOf[userReq{o.User, o.RID}]; ok && in.release {
 			in.req = r // the reservation released, by the request that made it
 		}
@@ -120,8 +130,16 @@ func linPartitions(f *Facts) (parts []linPartition, ops, unknownOps int, why str
 				out.held = int64(r)
 			}
 		}
+		if resolved {
+			// It ran, some time after its start, with the answer Redis cached.
+			rf := f.Requests[RequestKey{o.Bucket, o.Req}]
+			out = linOutput{code: int16(rf.Result.Code), held: -1, rid: rf.Result.ReservationID, remaining: rf.Result.Remaining}
+			if r, ok := reqOf[userReq{o.User, rf.Result.ReservationID}]; ok && rf.Result.Code == lua.UserAlreadyReserved {
+				out.held = int64(r)
+			}
+		}
 		op := porcupine.Operation{Input: in, Output: out, Call: int64(o.Start), Return: int64(o.End), Metadata: fmt.Sprintf("op %d", o.ID)}
-		if out.unknown {
+		if o.Outcome == runner.OutcomeUnknown {
 			op.Return = infinity // may take effect any time after its start
 		}
 		ops++
@@ -129,7 +147,8 @@ func linPartitions(f *Facts) (parts []linPartition, ops, unknownOps int, why str
 			unknownOps++
 		}
 		users[o.User] = append(users[o.User], op)
-		if countBuckets && (out.unknown || countsInBucket(in, out) && (in.release || execs.counts(o))) {
+		ranElsewhere := resolved && execs.ran[RequestKey{o.Bucket, o.Req}] // another operation's answer was the run
+		if countBuckets && !ranElsewhere && (out.unknown || countsInBucket(in, out) && (in.release || resolved || execs.counts(o))) {
 			buckets[o.Bucket] = append(buckets[o.Bucket], op)
 		}
 	}

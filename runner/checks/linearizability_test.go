@@ -164,3 +164,28 @@ func TestLinearizabilityNotCheckedWithinItsBudgetNeverPasses(t *testing.T) {
 	}
 	t.Log(c.Detail)
 }
+
+func TestLinearizabilityResolvesUnknownsFromTheCachedResult(t *testing.T) {
+	ops := []runner.Op{
+		lop(0, runner.KindFresh, 1, 1, 0, 10, runner.OutcomeUnknown, ""),
+		lop(1, runner.KindFresh, 2, 2, 20, 30, linSoldOut, ""),
+	}
+	judge := func(rf RequestFact) Check {
+		rep := JudgeFacts(&Facts{Ops: ops, Planned: []int64{1}, Requests: map[RequestKey]RequestFact{{0, 1}: rf}})
+		for _, c := range rep.Checks {
+			if c.Name == "linearizability" {
+				return c
+			}
+		}
+		t.Fatal("no linearizability check")
+		return Check{}
+	}
+	// Redis holds u1's ACCEPTED for r1: it took the unit, SOLD_OUT is explained.
+	if c := judge(RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "a1", Remaining: 0, UserID: runner.UserID(1)}}); c.Status != StatusPass {
+		t.Fatalf("executed: status %s, want pass: %s", c.Status, c.Detail)
+	}
+	// Redis holds no result for r1: it never ran, the unit was there.
+	if c := judge(RequestFact{}); c.Status != StatusFail {
+		t.Fatalf("not executed: status %s, want fail: %s", c.Status, c.Detail)
+	}
+}
