@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"seckill-harness/internal/boundedread"
 )
 
 // Flag is the command-line flag that names the root (SetRoot).
@@ -140,19 +142,6 @@ func Cause(err error) error {
 }
 
 // Kind names the kind of a file that is not a regular one: "a directory",
-// "a named pipe", ….
-func Kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "mode " + m.String()
-}
+// "a named pipe", …; it is boundedread.Kind, the one classifier of paths
+// the harness refuses to read.
+func Kind(m fs.FileMode) string { return boundedread.Kind(m) }
