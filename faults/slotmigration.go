@@ -427,7 +427,7 @@ func (m *SlotMigration) migrateBatch(ctx context.Context, src *redis.Client, hos
 		}
 		msg := err.Error()
 		switch {
-		case strings.HasPrefix(msg, "BUSYKEY") && !replace:
+		case isBusyKey(msg) && !replace:
 			replace = true
 			continue
 		case (strings.HasPrefix(msg, "IOERR") || tpIsTimeout(err)) && attempt < 3 && ctx.Err() == nil:
@@ -439,6 +439,15 @@ func (m *SlotMigration) migrateBatch(ctx context.Context, src *redis.Client, hos
 		}
 		return fmt.Errorf("MIGRATE %d keys to %s:%s: %w", len(keys), host, port, err)
 	}
+}
+
+// isBusyKey reports whether a MIGRATE error is the destination's BUSYKEY.
+// Redis relays the destination's error inside its own: 7.0 answers
+// "ERR Target instance replied with error: BUSYKEY Target key name
+// already exists.", so BUSYKEY is matched where it stands, not as a
+// prefix.
+func isBusyKey(msg string) bool {
+	return strings.HasPrefix(msg, "BUSYKEY") || strings.Contains(msg, "replied with error: BUSYKEY")
 }
 
 // recordRound records one MIGRATE round (every attempt of one batch, failed
