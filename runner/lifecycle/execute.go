@@ -746,14 +746,14 @@ func (x *execution) assemble(ctx context.Context) *Result {
 	rep.Servers = x.serversSection(ctx)
 	rep.Host = x.host.Section(res.Began, res.Elapsed, lateStarts(res))
 	x.scriptKills(rep)
-	notInjected := notInjected(p.Faults)
+	notInjected, actedDespite := injections(p.Faults)
 	if x.checkErr != nil {
 		rep.Assertions = append(rep.Assertions, assertion("final state read back from Redis", false, 0, nil, x.checkErr.Error()))
 	}
 	// A load refused by the pre-flight has no figures to hold to bounds:
 	// A1's failure is the verdict.
 	if !x.pre.Refused() {
-		rep.Assertions = append(rep.Assertions, judgeEvidence(collectFacts(res, rep, notInjected, len(p.Faults), x.interrupted), p.Bounds)...)
+		rep.Assertions = append(rep.Assertions, judgeEvidence(collectFacts(res, rep, notInjected, actedDespite, len(p.Faults), x.interrupted), p.Bounds)...)
 	}
 	if p.Evaluate != nil && !x.pre.Refused() {
 		rep.Assertions = append(rep.Assertions, p.Evaluate(rep)...)
@@ -793,23 +793,26 @@ func (x *execution) scriptKills(rep *reports.Report) {
 	}
 }
 
-// notInjected lists the planned faults that never took effect, with why.
-func notInjected(planned []*faults.Planned) []string {
-	var out []string
+// injections sorts the planned faults by faults.Planned.Effect: those
+// that never took effect, with why ("spec: why"), and those that took
+// effect though their Inject failed, with the fault's outcome.
+func injections(planned []*faults.Planned) (notInjected, actedDespite []string) {
 	for _, f := range planned {
-		if w := f.Window(); !w.Injected || w.InjectErr != nil {
-			why := "never injected (the load ended or was interrupted before its time)"
-			if w.InjectErr != nil {
-				why = w.InjectErr.Error()
-			}
-			name := f.Spec
-			if name == "" {
-				name = f.Kind
-			}
-			out = append(out, fmt.Sprintf("%s: %s", name, why))
+		e := f.Effect()
+		if e.Took && e.Detail == "" {
+			continue
+		}
+		name := f.Spec
+		if name == "" {
+			name = f.Kind
+		}
+		if e.Took {
+			actedDespite = append(actedDespite, fmt.Sprintf("%s: %s", name, e.Detail))
+		} else {
+			notInjected = append(notInjected, fmt.Sprintf("%s: %s", name, e.Detail))
 		}
 	}
-	return out
+	return notInjected, actedDespite
 }
 
 // write writes the report artifacts (when the output has a directory),

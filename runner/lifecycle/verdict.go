@@ -51,15 +51,16 @@ type runFacts struct {
 	errorTexts              map[string][]string // error class -> first texts
 	planned                 int                 // faults planned
 	notInjected             []string            // "spec: why"
+	actedDespite            []string            // "spec: took effect though inject failed (err): outcome"
 	interrupted             string              // "" or why the load stopped early
 	judged, required        int                 // invariants judged (not skip) among the required (not waived)
 	skipped                 []string            // required invariants skipped: "I3: why"
 }
 
 // collectFacts reads the facts the evidence rules need from a run.
-func collectFacts(res *runner.Result, rep *reports.Report, notInjected []string, planned int, interrupted string) runFacts {
+func collectFacts(res *runner.Result, rep *reports.Report, notInjected, actedDespite []string, planned int, interrupted string) runFacts {
 	f := runFacts{scheduled: res.Observed.Scheduled, dropped: res.Observed.Dropped, pathErrors: map[string]int64{},
-		errorTexts: res.ErrorTexts, planned: planned, notInjected: notInjected, interrupted: interrupted}
+		errorTexts: res.ErrorTexts, planned: planned, notInjected: notInjected, actedDespite: actedDespite, interrupted: interrupted}
 	for _, o := range res.History.All() {
 		if o.Outcome == runner.OutcomeDropped {
 			continue
@@ -124,6 +125,9 @@ var evidenceRules = []evidenceRule{
 	{"every planned fault injected", func(f runFacts) bool { return f.planned > 0 }, func(f runFacts, _ Bounds) reports.Assertion {
 		ok := len(f.notInjected) == 0
 		detail := fmt.Sprintf("%d of %d planned faults took effect", f.planned-len(f.notInjected), f.planned)
+		if len(f.actedDespite) > 0 {
+			detail += "; " + strings.Join(f.actedDespite, "; ")
+		}
 		if !ok {
 			detail += "; not: " + strings.Join(f.notInjected, "; ")
 		}
