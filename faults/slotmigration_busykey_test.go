@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/internal/clustertest"
-	"seckill-harness/lua"
 )
 
 // A key of the slot that already sits on the destination (a stale copy,
@@ -22,13 +20,7 @@ func TestSlotMigrationResendsABusyKeyWithReplace(t *testing.T) {
 	c, rdb, store, a, env := tpOwnEnv(t, 1000)
 	ctx := ctxT(t, 60*time.Second)
 	slot := env.HotSlots[0]
-	for i := 0; i < 20; i++ {
-		user := fmt.Sprintf("bk%d", i)
-		call, _ := store.NewReserveCall(a, user, "rq-"+user, time.Hour)
-		if res, err := store.Reserve(ctx, call); err != nil || res.Code != lua.Accepted {
-			t.Fatalf("reserve %s: %v %v", user, res.Code, err)
-		}
-	}
+	tpReserveN(t, store, a, "bk", 20)
 	stock := a.Scope(0).StockKey()
 	busy := "busy:" + stock[strings.Index(stock, "{"):strings.Index(stock, "}")+1]
 	if err := rdb.Set(ctx, busy, "current", 0).Err(); err != nil {

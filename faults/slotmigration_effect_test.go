@@ -2,13 +2,11 @@ package faults
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"seckill-harness/internal/clustertest"
-	"seckill-harness/lua"
 )
 
 // A slot migration whose MIGRATE the destination refuses (it is out of
@@ -21,13 +19,7 @@ func TestSlotMigrationThatStoppedMidwayTookEffect(t *testing.T) {
 	clustertest.Need(t)
 	c, _, store, a, env := tpOwnEnv(t, 1000)
 	ctx := ctxT(t, 60*time.Second)
-	for i := 0; i < 20; i++ {
-		user := fmt.Sprintf("ef%d", i)
-		call, _ := store.NewReserveCall(a, user, "rq-"+user, time.Hour)
-		if res, err := store.Reserve(ctx, call); err != nil || res.Code != lua.Accepted {
-			t.Fatalf("reserve %s: %v %v", user, res.Code, err)
-		}
-	}
+	tpReserveN(t, store, a, "ef", 20)
 	tl := &Timeline{Env: env, began: time.Now()}
 
 	t.Run("refused-before-any-slot", func(t *testing.T) {
