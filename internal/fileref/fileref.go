@@ -2,7 +2,8 @@
 // files and from leaking into its messages.
 //
 // A path written inside a file (a scenario's adapter: and
-// service.mapping:, a suite's members, an adapter file's script:) is
+// service.mapping:, a suite's members, an adapter file's script:, a
+// generator.json's history) is
 // resolved against that file's directory and must stay inside it, or
 // inside the directory the user names with --files-root (SetRoot); a
 // symlink that leads out is refused, and so is anything but a regular

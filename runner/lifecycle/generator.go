@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/internal/boundedread"
+	"seckill-harness/internal/fileref"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
@@ -53,6 +54,22 @@ type GenInfo struct {
 	Token     string `json:"token"`   // this process's claim in the registry
 	History   string `json:"history"` // relative to the run directory unless absolute
 	Cluster   string `json:"cluster"` // redacted
+}
+
+// HistoryPath is the history the generator.json in dir names, resolved
+// through fileref like every path written in a file: relative to dir, and
+// refused (naming the fix, quoting nothing of the file it names) when it
+// leaves dir or --files-root, lexically or through a symlink, or is not a
+// regular file.
+func (g *GenInfo) HistoryPath(dir string) (string, error) {
+	if g.History == "" {
+		return "", fmt.Errorf("%s: %s names no history", dir, GenInfoFile)
+	}
+	path, err := fileref.Resolve(filepath.Join(dir, GenInfoFile), g.History)
+	if err != nil {
+		return "", fmt.Errorf("%s history: %w", GenInfoFile, err)
+	}
+	return path, nil
 }
 
 func (g *GenInfo) Gen() runner.Generator { return runner.Generator{Index: g.Index, Count: g.Count} }

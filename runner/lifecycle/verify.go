@@ -191,19 +191,16 @@ func loadGenRuns(dirs []string, activity string) ([]genRun, error) {
 		if err != nil {
 			return nil, err
 		}
+		path, err := info.HistoryPath(d)
+		if err != nil {
+			return nil, err
+		}
 		run, err := reports.LoadRun(d)
 		if err != nil {
 			return nil, err
 		}
 		if run.HistSource != reports.HlogFileName {
 			return nil, fmt.Errorf("%s has no %s: its latency cannot be merged exactly", d, reports.HlogFileName)
-		}
-		path := info.History
-		if path == "" {
-			return nil, fmt.Errorf("%s: generator.json names no history", d)
-		}
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(d, path)
 		}
 		f, err := boundedread.Open(path, MaxHistoryBytes, "history of "+d, "give the directories the generators wrote (their history.jsonl)")
 		if err != nil {
