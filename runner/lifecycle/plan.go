@@ -226,11 +226,12 @@ type Result struct {
 	recorder *reports.Recorder
 }
 
-// Inconclusive reports a run whose only shortfall is inconclusive latency
-// or throughput assertions: nothing failed, the load ran to its end, and
-// the stand could not sustain the plan where an SLO failed (the CLI's exit
-// 3). InconclusiveChecks names them; each assertion's Inconclusive holds
-// the rule and the evidence.
+// Inconclusive reports a run whose only shortfall is inconclusive
+// assertions: nothing failed, the load ran to its end, and either the
+// stand could not sustain the plan where an SLO failed or a fault missed
+// the system under test (the CLI's exit 3). InconclusiveChecks names
+// them; a starved SLO's Inconclusive holds the rule and the evidence, a
+// missed fault's detail names the miss.
 func (oc *Result) Inconclusive() bool {
 	return oc != nil && oc.Report != nil && oc.RunErr == nil && oc.Report.IsInconclusive()
 }
