@@ -594,7 +594,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 }
 
 // heal stops the timeline and heals every fault, once, on a fresh context
-// (the load's may be cancelled).
+// of HealBudget (the load's may be cancelled; a signal does not cut it).
 func (x *execution) heal() {
 	if x.healed || x.tl == nil {
 		return
@@ -603,7 +603,7 @@ func (x *execution) heal() {
 	if x.stopTimeline != nil {
 		x.stopTimeline()
 	}
-	hctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	hctx, cancel := context.WithTimeout(context.Background(), HealBudget)
 	defer cancel()
 	x.healErr = x.tl.HealAll(hctx)
 }
