@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"seckill-harness/internal/clustertest"
-	"seckill-harness/runner/badpaths"
+	"seckill-harness/sut/badpaths"
 	"strings"
 	"testing"
 )

@@ -11,13 +11,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 func TestSlotMigrationParams(t *testing.T) {

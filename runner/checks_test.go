@@ -3,10 +3,10 @@ package runner_test
 import (
 	"context"
 
+	"seckill-harness/checks"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 func init() {

@@ -15,7 +15,7 @@ import (
 	"seckill-harness/internal/ctxsleep"
 	"seckill-harness/internal/hrsleep"
 	"seckill-harness/lua"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // Result is what a run produced: the history and the run's clock.

@@ -6,10 +6,10 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
-// The engine's tests judge their runs with the checker (runner/checks),
+// The engine's tests judge their runs with the checker (checks),
 // which imports the engine: checks_test.go (package runner_test) sets
 // Verify, and these test-only types carry its answer back.
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"seckill-harness/lua"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // Outcome is the answer an operation ended with: for reserve operations a

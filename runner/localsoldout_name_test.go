@@ -3,7 +3,7 @@ package runner
 import (
 	"testing"
 
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // The local answer round-trips through the history's JSONL names.

@@ -2,7 +2,7 @@ package runner
 
 import (
 	"seckill-harness/reports"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // ReportMeta is what a report needs besides the run and its checks.

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"seckill-harness/lua"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // StockSample is one reading of one bucket's stock hash during the run.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"seckill-harness/lua"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // silent is a system under test that never answers: every send waits for

@@ -5,9 +5,9 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/pipeline"
 	"seckill-harness/runner/planner"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut/pipeline"
 	"time"
 
 	"github.com/spf13/cobra"

@@ -16,8 +16,8 @@ import (
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
 )
 
 // The compare defaults include the 32-bucket split a pre-sale test must

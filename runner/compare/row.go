@@ -3,9 +3,9 @@ package compare
 import (
 	"path/filepath"
 
+	"seckill-harness/checks"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
 	"seckill-harness/runner/lifecycle"
 )
 

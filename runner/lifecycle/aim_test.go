@@ -22,9 +22,9 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/adapter"
-	"seckill-harness/runner/httpsut"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
+	"seckill-harness/sut/adapter"
+	"seckill-harness/sut/httpsut"
 )
 
 // skuShop is the access service of the aim tests, written here and not

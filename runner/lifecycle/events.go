@@ -5,11 +5,11 @@ import (
 	"slices"
 	"strings"
 
+	"seckill-harness/checks"
 	"seckill-harness/faults"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/servers"
+	"seckill-harness/samplers/servers"
 )
 
 // eventLeadS is how long before an event a check's violation may still be

@@ -10,19 +10,19 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/host"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/servicechild"
-	"seckill-harness/runner/sut"
+	"seckill-harness/samplers/host"
+	"seckill-harness/samplers/servers"
 	"seckill-harness/scenarios"
-	"seckill-harness/servers"
+	"seckill-harness/sut"
+	"seckill-harness/sut/pipeline"
+	"seckill-harness/sut/servicechild"
 )
 
 // execution is the state of one Execute, passed from step to step.

@@ -17,7 +17,7 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // Load from several machines (--generator I/N --activity NAME).

@@ -8,8 +8,8 @@ import (
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/host"
-	"seckill-harness/servers"
+	"seckill-harness/samplers/host"
+	"seckill-harness/samplers/servers"
 )
 
 // observe starts what watches the run beside the load: the live metrics

@@ -8,15 +8,15 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
+	"seckill-harness/reports/results"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/history"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
+	"seckill-harness/sut/pipeline"
 )
 
 // Plan is what one run does: where it stands, the activity, the load
@@ -74,7 +74,7 @@ type Plan struct {
 	// (its name is logged) instead of dropping it; refused without PostgresURL.
 	PostgresKeep bool
 	// ServiceCmd starts the access service under test as a child of the
-	// run (the "start the service" step, runner/servicechild), its Redis
+	// run (the "start the service" step, sut/servicechild), its Redis
 	// client routed through the proxies by the nodes' announced addresses
 	// (ClusterSpec.ServiceRouting, docs/SERVICE_ROUTING.md); "": none.
 	// ServiceReady is its readiness URL ("": http://<listen>/healthz).
@@ -96,7 +96,7 @@ type Plan struct {
 	ExpectFail map[string]int64
 	Resolved   map[string]any // the fully resolved scenario, for report.json
 	// Regressions are the scenario's regression thresholds over
-	// history.DefaultThresholds (scenarios.Scenario.Regressions), judged
+	// results.DefaultThresholds (scenarios.Scenario.Regressions), judged
 	// with Output.Baseline.
 	Regressions map[string]float64
 	// TolerateEvents are the kinds of unplanned events (reports.EventKinds)
@@ -173,13 +173,13 @@ type Output struct {
 	// suite calls it once per member).
 	OnOutcome func(dir string, oc *Result)
 	// Results, when set, is the results history: once the report is
-	// written the run's record (history.FromReport) is appended to it; a
+	// written the run's record (results.FromReport) is appended to it; a
 	// failed append is logged as an error and does not change the verdict.
-	Results history.Store
+	Results results.Store
 	// Baseline, when set, is the results history the run is judged
 	// against (run --baseline): report.json's baseline and one assertion
-	// per judged figure (history.Judge with the plan's Regressions).
-	Baseline history.Store
+	// per judged figure (results.Judge with the plan's Regressions).
+	Baseline results.Store
 	// Suite names the suite a member runs in (set by Suite.Run; it goes
 	// into the member's history record).
 	Suite string

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/servicechild"
+	"seckill-harness/sut/servicechild"
 )
 
 // refuseServiceRouting refuses a service routing the stand cannot give:

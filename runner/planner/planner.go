@@ -15,11 +15,11 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/runner"
-	"seckill-harness/runner/badpaths"
-	"seckill-harness/runner/httpsut"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
+	"seckill-harness/sut/badpaths"
+	"seckill-harness/sut/httpsut"
 )
 
 // Paths lists the selectable reserve paths: the reference first, then

@@ -9,8 +9,8 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
 )
 
 func flagScenario(cfg runner.Config, given map[string]string) *scenarios.Scenario {
