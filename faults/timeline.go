@@ -3,7 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
-	"seckill-harness/internal/ctxsleep"
+	"seckill-harness/internal/sleep"
 	"strings"
 	"sync"
 	"time"
@@ -27,11 +27,11 @@ func (t *Timeline) Start(ctx context.Context, began time.Time) {
 		t.wg.Add(1)
 		go func(p *Planned) {
 			defer t.wg.Done()
-			if !ctxsleep.Until(ctx, began.Add(p.At)) {
+			if !sleep.Until(ctx, began.Add(p.At)) {
 				return
 			}
 			t.inject(ctx, p)
-			if p.For > 0 && ctxsleep.Until(ctx, began.Add(p.At+p.For)) {
+			if p.For > 0 && sleep.Until(ctx, began.Add(p.At+p.For)) {
 				t.heal(context.WithoutCancel(ctx), p)
 			}
 		}(p)

@@ -12,8 +12,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"seckill-harness/internal/ctxsleep"
-	"seckill-harness/internal/hrsleep"
+	"seckill-harness/internal/sleep"
 	"seckill-harness/lua"
 	"seckill-harness/sut"
 )
@@ -147,7 +146,7 @@ func RunPhases(ctx context.Context, phases []Phase, sale sut.Sale, sys sut.Syste
 			// One precise sleeper for the scheduling goroutine (phases run
 			// one after another), opened before offset 0. Without a
 			// timerfd it sleeps on Go timers, and the run says so.
-			e.sleep, _ = hrsleep.New()
+			e.sleep, _ = sleep.New()
 			defer e.sleep.Close()
 			break
 		}
@@ -324,7 +323,7 @@ type engine struct {
 	observe    func(*Op)                                            // WithOpObserver's; nil: none
 	onAccepted func(ctx context.Context, bucket uint32, rid string) // WithAccepted's; nil: none
 	errs       errorTexts                                           // the first error texts of each class
-	sleep      *hrsleep.Sleeper                                     // the open-loop pacer's; nil for closed-loop runs
+	sleep      *sleep.Sleeper                                       // the open-loop pacer's; nil for closed-loop runs
 	cutTail    context.CancelFunc                                   // cancels the current phase's workers (wait)
 	tailCut    *atomic.Bool                                         // the current phase's tail was cut
 	cutAtTail  atomic.Int64                                         // operations recorded after a tail was cut
@@ -652,7 +651,7 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 		if op.Outcome == OutcomeUnknown {
 			op.Flags |= FlagHadUnknown
 		}
-		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !ctxsleep.For(ctx, e.cfg.RetryBackoff) {
+		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !sleep.For(ctx, e.cfg.RetryBackoff) {
 			break
 		}
 	}
@@ -687,7 +686,7 @@ func (e *engine) release(ctx context.Context, op *Op) {
 		if op.Outcome == OutcomeUnknown {
 			op.Flags |= FlagHadUnknown
 		}
-		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !ctxsleep.For(ctx, e.cfg.RetryBackoff) {
+		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !sleep.For(ctx, e.cfg.RetryBackoff) {
 			if op.Outcome == OutcomeError && op.HadUnknown() {
 				op.Outcome = OutcomeUnknown // an earlier send may have run
 			}

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"seckill-harness/internal/ctxsleep"
+	"seckill-harness/internal/sleep"
 	"seckill-harness/lua"
 	"seckill-harness/sut"
 )
@@ -143,7 +143,7 @@ func (s *System) readRequest(ctx context.Context, a *lua.Activity, request strin
 		if timedOut || (err == nil && status != http.StatusServiceUnavailable && status != http.StatusGatewayTimeout) {
 			break // an answer, or none within the deadline: asking again waits as long
 		}
-		if !ctxsleep.For(ctx, s.m.backoff) {
+		if !sleep.For(ctx, s.m.backoff) {
 			break
 		}
 	}

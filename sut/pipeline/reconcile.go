@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"seckill-harness/internal/ctxsleep"
+	"seckill-harness/internal/sleep"
 	"seckill-harness/lua"
 )
 
@@ -176,7 +176,7 @@ func (p *Pipeline) Acknowledged(rids map[string]uint32) {
 }
 
 func (p *Pipeline) reconcileLoop(ctx context.Context) {
-	for ctxsleep.For(ctx, p.cfg.Reconcile.Every) {
+	for sleep.For(ctx, p.cfg.Reconcile.Every) {
 		pass, err := p.reconcilePass(ctx, false, false)
 		p.rec.mu.Lock()
 		if err != nil {

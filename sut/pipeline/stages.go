@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"seckill-harness/internal/ctxsleep"
+	"seckill-harness/internal/sleep"
 	"seckill-harness/lua"
 )
 
@@ -24,7 +24,7 @@ func (p *Pipeline) dispatchLoop(ctx context.Context, b uint32) {
 		if p.cfg.Defects.DispatcherNeverSends {
 			// It polls, finds its work, and never sends (nor reads a record).
 			_ = rdb.ZCard(ctx, sc.SendPendingKey()).Err()
-			ctxsleep.For(ctx, cfg.Every)
+			sleep.For(ctx, cfg.Every)
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
@@ -35,7 +35,7 @@ func (p *Pipeline) dispatchLoop(ctx context.Context, b uint32) {
 			if ctx.Err() == nil {
 				p.c.redisErrors.Add(1)
 			}
-			ctxsleep.For(ctx, cfg.Every)
+			sleep.For(ctx, cfg.Every)
 			continue
 		}
 		var progress sync.WaitGroup
@@ -60,7 +60,7 @@ func (p *Pipeline) dispatchLoop(ctx context.Context, b uint32) {
 		}
 		progress.Wait()
 		if len(ids) < cfg.Batch || moved == 0 {
-			ctxsleep.For(ctx, cfg.Every)
+			sleep.For(ctx, cfg.Every)
 		}
 	}
 }
@@ -86,7 +86,7 @@ func (p *Pipeline) sendOne(ctx context.Context, sc lua.Scope, rid string) bool {
 	}
 	sent := p.mq.send(message{ID: mid, RID: rid, Bucket: sc.Bucket, User: rec.user})
 	if sent.outcome == SendTimeout {
-		ctxsleep.For(ctx, p.cfg.MQ.TimeoutAfter)
+		sleep.For(ctx, p.cfg.MQ.TimeoutAfter)
 	}
 	if ctx.Err() != nil {
 		// Crashed between the MQ and Redis: the reservation is still due
@@ -360,7 +360,7 @@ func (p *Pipeline) releaseWorker(ctx context.Context) {
 func (p *Pipeline) releaseRejected(ctx context.Context, it *releaseItem) (done, crashed bool) {
 	sc := p.a.Scope(it.bucket)
 	for attempt := 0; attempt < p.cfg.Release.Attempts && ctx.Err() == nil; attempt++ {
-		if attempt > 0 && !ctxsleep.For(ctx, p.cfg.Release.Retry) {
+		if attempt > 0 && !sleep.For(ctx, p.cfg.Release.Retry) {
 			break
 		}
 		if !it.fenced {
@@ -401,7 +401,7 @@ func (p *Pipeline) expiryLoop(ctx context.Context, b uint32) {
 	sc := p.a.Scope(b)
 	rdb := p.st.Client()
 	cfg := p.cfg.Expiry
-	for ctxsleep.For(ctx, cfg.Every) {
+	for sleep.For(ctx, cfg.Every) {
 		now := nowMs()
 		var skip int64
 		for page := 0; page < cfg.MaxPages && ctx.Err() == nil; page++ {

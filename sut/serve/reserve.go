@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"seckill-harness/internal/ctxsleep"
+	"seckill-harness/internal/sleep"
 	"seckill-harness/lua"
 	"seckill-harness/sut"
 )
@@ -151,7 +151,7 @@ func (s *Service) sendBounded(ctx context.Context, act *activity, call lua.Reser
 			return res, err
 		}
 		call = s.resendCall(act, call, f, send)
-		if !ctxsleep.For(ctx, 10*time.Millisecond) {
+		if !sleep.For(ctx, 10*time.Millisecond) {
 			return res, err
 		}
 	}
@@ -243,7 +243,7 @@ func (s *Service) compensateNow(call lua.ReserveCall) {
 			actx, acancel := context.WithTimeout(ctx, time.Second)
 			_, err := sut.FenceAndCompensate(actx, s.store, call.Scope, call.UserID, call.ReservationID)
 			acancel()
-			if err == nil || !ctxsleep.For(ctx, 100*time.Millisecond) {
+			if err == nil || !sleep.For(ctx, 100*time.Millisecond) {
 				return
 			}
 		}

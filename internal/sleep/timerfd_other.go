@@ -1,6 +1,6 @@
 //go:build !linux
 
-package hrsleep
+package sleep
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package ctxsleep
+package sleep
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package hrsleep
+package sleep
 
 import (
 	"fmt"

@@ -1,6 +1,7 @@
-// Package ctxsleep sleeps until a duration has passed or a context ends,
-// whichever comes first.
-package ctxsleep
+// Package sleep sleeps until a duration has passed or a context ends
+// (For, Until), and with sub-millisecond precision for the open-loop pacer
+// (Sleeper, in hrsleep.go).
+package sleep
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package hrsleep
+package sleep
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func TestForSleepsAtLeastTheDurationOnThePreciseTimer(t *testing.T) {
 	}
 }
 
-func TestForStopsWhenTheContextEnds(t *testing.T) {
+func TestSleeperStopsWhenTheContextEnds(t *testing.T) {
 	s, _ := New()
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)

@@ -1,5 +1,4 @@
-// Package hrsleep sleeps with sub-millisecond precision, for the open-loop
-// pacer.
+// Sleeper sleeps with sub-millisecond precision, for the open-loop pacer.
 //
 // Why: a Go timer (time.Sleep, time.NewTimer) that fires while the process
 // is otherwise idle is woken by the runtime's network poller, whose
@@ -18,15 +17,14 @@
 // at the due instant and epoll_wait returns then, whatever its timeout.
 // The cost is two system calls per sleep (arming the timer, reading it),
 // stated by the headroom benchmark as client CPU per operation.
-package hrsleep
+
+package sleep
 
 import (
 	"context"
 	"errors"
 	"os"
 	"time"
-
-	"seckill-harness/internal/ctxsleep"
 )
 
 // precisePart is the end of a sleep spent on the precise timer; what
@@ -58,12 +56,12 @@ func New() (*Sleeper, error) {
 func (s *Sleeper) Precise() bool { return s != nil && s.f != nil }
 
 // For sleeps for d or until ctx is done, and reports whether the full d
-// elapsed with ctx still live, as ctxsleep.For. A sleep longer than 2 ms
+// elapsed with ctx still live, as For. A sleep longer than 2 ms
 // spends all but its last 2 ms on an ordinary timer (interruptible at
 // once); the last part is precise and ends within 2 ms of ctx ending.
 func (s *Sleeper) For(ctx context.Context, d time.Duration) bool {
 	if !s.Precise() {
-		return ctxsleep.For(ctx, d)
+		return For(ctx, d)
 	}
 	if d <= 0 {
 		return ctx.Err() == nil
@@ -72,7 +70,7 @@ func (s *Sleeper) For(ctx context.Context, d time.Duration) bool {
 	if d > precisePart {
 		// The ordinary timer may overshoot by a millisecond or two: it
 		// is asked to wake up a full precise part early.
-		if !ctxsleep.For(ctx, d-precisePart) {
+		if !For(ctx, d-precisePart) {
 			return false
 		}
 	}
@@ -81,7 +79,7 @@ func (s *Sleeper) For(ctx context.Context, d time.Duration) bool {
 			// A failing timer (fd closed under it) must not stop the
 			// pacer: finish on the ordinary one and stop using it.
 			s.Close()
-			return ctxsleep.For(ctx, time.Until(due))
+			return For(ctx, time.Until(due))
 		}
 	}
 	return ctx.Err() == nil
