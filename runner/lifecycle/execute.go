@@ -13,6 +13,7 @@ import (
 	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
@@ -538,7 +539,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		// judge the untouched activity and A1 the findings.
 		x.servers.Stop()
 		x.host.Stop()
-		x.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &runner.History{}}
+		x.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &history.History{}}
 		return nil
 	}
 	tctx, stop := context.WithCancel(ctx)
