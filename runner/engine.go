@@ -15,6 +15,7 @@ import (
 	"seckill-harness/history"
 	"seckill-harness/internal/sleep"
 	"seckill-harness/lua"
+	"seckill-harness/samplers/stock"
 	"seckill-harness/sut"
 )
 
@@ -221,7 +222,7 @@ func (e *engine) startSampler(every time.Duration, observe func(history.StockSam
 	sampleCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan []history.StockSample, 1)
 	if every > 0 {
-		go func() { done <- sampleStock(sampleCtx, e.sale.Activity, e.sys, e.began, every, observe) }()
+		go func() { done <- stock.Sample(sampleCtx, e.sale.Activity, e.sys, e.began, every, observe) }()
 	} else {
 		done <- nil
 	}

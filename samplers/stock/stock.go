@@ -1,4 +1,7 @@
-package runner
+// Package stock samples the stock of a sale while the load runs: every
+// bucket's counters, about once per period, through the system's
+// StateReader (the readings I1 judges during the run, not only at its end).
+package stock
 
 import (
 	"context"
@@ -9,13 +12,13 @@ import (
 	"seckill-harness/sut"
 )
 
-// sampleStock reads every bucket's stock through sys's StateReader about
+// Sample reads every bucket's stock through sys's StateReader about
 // once per `every` until ctx ends (its available units alone when that is
 // all sys exposes: StockSample.AvailableOnly); nothing when sys does not
 // expose its stock. Each reading has a short timeout (one HMGET for the reference),
 // so a paused node delays the sampler, never the load. observe, when set,
 // sees each reading.
-func sampleStock(ctx context.Context, a *lua.Activity, sys sut.System, began time.Time, every time.Duration, observe func(history.StockSample)) []history.StockSample {
+func Sample(ctx context.Context, a *lua.Activity, sys sut.System, began time.Time, every time.Duration, observe func(history.StockSample)) []history.StockSample {
 	var out []history.StockSample
 	rd, ok := sut.Ability[sut.StateReader](sys)
 	exposed := sut.Exposed(sys)
