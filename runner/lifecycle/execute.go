@@ -20,7 +20,6 @@ import (
 	"seckill-harness/runner"
 	"seckill-harness/samplers/host"
 	"seckill-harness/samplers/servers"
-	"seckill-harness/scenarios"
 	"seckill-harness/sut"
 	"seckill-harness/sut/pipeline"
 	"seckill-harness/sut/servicechild"
@@ -208,7 +207,7 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err := p.Phases[0].Config.Validate(); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
-	if err := scenarios.CheckLoad(p.Phases); err != nil {
+	if err := runner.CheckLoad(p.Phases); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
 	if err := p.Wait.Validate(); err != nil {
