@@ -57,7 +57,7 @@ type Observed struct {
 	LateStarts int64 // started more than LateThreshold after their intended time
 	MaxLateBy  time.Duration
 	// PacerClock is what the open-loop pacer slept on ("timerfd" or
-	// "go-timer", see hrsleep); empty when no phase was open-loop.
+	// "go-timer", see internal/sleep); empty when no phase was open-loop.
 	PacerClock string
 	// CutAtTail counts the operations still unfinished Config.Tail after
 	// their phase's end: their context was cancelled, so a send on the

@@ -55,7 +55,7 @@ func TestOpenLoopRunPassesEveryInvariant(t *testing.T) {
 			t.Fatalf("op %+v has impossible times", o)
 		}
 	}
-	// The pacer sleeps on the kernel's high-resolution timer (hrsleep),
+	// The pacer sleeps on the kernel's high-resolution timer (internal/sleep),
 	// not on ~1 ms grained Go timers, and the run says so.
 	if res.Observed.PacerClock != "timerfd" {
 		t.Fatalf("pacer clock %q, want timerfd", res.Observed.PacerClock)
