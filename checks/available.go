@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 )
 
 // judgeI1Available is I1 for a system that shows each bucket's available
@@ -84,7 +84,7 @@ func availableAccounting(f *Facts) (mismatches []string, expected []int64, notCo
 	acked := f.derive().ackedByBucket
 	released := map[string]bool{}
 	for _, o := range f.all() {
-		if o.Kind == runner.KindRelease && o.Outcome == runner.Outcome(lua.CompensateReleased) {
+		if o.Kind == history.KindRelease && o.Outcome == history.Outcome(lua.CompensateReleased) {
 			released[o.RID] = true
 		}
 	}
@@ -123,11 +123,11 @@ func availableUnknowns(f *Facts) (n int, first string) {
 	for _, o := range f.all() {
 		why := ""
 		switch {
-		case o.Outcome == runner.OutcomeUnknown:
+		case o.Outcome == history.OutcomeUnknown:
 			why = "UNKNOWN"
 		case o.HadUnknown():
 			why = "a lost reply, then re-sent"
-		case o.Outcome == runner.OutcomeError && (o.ErrClass == runner.ErrOther || o.ErrClass == runner.ErrFailed):
+		case o.Outcome == history.OutcomeError && (o.ErrClass == history.ErrOther || o.ErrClass == history.ErrFailed):
 			why = "ERROR " + o.ErrClass.String()
 		case o.Accepted() && o.RID == "":
 			why = "ACCEPTED without a reservation id"

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 	"seckill-harness/sut"
 )
 
@@ -17,11 +17,11 @@ func availableFacts(available int64, acked int) *Facts {
 	f := &Facts{Planned: []int64{3}, Stock: []lua.Stock{{Initial: 3, Available: available}},
 		Unexposed: map[sut.Fact]bool{sut.Stock: true, sut.Records: true, sut.Requests: true, sut.Keys: true, sut.Queues: true}}
 	for i := 0; i < acked; i++ {
-		f.Ops = append(f.Ops, runner.Op{ID: uint32(i), User: uint32(i), Req: uint32(i), RID: "o-r" + string(rune('a'+i)),
-			Kind: runner.KindFresh, Outcome: runner.Outcome(lua.Accepted), End: time.Duration(i+1) * time.Millisecond})
+		f.Ops = append(f.Ops, history.Op{ID: uint32(i), User: uint32(i), Req: uint32(i), RID: "o-r" + string(rune('a'+i)),
+			Kind: history.KindFresh, Outcome: history.Outcome(lua.Accepted), End: time.Duration(i+1) * time.Millisecond})
 	}
-	f.Ops = append(f.Ops, runner.Op{ID: uint32(acked), User: 99, Req: 99, Kind: runner.KindFresh,
-		Outcome: runner.Outcome(lua.SoldOut), Start: time.Second, End: time.Second})
+	f.Ops = append(f.Ops, history.Op{ID: uint32(acked), User: 99, Req: 99, Kind: history.KindFresh,
+		Outcome: history.Outcome(lua.SoldOut), Start: time.Second, End: time.Second})
 	return f
 }
 
@@ -46,7 +46,7 @@ func TestI1OnAvailableAlone(t *testing.T) {
 		fail    bool
 		saying  []string
 		nosay   []string
-		samples []runner.StockSample
+		samples []history.StockSample
 	}{
 		{name: "sold out at 0", f: availableFacts(0, 3),
 			saying: []string{"available never below 0", "available == initial − (distinct ACCEPTED − RELEASED)", "not compared: this system under test does not expose " + string(sut.Stock)}},
@@ -55,7 +55,7 @@ func TestI1OnAvailableAlone(t *testing.T) {
 		{name: "a unit taken without an ACCEPTED", f: availableFacts(0, 2), fail: true,
 			saying: []string{"available=0, want 3 − 2 held = 1"}},
 		{name: "below 0 only during the run", f: availableFacts(0, 3), fail: true,
-			samples: []runner.StockSample{{At: time.Second, Stock: lua.Stock{Initial: 3, Available: -2}, AvailableOnly: true}},
+			samples: []history.StockSample{{At: time.Second, Stock: lua.Stock{Initial: 3, Available: -2}, AvailableOnly: true}},
 			saying:  []string{"1 of 1 samples during the run read available below 0"}},
 	}
 	for _, c := range cases {
@@ -73,7 +73,7 @@ func TestI1OnAvailableAlone(t *testing.T) {
 
 	// An UNKNOWN reserve: the accounting is not compared, and says why.
 	f := availableFacts(0, 2)
-	f.Ops = append(f.Ops, runner.Op{ID: 50, User: 50, Req: 50, Kind: runner.KindFresh, Outcome: runner.OutcomeUnknown})
+	f.Ops = append(f.Ops, history.Op{ID: 50, User: 50, Req: 50, Kind: history.KindFresh, Outcome: history.OutcomeUnknown})
 	got := judgeByID(t, f, "I1")
 	if got.Status != StatusPass || !strings.Contains(got.Detail, "not compared: the outcome of 1 operations is not known (op 50: UNKNOWN)") {
 		t.Errorf("with an UNKNOWN: I1 %s %q, want pass with the accounting not compared", got.Status, got.Detail)
@@ -86,7 +86,7 @@ func TestI1OnAvailableAlone(t *testing.T) {
 
 	// A release answered RELEASED gives its unit back.
 	f = availableFacts(1, 3)
-	f.Ops = append(f.Ops, runner.Op{ID: 60, User: 0, Kind: runner.KindRelease, RID: f.Ops[0].RID, Outcome: runner.Outcome(lua.CompensateReleased)})
+	f.Ops = append(f.Ops, history.Op{ID: 60, User: 0, Kind: history.KindRelease, RID: f.Ops[0].RID, Outcome: history.Outcome(lua.CompensateReleased)})
 	if got := judgeByID(t, f, "I1"); got.Status != StatusPass {
 		t.Errorf("one released: I1 %s %q, want pass (3 − (3 − 1) = 1)", got.Status, got.Detail)
 	}

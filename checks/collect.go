@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 	"seckill-harness/sut"
 )
 
@@ -133,13 +133,13 @@ func (c *collector) scanHistory() {
 		if !o.Kind.IsReserve() {
 			continue
 		}
-		failed := o.Outcome == runner.OutcomeError && o.ErrClass == runner.ErrFailed // S4
-		if o.Outcome == runner.OutcomeUnknown || o.HadUnknown() || failed {
+		failed := o.Outcome == history.OutcomeError && o.ErrClass == history.ErrFailed // S4
+		if o.Outcome == history.OutcomeUnknown || o.HadUnknown() || failed {
 			c.cand[ids.ReservationIDFor(a, o.UserID(), o.RequestID())] = uint32(o.Bucket)
 		}
 		code := lua.ReserveCode(o.Outcome)
 		switch {
-		case o.Outcome == runner.OutcomeUnknown || failed:
+		case o.Outcome == history.OutcomeUnknown || failed:
 			c.needReq(RequestKey{o.Bucket, o.Req})
 		case o.Outcome >= 0 && (o.Sends >= 2 || code == lua.RequestIDConflict):
 			c.needReq(RequestKey{o.Bucket, o.Req})
@@ -211,7 +211,7 @@ func (c *collector) requests(ctx context.Context) error {
 	}
 	refs := make([]sut.RequestRef, len(c.reqs))
 	for i, k := range c.reqs {
-		refs[i] = sut.RequestRef{Bucket: uint32(k.Bucket), ID: runner.RequestID(k.Req)}
+		refs[i] = sut.RequestRef{Bucket: uint32(k.Bucket), ID: history.RequestID(k.Req)}
 	}
 	got, err := c.rd.ReadRequests(ctx, c.sale.Activity, refs)
 	if err != nil {
@@ -234,7 +234,7 @@ func (c *collector) keys(ctx context.Context) error {
 		if !o.Kind.IsReserve() {
 			continue
 		}
-		if o.Accepted() || o.Outcome == runner.Outcome(lua.UserAlreadyReserved) || o.Outcome == runner.OutcomeUnknown || o.HadUnknown() {
+		if o.Accepted() || o.Outcome == history.Outcome(lua.UserAlreadyReserved) || o.Outcome == history.OutcomeUnknown || o.HadUnknown() {
 			q.Users = append(q.Users, sut.BucketUser{Bucket: uint32(o.Bucket), User: o.UserID()})
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 	"seckill-harness/sut"
 )
 
@@ -16,18 +16,18 @@ import (
 // the violation is I4's own. Judged from the answers alone (a service
 // without records) and with the records read back.
 func TestI4ConsequenceOfReusedRequestID(t *testing.T) {
-	ack := func(id, user, req uint32, rid string) runner.Op {
-		return runner.Op{ID: id, User: user, Req: req, RID: rid, Kind: runner.KindFresh,
-			Outcome: runner.Outcome(lua.Accepted), Start: time.Duration(id) * time.Second, End: time.Duration(id)*time.Second + time.Millisecond}
+	ack := func(id, user, req uint32, rid string) history.Op {
+		return history.Op{ID: id, User: user, Req: req, RID: rid, Kind: history.KindFresh,
+			Outcome: history.Outcome(lua.Accepted), Start: time.Duration(id) * time.Second, End: time.Duration(id)*time.Second + time.Millisecond}
 	}
-	reuse := []runner.Op{ack(1, 1, 5, "o-r5"), ack(2, 2, 5, "o-r5"), ack(3, 2, 9, "o-r9")}
-	own := append(append([]runner.Op(nil), reuse...), ack(4, 2, 10, "o-r10"))
-	plain := []runner.Op{ack(1, 1, 5, "o-r5"), ack(2, 2, 9, "o-r9"), ack(3, 2, 10, "o-r10")}
+	reuse := []history.Op{ack(1, 1, 5, "o-r5"), ack(2, 2, 5, "o-r5"), ack(3, 2, 9, "o-r9")}
+	own := append(append([]history.Op(nil), reuse...), ack(4, 2, 10, "o-r10"))
+	plain := []history.Op{ack(1, 1, 5, "o-r5"), ack(2, 2, 9, "o-r9"), ack(3, 2, 10, "o-r10")}
 	records := map[string]ReservationRecord{
 		"o-r5": {Status: lua.StatusReserved, User: "u1"}, "o-r9": {Status: lua.StatusReleased, User: "u2"}, "o-r10": {Status: lua.StatusReserved, User: "u2"}}
 	cases := []struct {
 		name    string
-		ops     []runner.Op
+		ops     []history.Op
 		records bool
 		want    string
 		i5Fails bool

@@ -4,12 +4,13 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"seckill-harness/lua"
-	"seckill-harness/runner"
-	"seckill-harness/sut"
 	"slices"
 	"sort"
 	"time"
+
+	"seckill-harness/history"
+	"seckill-harness/lua"
+	"seckill-harness/sut"
 )
 
 // The core checks, I1–I9: the stock, the reservations and the answers.
@@ -189,8 +190,8 @@ func heldByBucket(f *Facts) []int64 {
 func releasedByAnswer(f *Facts) int64 {
 	seen := map[string]bool{}
 	for _, o := range f.all() {
-		if o.Kind == runner.KindRelease && (o.Outcome == runner.Outcome(lua.CompensateReleased) ||
-			o.Outcome == runner.Outcome(lua.CompensateAlreadyReleased) || o.Outcome == runner.OutcomeUnknown) {
+		if o.Kind == history.KindRelease && (o.Outcome == history.Outcome(lua.CompensateReleased) ||
+			o.Outcome == history.Outcome(lua.CompensateAlreadyReleased) || o.Outcome == history.OutcomeUnknown) {
 			seen[o.RID] = true
 		}
 	}
@@ -270,7 +271,7 @@ func judgeI4Without(f *Facts, skip map[uint32]bool) Verdict {
 			if !ok || rs >= list[k].end {
 				told++
 				if len(bad) < maxListed {
-					bad = append(bad, fmt.Sprintf("%s told ACCEPTED for %s and then %s while the first was not released", runner.UserID(u), prev.rid, list[k].rid))
+					bad = append(bad, fmt.Sprintf("%s told ACCEPTED for %s and then %s while the first was not released", history.UserID(u), prev.rid, list[k].rid))
 				}
 			}
 		}
@@ -292,16 +293,16 @@ func judgeI4Without(f *Facts, skip map[uint32]bool) Verdict {
 // release ran no earlier than the first send (from). It ran no later than
 // the last answer (to) when bounded; an UNKNOWN one is not bounded: a send
 // whose reply was lost may still run after the client gave up.
-func releaseWindow(f *Facts, o *runner.Op) (from, to time.Duration, bounded, ok bool) {
-	if o.Kind != runner.KindRelease || o.RID == "" {
+func releaseWindow(f *Facts, o *history.Op) (from, to time.Duration, bounded, ok bool) {
+	if o.Kind != history.KindRelease || o.RID == "" {
 		return 0, 0, false, false
 	}
 	switch {
-	case o.Outcome == runner.Outcome(lua.CompensateReleased):
+	case o.Outcome == history.Outcome(lua.CompensateReleased):
 		return o.Start, o.End, true, true
-	case o.Outcome == runner.Outcome(lua.CompensateAlreadyReleased) && o.HadUnknown():
+	case o.Outcome == history.Outcome(lua.CompensateAlreadyReleased) && o.HadUnknown():
 		return o.Start, o.End, true, true
-	case o.Outcome == runner.OutcomeUnknown && f.Records[o.RID].Status == lua.StatusReleased:
+	case o.Outcome == history.OutcomeUnknown && f.Records[o.RID].Status == lua.StatusReleased:
 		return o.Start, 0, false, true
 	}
 	return 0, 0, false, false
@@ -361,11 +362,11 @@ func judgeI5(f *Facts) Verdict {
 
 // i5Pack is an operation's request key (bucket, request) packed into a
 // uint64, shifted left one bit for i5Groups' conflict bit.
-func i5Pack(o *runner.Op) uint64 { return (uint64(o.Bucket)<<32 | uint64(o.Req)) << 1 }
+func i5Pack(o *history.Op) uint64 { return (uint64(o.Bucket)<<32 | uint64(o.Req)) << 1 }
 
 // i5Answers: the operation answered for its request (a reserve whose
 // answer the request result caches).
-func i5Answers(o *runner.Op) bool {
+func i5Answers(o *history.Op) bool {
 	return o.Kind.IsReserve() && o.Outcome >= 0 && !notCachedForUser(lua.ReserveCode(o.Outcome))
 }
 
@@ -376,13 +377,13 @@ func i5Answers(o *runner.Op) bool {
 // REQUEST_ID_CONFLICT), sorted to find the groups judged — a request id
 // answered twice, or a REQUEST_ID_CONFLICT; a second pass copies those
 // groups' operations only.
-func i5Groups(f *Facts) []runner.Op {
+func i5Groups(f *Facts) []history.Op {
 	const conflictBit = 1
 	keys := make([]uint64, 0, f.opCount())
 	for _, o := range f.all() {
 		if i5Answers(o) {
 			k := i5Pack(o)
-			if o.Outcome == runner.Outcome(lua.RequestIDConflict) {
+			if o.Outcome == history.Outcome(lua.RequestIDConflict) {
 				k |= conflictBit
 			}
 			keys = append(keys, k)
@@ -403,7 +404,7 @@ func i5Groups(f *Facts) []runner.Op {
 		}
 		start = end
 	}
-	var kept []runner.Op // the judged groups' operations, in history order
+	var kept []history.Op // the judged groups' operations, in history order
 	if len(judgedKeys) > 0 {
 		for _, o := range f.all() {
 			if i5Answers(o) {
@@ -413,7 +414,7 @@ func i5Groups(f *Facts) []runner.Op {
 			}
 		}
 	}
-	slices.SortStableFunc(kept, func(x, y runner.Op) int { return cmp.Compare(i5Pack(&x), i5Pack(&y)) })
+	slices.SortStableFunc(kept, func(x, y history.Op) int { return cmp.Compare(i5Pack(&x), i5Pack(&y)) })
 	return kept
 }
 
@@ -427,9 +428,9 @@ type i5Answer struct {
 // agree, one user at most got a real answer, a REQUEST_ID_CONFLICT leaks
 // no reservation; where users competed for the id, the cached owner is the
 // one answered for real (foreign 1; unread 1 when its result could not be read).
-func judgeI5Group(f *Facts, group []runner.Op) (foreign, unread int, bad []string) {
+func judgeI5Group(f *Facts, group []history.Op) (foreign, unread int, bad []string) {
 	key := RequestKey{group[0].Bucket, group[0].Req}
-	id := runner.RequestID(key.Req)
+	id := history.RequestID(key.Req)
 	answers := map[uint32]i5Answer{} // per user: the first non-conflict answer
 	conflicted := map[uint32]bool{}
 	for i := range group {
@@ -455,13 +456,13 @@ func judgeI5Group(f *Facts, group []runner.Op) (foreign, unread int, bad []strin
 	if len(answers) > 1 {
 		var users []string
 		for u := range answers {
-			users = append(users, runner.UserID(u))
+			users = append(users, history.UserID(u))
 		}
 		bad = append(bad, fmt.Sprintf("%s: %d users got a real answer: %v", id, len(answers), listed(users)))
 	}
 	for u := range answers {
 		if conflicted[u] {
-			bad = append(bad, fmt.Sprintf("%s: %s got both a real answer and REQUEST_ID_CONFLICT", id, runner.UserID(u)))
+			bad = append(bad, fmt.Sprintf("%s: %s got both a real answer and REQUEST_ID_CONFLICT", id, history.UserID(u)))
 		}
 	}
 	if len(conflicted) == 0 || len(answers) != 1 {
@@ -474,8 +475,8 @@ func judgeI5Group(f *Facts, group []runner.Op) (foreign, unread int, bad []strin
 	switch res := f.Requests[key]; {
 	case res.Err != "":
 		return 1, 1, bad
-	case res.Found && res.Result.UserID != runner.UserID(owner):
-		bad = append(bad, fmt.Sprintf("%s: Redis says %s owns it, answers say %s", id, res.Result.UserID, runner.UserID(owner)))
+	case res.Found && res.Result.UserID != history.UserID(owner):
+		bad = append(bad, fmt.Sprintf("%s: Redis says %s owns it, answers say %s", id, res.Result.UserID, history.UserID(owner)))
 	}
 	return 1, 0, bad
 }
@@ -510,12 +511,12 @@ func judgeResent(f *Facts) (checked int, bad []string, unreadable int) {
 			checked++
 		}
 		if code == lua.DuplicateRequest {
-			bad = append(bad, fmt.Sprintf("%s of %s: answered DUPLICATE_REQUEST (send %d), not the request's first answer: a client whose first reply was lost never learns whether it holds a unit", runner.RequestID(o.Req), o.UserID(), o.Sends))
+			bad = append(bad, fmt.Sprintf("%s of %s: answered DUPLICATE_REQUEST (send %d), not the request's first answer: a client whose first reply was lost never learns whether it holds a unit", history.RequestID(o.Req), o.UserID(), o.Sends))
 			continue
 		}
 		own := f.OwnReservation[UserRequest{o.User, o.Req}]
 		if code == lua.UserAlreadyReserved && o.RID != "" && o.RID == own {
-			bad = append(bad, fmt.Sprintf("%s of %s: refused USER_ALREADY_RESERVED for %s, the reservation this request created", runner.RequestID(o.Req), o.UserID(), o.RID))
+			bad = append(bad, fmt.Sprintf("%s of %s: refused USER_ALREADY_RESERVED for %s, the reservation this request created", history.RequestID(o.Req), o.UserID(), o.RID))
 			continue
 		}
 		if o.Sends < 2 {
@@ -526,7 +527,7 @@ func judgeResent(f *Facts) (checked int, bad []string, unreadable int) {
 			continue // not cached for this user by the contract
 		}
 		if o.Accepted() && o.RID != own {
-			bad = append(bad, fmt.Sprintf("%s of %s: re-sent and answered ACCEPTED %s, not its own reservation %s", runner.RequestID(o.Req), o.UserID(), o.RID, own))
+			bad = append(bad, fmt.Sprintf("%s of %s: re-sent and answered ACCEPTED %s, not its own reservation %s", history.RequestID(o.Req), o.UserID(), o.RID, own))
 			continue
 		}
 		res := f.Requests[RequestKey{o.Bucket, o.Req}]
@@ -539,7 +540,7 @@ func judgeResent(f *Facts) (checked int, bad []string, unreadable int) {
 		}
 		if res.Result.Code != code || res.Result.ReservationID != o.RID {
 			bad = append(bad, fmt.Sprintf("%s of %s: Redis holds %s %s for it, the re-sent operation answered %s %s",
-				runner.RequestID(o.Req), o.UserID(), res.Result.Code, res.Result.ReservationID, code, o.RID))
+				history.RequestID(o.Req), o.UserID(), res.Result.Code, res.Result.ReservationID, code, o.RID))
 		}
 	}
 	return checked, bad, unreadable
@@ -550,7 +551,7 @@ func vacuousI5(f *Facts, v Verdict) string {
 		return ""
 	}
 	for _, o := range f.all() {
-		if o.Kind.IsReserve() && o.Outcome == runner.Outcome(lua.UserAlreadyReserved) && o.RID != "" {
+		if o.Kind.IsReserve() && o.Outcome == history.Outcome(lua.UserAlreadyReserved) && o.RID != "" {
 			return ""
 		}
 	}
@@ -700,7 +701,7 @@ func resolveUnknowns(f *Facts) (UnknownSummary, []string) {
 		if o.HadUnknown() && o.Outcome >= 0 {
 			u.ResolvedByRetry++
 		}
-		if o.Outcome != runner.OutcomeUnknown || !o.Kind.IsReserve() {
+		if o.Outcome != history.OutcomeUnknown || !o.Kind.IsReserve() {
 			continue
 		}
 		u.Total++
@@ -745,11 +746,11 @@ func judgeI8(f *Facts) Verdict {
 	releases := 0
 	releasedBy := map[string]int{}
 	for _, o := range f.all() {
-		if o.Kind != runner.KindRelease || o.Outcome < 0 {
+		if o.Kind != history.KindRelease || o.Outcome < 0 {
 			continue
 		}
 		releases++
-		if o.Outcome == runner.Outcome(lua.CompensateReleased) {
+		if o.Outcome == history.Outcome(lua.CompensateReleased) {
 			releasedBy[o.RID]++
 		}
 	}
@@ -878,7 +879,7 @@ func appliesI9(f *Facts, v Verdict) string {
 // answered SOLD_OUT, and in each the demand stayed below the stock.
 func vacuousI9(f *Facts, _ Verdict) string {
 	for _, o := range f.all() {
-		if o.Kind.IsReserve() && o.Outcome == runner.Outcome(lua.SoldOut) {
+		if o.Kind.IsReserve() && o.Outcome == history.Outcome(lua.SoldOut) {
 			return ""
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
@@ -21,7 +22,7 @@ type scripted struct {
 	t   *testing.T
 	tgt target
 	e   *runner.Stepper
-	h   runner.History
+	h   history.History
 }
 
 func newScripted(t *testing.T, stock int64, buckets uint32) *scripted {
@@ -30,9 +31,9 @@ func newScripted(t *testing.T, stock int64, buckets uint32) *scripted {
 	return &scripted{t: t, tgt: tgt, e: e}
 }
 
-func (s *scripted) do(k runner.Kind, user, req uint32) runner.Op {
+func (s *scripted) do(k history.Kind, user, req uint32) history.Op {
 	s.t.Helper()
-	op := s.e.Do(context.Background(), runner.Op{ID: uint32(len(s.h.Ops)), Kind: k, User: user, Req: req})
+	op := s.e.Do(context.Background(), history.Op{ID: uint32(len(s.h.Ops)), Kind: k, User: user, Req: req})
 	if op.Outcome < 0 {
 		s.t.Fatalf("op %+v failed: %s", op, op.ErrClass)
 	}
@@ -51,19 +52,19 @@ func (s *scripted) verify() *CheckReport {
 
 func (s *scripted) scope(user uint32) lua.Scope {
 	a := s.tgt.Activity
-	return a.Scope(a.BucketOf(runner.UserID(user)))
+	return a.Scope(a.BucketOf(history.UserID(user)))
 }
 
 // sellOut: users 0..n-1 each reserve once; some replays, a foreign reuse
 // and a release, so every check has something to look at.
 func (s *scripted) sellOut(n uint32) {
 	for u := uint32(0); u < n; u++ {
-		s.do(runner.KindFresh, u, u)
+		s.do(history.KindFresh, u, u)
 	}
-	s.do(runner.KindReplay, 0, 0)
-	s.do(runner.KindSameUser, 1, 1000)
-	s.do(runner.KindRelease, 2, 2)
-	s.do(runner.KindRelease, 2, 2)
+	s.do(history.KindReplay, 0, 0)
+	s.do(history.KindSameUser, 1, 1000)
+	s.do(history.KindRelease, 2, 2)
+	s.do(history.KindRelease, 2, 2)
 }
 
 func wantFail(t *testing.T, rep *CheckReport, id string) {
@@ -106,44 +107,44 @@ func TestCheckerCatchesCorruption(t *testing.T) {
 			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "available", 3)
 			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "initial", 3)
 			for u := uint32(100); u < 104; u++ {
-				s.do(runner.KindFresh, u, u)
+				s.do(history.KindFresh, u, u)
 			}
 		}},
 		{"I4", func(s *scripted) { // a user's marker vanishes; the user reserves again
 			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "available", 1)
 			testRDB.HIncrBy(ctx, s.scope(0).StockKey(), "initial", 1)
-			testRDB.Del(ctx, s.scope(0).UserKey(runner.UserID(0)))
-			s.do(runner.KindSameUser, 0, 2000)
+			testRDB.Del(ctx, s.scope(0).UserKey(history.UserID(0)))
+			s.do(history.KindSameUser, 0, 2000)
 		}},
 		{"I5", func(s *scripted) { // a replay answered differently
 			sc := s.scope(3)
-			testRDB.HSet(ctx, sc.ReqShardKey(runner.RequestID(3)), runner.RequestID(3), "15||0|SOLD_OUT|"+runner.UserID(3))
-			s.do(runner.KindReplay, 3, 3)
+			testRDB.HSet(ctx, sc.ReqShardKey(history.RequestID(3)), history.RequestID(3), "15||0|SOLD_OUT|"+history.UserID(3))
+			s.do(history.KindReplay, 3, 3)
 		}},
 		{"I6", func(s *scripted) { // an acknowledged reservation's record is deleted
 			rid := s.h.Ops[4].RID
 			testRDB.Del(ctx, s.scope(4).ResvKey(rid))
 		}},
 		{"I7", func(s *scripted) { // an UNKNOWN whose request result cannot be read
-			key := s.scope(9).ReqShardKey(runner.RequestID(9))
+			key := s.scope(9).ReqShardKey(history.RequestID(9))
 			testRDB.Del(ctx, key)
 			testRDB.Set(ctx, key, "not a hash", time.Hour)
 			// The activity's teardown scans its request shards as hashes:
 			// the string goes first (cleanups run last in, first out).
 			s.t.Cleanup(func() { testRDB.Del(context.Background(), key) })
-			s.h.Ops = append(s.h.Ops, runner.Op{ID: uint32(len(s.h.Ops)), Kind: runner.KindFresh, User: 9, Req: 9,
-				Bucket: uint16(s.tgt.Activity.BucketOf(runner.UserID(9))), Outcome: runner.OutcomeUnknown, Flags: runner.FlagHadUnknown, Sends: 1})
+			s.h.Ops = append(s.h.Ops, history.Op{ID: uint32(len(s.h.Ops)), Kind: history.KindFresh, User: 9, Req: 9,
+				Bucket: uint16(s.tgt.Activity.BucketOf(history.UserID(9))), Outcome: history.OutcomeUnknown, Flags: history.FlagHadUnknown, Sends: 1})
 		}},
 		{"I8", func(s *scripted) { // a released reservation is put back to REJECTED and released again
 			rid := s.h.Ops[2].RID
 			testRDB.HSet(ctx, s.scope(2).ResvKey(rid), "status", "REJECTED")
-			s.do(runner.KindRelease, 2, 2)
+			s.do(history.KindRelease, 2, 2)
 		}},
 		{"I9", func(s *scripted) { // the bucket says SOLD_OUT while it holds stock
 			sk := s.scope(0).StockKey()
 			testRDB.HIncrBy(ctx, sk, "available", -1)
 			testRDB.HIncrBy(ctx, sk, "initial", -1)
-			s.do(runner.KindFresh, 200, 200)
+			s.do(history.KindFresh, 200, 200)
 			testRDB.HIncrBy(ctx, sk, "available", 1)
 			testRDB.HIncrBy(ctx, sk, "initial", 1)
 		}},
@@ -170,7 +171,7 @@ func TestSamplerRecordsTransientViolation(t *testing.T) {
 	// every 50 ms through the system's StateReader.
 	cfg := runner.DefaultConfig()
 	cfg.Shape, cfg.Duration, cfg.Users, cfg.SampleEvery, cfg.Mix = runner.Shape{Kind: "constant", Rate: 20}, 600*time.Millisecond, 10, 50*time.Millisecond, runner.Mix{}
-	done := make(chan []runner.StockSample)
+	done := make(chan []history.StockSample)
 	go func() {
 		res, err := runner.Run(context.Background(), cfg, tgt.sale(), tgt.sys())
 		if err != nil {
@@ -199,8 +200,8 @@ func TestI6NamesLostAcksAndCountsResold(t *testing.T) {
 	f := &Facts{Planned: []int64{2}, Stock: make([]lua.Stock, 1), Records: map[string]ReservationRecord{
 		"kept1": {Status: lua.StatusReserved, User: "u1"}, "kept2": {Status: lua.StatusReserved, User: "u2"}}}
 	for i, rid := range []string{"kept1", "gone", "kept2"} {
-		f.Ops = append(f.Ops, runner.Op{ID: uint32(i), User: uint32(i), Req: uint32(i), RID: rid, Kind: runner.KindFresh,
-			Outcome: runner.Outcome(lua.Accepted), End: time.Duration(i+1) * time.Second})
+		f.Ops = append(f.Ops, history.Op{ID: uint32(i), User: uint32(i), Req: uint32(i), RID: rid, Kind: history.KindFresh,
+			Outcome: history.Outcome(lua.Accepted), End: time.Duration(i+1) * time.Second})
 	}
 	v := judgeI6(f)
 	named, _ := v.Evidence["lost_acks"].([]LostAck)
@@ -227,8 +228,8 @@ func TestI6NamesLostAcksAndCountsResold(t *testing.T) {
 // A master refusing a write for want of in-sync replicas is the cluster's
 // mitigation, classified NOREPLICAS, never a path error.
 func TestClassifyNoReplicas(t *testing.T) {
-	out, class := runner.Classify(replyError("NOREPLICAS Not enough good replicas to write."))
-	if out != runner.OutcomeError || class != runner.ErrNoReplicas || class.String() != "NOREPLICAS" {
+	out, class := history.Classify(replyError("NOREPLICAS Not enough good replicas to write."))
+	if out != history.OutcomeError || class != history.ErrNoReplicas || class.String() != "NOREPLICAS" {
 		t.Fatalf("%v %v", out, class)
 	}
 }
@@ -252,8 +253,8 @@ func TestI3OversellConsequenceOfLostAcks(t *testing.T) {
 			if rid != "gone" {
 				f.Records[rid] = ReservationRecord{Status: lua.StatusReserved, User: fmt.Sprint("u", i)}
 			}
-			f.Ops = append(f.Ops, runner.Op{ID: uint32(i), User: uint32(i), Req: uint32(i), RID: rid, Kind: runner.KindFresh,
-				Outcome: runner.Outcome(lua.Accepted), End: time.Duration(i+1) * time.Second})
+			f.Ops = append(f.Ops, history.Op{ID: uint32(i), User: uint32(i), Req: uint32(i), RID: rid, Kind: history.KindFresh,
+				Outcome: history.Outcome(lua.Accepted), End: time.Duration(i+1) * time.Second})
 		}
 		return f
 	}

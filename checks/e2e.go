@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 	"seckill-harness/sut/pipeline"
 )
 
@@ -69,7 +69,7 @@ func (c *collector) endToEnd(ctx context.Context) error {
 		switch {
 		case o.Accepted() && o.RID != "":
 			e.Accepted[o.RID] = uint32(o.Bucket)
-		case o.Kind == runner.KindRelease && o.RID != "" && o.Flags&FlagPipelineRelease == 0:
+		case o.Kind == history.KindRelease && o.RID != "" && o.Flags&FlagPipelineRelease == 0:
 			e.Canceled[o.RID] = true
 		}
 	}
@@ -111,7 +111,7 @@ func redisStates(recs map[string]ReservationRecord, rids map[string]uint32) map[
 
 // AcceptedReservations lists the distinct reservation ids h's answers
 // acknowledged ACCEPTED, with their buckets.
-func AcceptedReservations(h *runner.History) map[string]uint32 {
+func AcceptedReservations(h *history.History) map[string]uint32 {
 	out := map[string]uint32{}
 	for _, o := range h.All() {
 		if o.Accepted() && o.RID != "" {

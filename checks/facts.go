@@ -4,8 +4,8 @@ import (
 	"iter"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 	"seckill-harness/sut"
 )
 
@@ -24,12 +24,12 @@ type Facts struct {
 	// pipeline: see WithPipelineReleases) when it is held in memory; for a
 	// spooled history CollectFacts keeps the history itself and Ops is
 	// empty. The judges read both through all.
-	Ops []runner.Op
+	Ops []history.Op
 	// spooled is the history CollectFacts read a spooled run from (nil
 	// when the operations are in Ops).
-	spooled *runner.History
+	spooled *history.History
 	// Samples are the stock readings taken during the run.
-	Samples []runner.StockSample
+	Samples []history.StockSample
 	// Records are the reservation records read back, by reservation id:
 	// every id the history names or may have created (an UNKNOWN reserve's
 	// derived id), every id the pipeline's log names, every member of the
@@ -55,7 +55,7 @@ type Facts struct {
 	// 0 without one (L1 then does not apply).
 	LocalSoldOutTTL time.Duration
 	// Generator is the share of the load the history holds (see CheckInput).
-	Generator runner.Generator
+	Generator history.Generator
 	// ClockSkew bounds how far apart merged histories' clocks may be (I9).
 	ClockSkew time.Duration
 	// Pipeline is the pipeline's event log; nil when the run had none (the
@@ -133,11 +133,11 @@ type derivedFacts struct {
 
 // all yields every operation of the history judged, with its index (see
 // History.All: copy an Op to keep it).
-func (f *Facts) all() iter.Seq2[int, *runner.Op] {
+func (f *Facts) all() iter.Seq2[int, *history.Op] {
 	if f.spooled != nil {
 		return f.spooled.All()
 	}
-	return (&runner.History{Ops: f.Ops}).All()
+	return (&history.History{Ops: f.Ops}).All()
 }
 
 // opCount is the number of operations judged.

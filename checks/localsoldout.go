@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"seckill-harness/lua"
-	"seckill-harness/reports"
-	"seckill-harness/runner"
-	"seckill-harness/sut"
 	"sort"
 	"time"
+
+	"seckill-harness/history"
+	"seckill-harness/lua"
+	"seckill-harness/reports"
+	"seckill-harness/sut"
 )
 
 // AnalyzeLocalSoldOut measures, from a history alone, what a local
@@ -29,7 +30,7 @@ import (
 //     answer. A release that finds no sale is unrecovered when the load
 //     went on for TTL plus RecoverySlack after it, not judged otherwise;
 //   - the LOCAL_SOLD_OUT answers given in a bucket inside such a window.
-func AnalyzeLocalSoldOut(ops iter.Seq2[int, *runner.Op], buckets int, ttl time.Duration) *reports.LocalSoldOut {
+func AnalyzeLocalSoldOut(ops iter.Seq2[int, *history.Op], buckets int, ttl time.Duration) *reports.LocalSoldOut {
 	r := &reports.LocalSoldOut{TTLMs: ttl.Milliseconds(), RecoverySlackMs: sut.RecoverySlack.Milliseconds()}
 	firstSold, loadEnd := firstSoldOut(ops, buckets)
 	releases := releasesAfterSellOut(ops, firstSold)
@@ -41,7 +42,7 @@ func AnalyzeLocalSoldOut(ops iter.Seq2[int, *runner.Op], buckets int, ttl time.D
 			continue
 		}
 		b := o.Bucket
-		if o.Outcome == runner.OutcomeLocalSoldOut {
+		if o.Outcome == history.OutcomeLocalSoldOut {
 			r.AnsweredLocally++
 			locals[b] = append(locals[b], o.Start)
 			continue
@@ -111,7 +112,7 @@ func AnalyzeLocalSoldOut(ops iter.Seq2[int, *runner.Op], buckets int, ttl time.D
 
 // firstSoldOut is, per bucket, the first send of its first SOLD_OUT answer
 // (-1 for none), and the last send of any operation (the load's end).
-func firstSoldOut(ops iter.Seq2[int, *runner.Op], buckets int) (firstSold []time.Duration, loadEnd time.Duration) {
+func firstSoldOut(ops iter.Seq2[int, *history.Op], buckets int) (firstSold []time.Duration, loadEnd time.Duration) {
 	firstSold = make([]time.Duration, buckets)
 	for b := range firstSold {
 		firstSold[b] = -1
@@ -121,7 +122,7 @@ func firstSoldOut(ops iter.Seq2[int, *runner.Op], buckets int) (firstSold []time
 		if int(o.Bucket) >= buckets || !o.Kind.IsReserve() {
 			continue
 		}
-		if o.Outcome == runner.Outcome(lua.SoldOut) && (firstSold[o.Bucket] < 0 || o.Start < firstSold[o.Bucket]) {
+		if o.Outcome == history.Outcome(lua.SoldOut) && (firstSold[o.Bucket] < 0 || o.Start < firstSold[o.Bucket]) {
 			firstSold[o.Bucket] = o.Start
 		}
 	}
@@ -134,7 +135,7 @@ func firstSoldOut(ops iter.Seq2[int, *runner.Op], buckets int) (firstSold []time
 // A release whose reply was lost and whose same-id re-send answered
 // ALREADY_RELEASED freed its unit as much as one answered RELEASED; each
 // reservation counts once, since another operation may have been the one.
-func releasesAfterSellOut(ops iter.Seq2[int, *runner.Op], firstSold []time.Duration) [][]time.Duration {
+func releasesAfterSellOut(ops iter.Seq2[int, *history.Op], firstSold []time.Duration) [][]time.Duration {
 	type releaseAt struct {
 		bucket uint16
 		at     time.Duration
@@ -142,10 +143,10 @@ func releasesAfterSellOut(ops iter.Seq2[int, *runner.Op], firstSold []time.Durat
 	released := map[string]releaseAt{}
 	for _, o := range ops {
 		b := int(o.Bucket)
-		if o.Kind != runner.KindRelease || o.RID == "" || b >= len(firstSold) || firstSold[b] < 0 || o.End < firstSold[b] {
+		if o.Kind != history.KindRelease || o.RID == "" || b >= len(firstSold) || firstSold[b] < 0 || o.End < firstSold[b] {
 			continue
 		}
-		ran := o.Outcome == runner.Outcome(lua.CompensateReleased) || o.Outcome == runner.Outcome(lua.CompensateAlreadyReleased) && o.HadUnknown()
+		ran := o.Outcome == history.Outcome(lua.CompensateReleased) || o.Outcome == history.Outcome(lua.CompensateAlreadyReleased) && o.HadUnknown()
 		if t, seen := released[o.RID]; ran && (!seen || o.Start < t.at) {
 			released[o.RID] = releaseAt{o.Bucket, o.Start}
 		}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 	"seckill-harness/sut/pipeline"
 )
 
@@ -38,11 +38,11 @@ const FlagPipelineRelease uint8 = 1 << 5
 // at most once) and I9 (released units are sold again; SOLD_OUT is judged
 // after the last release) count the pipeline's releases. Keep the original
 // history for reports and for the end-to-end facts.
-func WithPipelineReleases(h *runner.History, ev *PipelineEvidence, began time.Time) *runner.History {
+func WithPipelineReleases(h *history.History, ev *PipelineEvidence, began time.Time) *history.History {
 	if ev == nil {
 		return h.Extended(nil)
 	}
-	var extra []runner.Op
+	var extra []history.Op
 	var next uint32
 	for _, o := range h.All() {
 		if o.ID >= next {
@@ -54,16 +54,16 @@ func WithPipelineReleases(h *runner.History, ev *PipelineEvidence, began time.Ti
 		if e.Op != pipeline.OpCompensate {
 			continue
 		}
-		o := runner.Op{ID: next, Kind: runner.KindRelease, RID: e.RID, Bucket: uint16(e.Bucket), Flags: FlagPipelineRelease,
+		o := history.Op{ID: next, Kind: history.KindRelease, RID: e.RID, Bucket: uint16(e.Bucket), Flags: FlagPipelineRelease,
 			Intended: e.Start.Sub(began), Start: e.Start.Sub(began), End: e.End.Sub(began), Sends: 1, Attempts: 1}
 		next++
 		if n, err := strconv.ParseUint(strings.TrimPrefix(e.User, "u"), 10, 32); err == nil {
 			o.User = uint32(n)
 		}
 		if e.Failed() {
-			o.Outcome, o.Flags = runner.OutcomeUnknown, o.Flags|runner.FlagHadUnknown
+			o.Outcome, o.Flags = history.OutcomeUnknown, o.Flags|history.FlagHadUnknown
 		} else {
-			o.Outcome = runner.Outcome(e.Code)
+			o.Outcome = history.Outcome(e.Code)
 		}
 		extra = append(extra, o)
 	}
@@ -147,10 +147,10 @@ func fencedBefore(obs map[string][]observation, rid string, t time.Time) (bool, 
 
 // loadReleases is, per reservation id, the outcomes of the load's own
 // release operations (not the pipeline's).
-func loadReleases(f *Facts) map[string][]runner.Outcome {
-	out := map[string][]runner.Outcome{}
+func loadReleases(f *Facts) map[string][]history.Outcome {
+	out := map[string][]history.Outcome{}
 	for _, o := range f.all() {
-		if o.Kind == runner.KindRelease && o.RID != "" && o.Flags&FlagPipelineRelease == 0 {
+		if o.Kind == history.KindRelease && o.RID != "" && o.Flags&FlagPipelineRelease == 0 {
 			out[o.RID] = append(out[o.RID], o.Outcome)
 		}
 	}
@@ -470,7 +470,7 @@ func judgeP5(f *Facts) Verdict {
 	for rid, outs := range histRel {
 		for _, o := range outs {
 			switch o {
-			case runner.Outcome(lua.CompensateReleased), runner.Outcome(lua.CompensateAlreadyReleased), runner.OutcomeUnknown, runner.OutcomeError:
+			case history.Outcome(lua.CompensateReleased), history.Outcome(lua.CompensateAlreadyReleased), history.OutcomeUnknown, history.OutcomeError:
 				explained[rid] = true
 			}
 		}
@@ -529,7 +529,7 @@ func sumInts(m map[string]int) int {
 // consumed when they were already RELEASE_PENDING or RELEASED: released
 // while the message was in the MQ (unless the load itself released them:
 // a user's cancel may fence anything).
-func releasedUnderMessage(evs []pipeline.Event, histRel map[string][]runner.Outcome) []string {
+func releasedUnderMessage(evs []pipeline.Event, histRel map[string][]history.Outcome) []string {
 	// The first consumption of each message must find its reservation not
 	// yet released: otherwise it was released while the message was in the MQ.
 	type first struct {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner"
 	"seckill-harness/sut"
 	"seckill-harness/sut/pipeline"
 )
@@ -44,8 +44,8 @@ type Check struct {
 
 // CheckInput is what the checker needs besides the Redis state.
 type CheckInput struct {
-	History *runner.History
-	Samples []runner.StockSample
+	History *history.History
+	Samples []history.StockSample
 	// FaultsInjected turns the no-undersell check (I9) into a report of the
 	// stock left behind: a fault may legitimately leave stock unsold.
 	FaultsInjected bool
@@ -57,7 +57,7 @@ type CheckInput struct {
 	// counters with the records reachable from this history (the table's
 	// WholeLoad checks) report skip, "judged on the merge": only the union
 	// of every generator's history can judge them (seckill-harness verify).
-	Generator runner.Generator
+	Generator history.Generator
 	// ClockSkew bounds how far apart the clocks of merged histories may be
 	// (generators on several machines): I9 only counts a SOLD_OUT that
 	// started more than this after the bucket's last release. 0 for one run.
@@ -200,7 +200,7 @@ func Judge(ctx context.Context, sale sut.Sale, sys sut.System, in CheckInput) (*
 // acknowledgements, the keyspace, the WAIT summary under wait, the
 // invariants; then rep passes when no check and no assertion failed. A nil
 // report (the state could not be judged) leaves rep not passed.
-func (r *CheckReport) Fill(rep *reports.Report, h *runner.History, wait sut.WaitPolicy) {
+func (r *CheckReport) Fill(rep *reports.Report, h *history.History, wait sut.WaitPolicy) {
 	if r == nil {
 		rep.Passed = false
 		return

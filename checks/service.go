@@ -5,8 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 )
 
 // The service checks (S1-S5) judge a running access service under test
@@ -190,7 +190,7 @@ func judgeS4(f *Facts) Verdict {
 	var bad []string
 	failed := 0
 	for _, o := range f.all() {
-		if !o.Kind.IsReserve() || o.Outcome != runner.OutcomeError || o.ErrClass != runner.ErrFailed {
+		if !o.Kind.IsReserve() || o.Outcome != history.OutcomeError || o.ErrClass != history.ErrFailed {
 			continue
 		}
 		failed++

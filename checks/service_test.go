@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 	"seckill-harness/sut"
 	"seckill-harness/sut/pipeline"
 )
@@ -23,9 +23,9 @@ func served() *Facts {
 }
 
 // busyOp is a reserve of user answered SYSTEM_BUSY between from and to.
-func busyOp(user uint32, from, to time.Duration) runner.Op {
+func busyOp(user uint32, from, to time.Duration) history.Op {
 	o := reserveOp(user, user, lua.Accepted, "")
-	o.Outcome, o.ErrClass, o.Start, o.End = runner.OutcomeError, runner.ErrSystemBusy, from, to
+	o.Outcome, o.ErrClass, o.Start, o.End = history.OutcomeError, history.ErrSystemBusy, from, to
 	return o
 }
 
@@ -45,7 +45,7 @@ func init() {
 		{"a replay of a reservation accepted before the window", func() *Facts {
 			f := slotDown()
 			replay := reserveOp(1, 1, lua.Accepted, "r-a")
-			replay.Kind, replay.Flags, replay.Start, replay.End = runner.KindReplay, runner.FlagReplay, 30*milli, 31*milli
+			replay.Kind, replay.Flags, replay.Start, replay.End = history.KindReplay, history.FlagReplay, 30*milli, 31*milli
 			f.Ops = append(f.Ops, replay)
 			return f
 		}}}
@@ -68,12 +68,12 @@ func init() {
 
 	okFixtures["S2"] = []fixture{{"own request ids in answers and cache", func() *Facts {
 		f := served()
-		f.CachedRequestIDs = map[uint32][]string{0: {runner.RequestID(1), runner.RequestID(2), runner.RequestID(3)}}
+		f.CachedRequestIDs = map[uint32][]string{0: {history.RequestID(1), history.RequestID(2), history.RequestID(3)}}
 		return f
 	}}}
 	badFixtures["S2"] = []fixture{{"a request id cached that the harness never sent", func() *Facts {
 		f := served()
-		f.CachedRequestIDs = map[uint32][]string{0: {runner.RequestID(1), "retry-of-" + runner.RequestID(2)}}
+		f.CachedRequestIDs = map[uint32][]string{0: {history.RequestID(1), "retry-of-" + history.RequestID(2)}}
 		return f
 	}}, {"an answer with another request_id", func() *Facts {
 		f := served()
@@ -107,7 +107,7 @@ func servedOnState() *Facts {
 	f := soldOut()
 	f.Answers = &sut.Answers{Total: int64(len(f.Ops)) + 1, Deadline: time.Second, Failed: 1}
 	o := reserveOp(4, 4, lua.Accepted, "")
-	o.Outcome, o.ErrClass = runner.OutcomeError, runner.ErrFailed
+	o.Outcome, o.ErrClass = history.OutcomeError, history.ErrFailed
 	f.Ops = append(f.Ops, o)
 	f.OwnReservation[UserRequest{4, 4}] = "r-d"
 	return f
@@ -148,8 +148,8 @@ func servedWithOrders() *Facts {
 		Sends: map[string]int{"r-a": 1, "r-b": 1}, Received: map[string]int{"r-a": 1, "r-b": 1}, Canceled: map[string]bool{}, Drained: true,
 		Recon: pipeline.Reconciliation{Final: &pipeline.ReconcilePass{}},
 		PG: &pipeline.OrderFacts{StockFound: true, Total: 2, Sold: 2,
-			Orders: []pipeline.PGOrder{{OrderID: "o1", User: runner.UserID(1), RID: "r-a", MessageID: "m1", Status: "CREATED"},
-				{OrderID: "o2", User: runner.UserID(2), RID: "r-b", MessageID: "m2", Status: "CREATED"}}}}
+			Orders: []pipeline.PGOrder{{OrderID: "o1", User: history.UserID(1), RID: "r-a", MessageID: "m1", Status: "CREATED"},
+				{OrderID: "o2", User: history.UserID(2), RID: "r-b", MessageID: "m2", Status: "CREATED"}}}}
 	return f
 }
 
@@ -157,7 +157,7 @@ func init() {
 	okFixtures["S5"] = []fixture{{"every order came through the order stage", servedWithOrders}}
 	badFixtures["S5"] = []fixture{{"an order written while Redis was out of reach, no reservation behind it", func() *Facts {
 		f := servedWithOrders()
-		f.EndToEnd.PG.Orders[1] = pipeline.PGOrder{OrderID: "bypass-r-x", User: runner.UserID(3), RID: "r-x", MessageID: "bypass:r-x", Status: "CREATED"}
+		f.EndToEnd.PG.Orders[1] = pipeline.PGOrder{OrderID: "bypass-r-x", User: history.UserID(3), RID: "r-x", MessageID: "bypass:r-x", Status: "CREATED"}
 		return f
 	}}, {"an order of a reserved unit, never delivered to the order stage", func() *Facts {
 		f := servedWithOrders()

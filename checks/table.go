@@ -2,10 +2,11 @@ package checks
 
 import (
 	"fmt"
-	"seckill-harness/runner"
-	"seckill-harness/sut"
 	"slices"
 	"strings"
+
+	"seckill-harness/history"
+	"seckill-harness/sut"
 )
 
 // Invariant declares one check: who it is, what it promises, and the pure
@@ -382,7 +383,7 @@ func missingFacts(f *Facts, facts []sut.Fact) string {
 // another generator's reservations and releases count in the counters but
 // not in this history, so its verdict would be neither a fail nor a pass
 // worth reading.
-func judgedOnMerge(inv *Invariant, g runner.Generator) Check {
+func judgedOnMerge(inv *Invariant, g history.Generator) Check {
 	return Check{ID: inv.ID, Name: inv.Name, Status: StatusSkip,
 		Detail:   fmt.Sprintf("generator %s of a split load: judged on the merge (seckill-harness verify over every generator's run)", g),
 		Evidence: map[string]any{"generator": g.String(), "judged_on": "merge"}}

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner"
 	"seckill-harness/sut"
 	"seckill-harness/sut/pipeline"
 )
@@ -23,29 +23,29 @@ import (
 const milli = time.Millisecond
 
 // reserveOp is a reserve operation answered code, in bucket 0.
-func reserveOp(user, req uint32, code lua.ReserveCode, rid string) runner.Op {
-	return runner.Op{Kind: runner.KindFresh, User: user, Req: req, Outcome: runner.Outcome(code), RID: rid, Sends: 1, Attempts: 1,
+func reserveOp(user, req uint32, code lua.ReserveCode, rid string) history.Op {
+	return history.Op{Kind: history.KindFresh, User: user, Req: req, Outcome: history.Outcome(code), RID: rid, Sends: 1, Attempts: 1,
 		Start: time.Duration(req) * milli, End: time.Duration(req)*milli + milli}
 }
 
 // releaseOp is a release (compensate) operation of rid answered code.
-func releaseOp(user uint32, rid string, code lua.CompensateCode, at time.Duration) runner.Op {
-	return runner.Op{Kind: runner.KindRelease, User: user, RID: rid, Outcome: runner.Outcome(code), Sends: 1, Attempts: 1, Start: at, End: at + milli}
+func releaseOp(user uint32, rid string, code lua.CompensateCode, at time.Duration) history.Op {
+	return history.Op{Kind: history.KindRelease, User: user, RID: rid, Outcome: history.Outcome(code), Sends: 1, Attempts: 1, Start: at, End: at + milli}
 }
 
 func rec(user uint32, s lua.Status) ReservationRecord {
-	return ReservationRecord{Status: s, User: runner.UserID(user)}
+	return ReservationRecord{Status: s, User: history.UserID(user)}
 }
 
 // soldOut is a correct run on one bucket of 2: users 1 and 2 reserve, user
 // 3 is refused SOLD_OUT, user 1 replays (same answer).
 func soldOut() *Facts {
 	replay := reserveOp(1, 1, lua.Accepted, "r-a")
-	replay.Kind, replay.Flags, replay.Start, replay.End = runner.KindReplay, runner.FlagReplay, 10*milli, 11*milli
+	replay.Kind, replay.Flags, replay.Start, replay.End = history.KindReplay, history.FlagReplay, 10*milli, 11*milli
 	return &Facts{
 		Planned: []int64{2},
 		Stock:   []lua.Stock{{Initial: 2, Available: 0, Reserved: 2}},
-		Ops: []runner.Op{reserveOp(1, 1, lua.Accepted, "r-a"), reserveOp(2, 2, lua.Accepted, "r-b"),
+		Ops: []history.Op{reserveOp(1, 1, lua.Accepted, "r-a"), reserveOp(2, 2, lua.Accepted, "r-b"),
 			reserveOp(3, 3, lua.SoldOut, ""), replay},
 		Records:         map[string]ReservationRecord{"r-a": rec(1, lua.StatusReserved), "r-b": rec(2, lua.StatusReserved)},
 		Requests:        map[RequestKey]RequestFact{},
@@ -67,9 +67,9 @@ func flagged(releaseAt, saleAt time.Duration) *Facts {
 // confirmed by the replica, r-b's WAIT timed out (sent, not confirmed).
 func waitConfirmedFacts() *Facts {
 	f := soldOut()
-	f.Ops[0].Flags |= runner.FlagWaitSent | runner.FlagWaitConfirmed
+	f.Ops[0].Flags |= history.FlagWaitSent | history.FlagWaitConfirmed
 	f.Ops[0].WaitUs = 300
-	f.Ops[1].Flags |= runner.FlagWaitSent
+	f.Ops[1].Flags |= history.FlagWaitSent
 	f.Ops[1].WaitUs = 500_000
 	return f
 }
@@ -94,7 +94,7 @@ func untouched() *Facts {
 
 func withUnknown(f *Facts, res RequestFact) *Facts {
 	o := reserveOp(5, 5, 0, "")
-	o.Outcome, o.Flags = runner.OutcomeUnknown, runner.FlagHadUnknown
+	o.Outcome, o.Flags = history.OutcomeUnknown, history.FlagHadUnknown
 	f.Ops = append(f.Ops, o)
 	f.Requests[RequestKey{0, 5}] = res
 	return f
@@ -104,12 +104,12 @@ func withUnknown(f *Facts, res RequestFact) *Facts {
 func at(n int) time.Time { return time.Unix(1000, 0).Add(time.Duration(n) * milli) }
 
 func transition(stage pipeline.Stage, rid string, user uint32, from, to lua.Status, code lua.TransitionCode, t int) pipeline.Event {
-	return pipeline.Event{Start: at(t), End: at(t + 1), Stage: stage, Op: pipeline.OpTransition, RID: rid, User: runner.UserID(user),
+	return pipeline.Event{Start: at(t), End: at(t + 1), Stage: stage, Op: pipeline.OpTransition, RID: rid, User: history.UserID(user),
 		Status: from, Target: to, Code: int64(code), Delivery: uint64(t)}
 }
 
 func compensate(stage pipeline.Stage, rid string, user uint32, code lua.CompensateCode, st lua.Status, t int) pipeline.Event {
-	return pipeline.Event{Start: at(t), End: at(t + 1), Stage: stage, Op: pipeline.OpCompensate, RID: rid, User: runner.UserID(user),
+	return pipeline.Event{Start: at(t), End: at(t + 1), Stage: stage, Op: pipeline.OpCompensate, RID: rid, User: history.UserID(user),
 		Code: int64(code), Status: st}
 }
 
@@ -119,7 +119,7 @@ func piped() *Facts {
 	f := &Facts{
 		Planned:  []int64{2},
 		Stock:    []lua.Stock{{Initial: 2, Available: 1, Reserved: 1, ReleasedTotal: 1}},
-		Ops:      []runner.Op{reserveOp(1, 1, lua.Accepted, "r-a"), reserveOp(2, 2, lua.Accepted, "r-b")},
+		Ops:      []history.Op{reserveOp(1, 1, lua.Accepted, "r-a"), reserveOp(2, 2, lua.Accepted, "r-b")},
 		Records:  map[string]ReservationRecord{"r-a": rec(1, lua.StatusOrderCreated), "r-b": rec(2, lua.StatusReleased)},
 		Requests: map[RequestKey]RequestFact{}, OwnReservation: map[UserRequest]string{},
 		SendPendingLeft: []int64{0}, ExpiryLeft: []int64{0},
@@ -147,7 +147,7 @@ func piped() *Facts {
 // withPipelineReleases adds the pipeline's releases to f's history, as a
 // run does.
 func withPipelineReleases(f *Facts) *Facts {
-	f.Ops = WithPipelineReleases(&runner.History{Ops: f.Ops}, f.Pipeline, at(0)).Ops
+	f.Ops = WithPipelineReleases(&history.History{Ops: f.Ops}, f.Pipeline, at(0)).Ops
 	return f
 }
 
@@ -181,7 +181,7 @@ var okFixtures = map[string][]fixture{
 		f := soldOut()
 		f.Ops[1].Sends = 2
 		f.OwnReservation[UserRequest{2, 2}] = "r-b"
-		f.Requests[RequestKey{0, 2}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-b", UserID: runner.UserID(2)}}
+		f.Requests[RequestKey{0, 2}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-b", UserID: history.UserID(2)}}
 		return f
 	}}, {"a re-send answered alike, the cached results not exposed", func() *Facts {
 		f := soldOut()
@@ -192,7 +192,7 @@ var okFixtures = map[string][]fixture{
 	}}, {"a reused request id refused", func() *Facts {
 		f := soldOut()
 		f.Ops = append(f.Ops, reserveOp(9, 1, lua.RequestIDConflict, ""))
-		f.Requests[RequestKey{0, 1}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-a", UserID: runner.UserID(1)}}
+		f.Requests[RequestKey{0, 1}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-a", UserID: history.UserID(1)}}
 		return f
 	}}},
 	"I6": {{"sold out", soldOut}},
@@ -202,7 +202,7 @@ var okFixtures = map[string][]fixture{
 		return f
 	}}},
 	"I7": {{"executed", func() *Facts {
-		return withUnknown(soldOut(), RequestFact{Found: true, Result: lua.RequestResult{Code: lua.SoldOut, UserID: runner.UserID(5)}})
+		return withUnknown(soldOut(), RequestFact{Found: true, Result: lua.RequestResult{Code: lua.SoldOut, UserID: history.UserID(5)}})
 	}}, {"not executed", func() *Facts { return withUnknown(soldOut(), RequestFact{}) }}},
 	"I8": {{"released once, repeat ALREADY_RELEASED", withRelease}},
 	"I9": {{"sold out", soldOut}, {"SOLD_OUT only before a release", func() *Facts {
@@ -259,7 +259,7 @@ var badFixtures = map[string][]fixture{
 		return f
 	}}, {"a transient violation sampled during the run", func() *Facts {
 		f := soldOut()
-		f.Samples = []runner.StockSample{{At: 5 * milli, Stock: lua.Stock{Initial: 2, Available: -1, Reserved: 2}}}
+		f.Samples = []history.StockSample{{At: 5 * milli, Stock: lua.Stock{Initial: 2, Available: -1, Reserved: 2}}}
 		return f
 	}}},
 	"I2": {{"reserved counts a record that does not exist", func() *Facts {
@@ -288,7 +288,7 @@ var badFixtures = map[string][]fixture{
 	}}},
 	"I5": {{"a replay answered differently", func() *Facts {
 		f := soldOut()
-		f.Ops[3].Outcome, f.Ops[3].RID = runner.Outcome(lua.SoldOut), ""
+		f.Ops[3].Outcome, f.Ops[3].RID = history.Outcome(lua.SoldOut), ""
 		return f
 	}}, {"a conflict leaked the reservation", func() *Facts {
 		f := soldOut()
@@ -306,13 +306,13 @@ var badFixtures = map[string][]fixture{
 		return f
 	}}, {"a re-send answered DUPLICATE_REQUEST", func() *Facts {
 		f := soldOut()
-		f.Ops[1].Sends, f.Ops[1].Outcome, f.Ops[1].RID = 2, runner.Outcome(lua.DuplicateRequest), ""
+		f.Ops[1].Sends, f.Ops[1].Outcome, f.Ops[1].RID = 2, history.Outcome(lua.DuplicateRequest), ""
 		f.Unexposed = map[sut.Fact]bool{sut.Requests: true} // an adapter: no cached results
 		return f
 	}}, {"Redis caches another owner than the answers", func() *Facts {
 		f := soldOut()
 		f.Ops = append(f.Ops, reserveOp(9, 1, lua.RequestIDConflict, ""))
-		f.Requests[RequestKey{0, 1}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-a", UserID: runner.UserID(9)}}
+		f.Requests[RequestKey{0, 1}] = RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "r-a", UserID: history.UserID(9)}}
 		return f
 	}}},
 	"I6": {{"an acknowledged reservation vanished", func() *Facts {
@@ -416,7 +416,7 @@ var vacuousFixtures = map[string][]fixture{
 	"I2": {{"nothing reached the script", untouched}},
 	"I3": {{"only SOLD_OUT answers", func() *Facts {
 		f := untouched()
-		f.Ops = []runner.Op{reserveOp(1, 1, lua.SoldOut, "")}
+		f.Ops = []history.Op{reserveOp(1, 1, lua.SoldOut, "")}
 		return f
 	}}},
 	"I4": {{"nothing reached the script", untouched}},
@@ -427,12 +427,12 @@ var vacuousFixtures = map[string][]fixture{
 	}}},
 	"I6": {{"every call errored", func() *Facts {
 		f := untouched()
-		f.Ops = []runner.Op{{Kind: runner.KindFresh, User: 1, Req: 1, Outcome: runner.OutcomeError, Sends: 1}}
+		f.Ops = []history.Op{{Kind: history.KindFresh, User: 1, Req: 1, Outcome: history.OutcomeError, Sends: 1}}
 		return f
 	}}},
 	"I10": {{"no WAIT sent", soldOut}, {"WAIT sent, never confirmed, reservation lost", func() *Facts {
 		f := waitConfirmedFacts()
-		f.Ops[0].Flags &^= runner.FlagWaitConfirmed
+		f.Ops[0].Flags &^= history.FlagWaitConfirmed
 		delete(f.Records, "r-a")
 		return f
 	}}},
@@ -444,7 +444,7 @@ var vacuousFixtures = map[string][]fixture{
 	}}},
 	"I9": {{"demand below stock, no SOLD_OUT", func() *Facts {
 		f := untouched()
-		f.Ops = []runner.Op{reserveOp(1, 1, lua.Accepted, "r-a")}
+		f.Ops = []history.Op{reserveOp(1, 1, lua.Accepted, "r-a")}
 		f.Records["r-a"] = rec(1, lua.StatusReserved)
 		f.Stock = []lua.Stock{{Initial: 2, Available: 1, Reserved: 1}}
 		return f
@@ -563,7 +563,7 @@ func TestChecksThatDoNotApply(t *testing.T) {
 		t.Errorf("P2 without a drain: %s %q", c.Status, c.Detail)
 	}
 	f = badFixtures["I2"][0].facts()
-	f.Generator = runner.Generator{Index: 1, Count: 2}
+	f.Generator = history.Generator{Index: 1, Count: 2}
 	for _, inv := range Invariants() {
 		if inv.Pipeline {
 			continue
@@ -625,7 +625,7 @@ func TestJudgeFactsOrderAndPipeline(t *testing.T) {
 func TestAllRequiredSkipped(t *testing.T) {
 	f := untouched()
 	for i := range 50 {
-		f.Ops = append(f.Ops, runner.Op{ID: uint32(i), Kind: runner.KindFresh, User: uint32(i), Req: uint32(i), Outcome: runner.OutcomeError, Sends: 1})
+		f.Ops = append(f.Ops, history.Op{ID: uint32(i), Kind: history.KindFresh, User: uint32(i), Req: uint32(i), Outcome: history.OutcomeError, Sends: 1})
 	}
 	rep := JudgeFacts(f)
 	for _, c := range rep.Checks {
@@ -655,7 +655,7 @@ func TestAllRequiredSkipped(t *testing.T) {
 // the table (invariants.go) and paste InvariantsMarkdown() between the
 // markers.
 func TestInvariantTableDocMatches(t *testing.T) {
-	raw, err := os.ReadFile("../../docs/CHECKS.md")
+	raw, err := os.ReadFile("../docs/CHECKS.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -716,17 +716,17 @@ func BenchmarkJudgeFacts(b *testing.B) {
 		f.Stock = append(f.Stock, lua.Stock{Initial: stock / buckets, Reserved: stock / buckets})
 		f.SendPendingLeft, f.ExpiryLeft = append(f.SendPendingLeft, 0), append(f.ExpiryLeft, 0)
 	}
-	f.Ops = make([]runner.Op, 0, n)
+	f.Ops = make([]history.Op, 0, n)
 	for i := uint32(0); i < n; i++ {
 		o := reserveOp(i, i, lua.SoldOut, "")
 		o.ID, o.Bucket = i, uint16(i%buckets)
 		switch {
 		case i < stock:
-			o.Outcome, o.RID = runner.Outcome(lua.Accepted), runner.RequestID(i)
-			f.Records[o.RID] = ReservationRecord{Status: lua.StatusReserved, User: runner.UserID(i), Bucket: uint32(o.Bucket)}
+			o.Outcome, o.RID = history.Outcome(lua.Accepted), history.RequestID(i)
+			f.Records[o.RID] = ReservationRecord{Status: lua.StatusReserved, User: history.UserID(i), Bucket: uint32(o.Bucket)}
 		case i%20 == 0: // a replay of an earlier accepted request
-			o.User, o.Req, o.Kind, o.Bucket = i%stock, i%stock, runner.KindReplay, uint16(i%stock%buckets)
-			o.Outcome, o.RID = runner.Outcome(lua.Accepted), runner.RequestID(i%stock)
+			o.User, o.Req, o.Kind, o.Bucket = i%stock, i%stock, history.KindReplay, uint16(i%stock%buckets)
+			o.Outcome, o.RID = history.Outcome(lua.Accepted), history.RequestID(i%stock)
 		}
 		f.Ops = append(f.Ops, o)
 	}

@@ -1,8 +1,9 @@
 package checks
 
 import (
-	"seckill-harness/runner"
 	"strings"
+
+	"seckill-harness/history"
 )
 
 // ViolationSpan is when a check's violations happened, in seconds since
@@ -12,7 +13,7 @@ import (
 // answered) and every number under "op", "ops" or "op_ids" that is an
 // operation id of h. ok is false when the evidence holds no time (the
 // check speaks of the whole run). It reads nothing but its arguments.
-func ViolationSpan(h *runner.History, evidence map[string]any) (from, to float64, ok bool) {
+func ViolationSpan(h *history.History, evidence map[string]any) (from, to float64, ok bool) {
 	c := &spanCollector{rids: map[string]bool{}, ops: map[uint32]bool{}}
 	c.walk("", evidence, 0)
 	if h != nil && (len(c.rids) > 0 || len(c.ops) > 0) {

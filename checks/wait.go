@@ -5,8 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/reports"
-	"seckill-harness/runner"
 	"seckill-harness/sut"
 )
 
@@ -71,7 +71,7 @@ func noWaitConfirmation(f *Facts, v Verdict) string {
 // answers WAIT confirmed and not, the lost acknowledged reservations
 // (lost, from the checks) in total and among the confirmed ones, and
 // WAIT's round-trip percentiles.
-func WaitSummaryOf(h *runner.History, lost []string, policy sut.WaitPolicy) *reports.WaitSummary {
+func WaitSummaryOf(h *history.History, lost []string, policy sut.WaitPolicy) *reports.WaitSummary {
 	hist := reports.NewHistogram()
 	confirmed := map[string]bool{}
 	s := &reports.WaitSummary{Replicas: policy.Replicas, TimeoutMs: float64(policy.Timeout.Microseconds()) / 1000}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/sut"
 )
@@ -55,11 +56,11 @@ func TestTailCutsWhatANeverAnsweringSystemHolds(t *testing.T) {
 	var unknown, dropped, errs int
 	for _, o := range res.History.All() {
 		switch o.Outcome {
-		case OutcomeUnknown:
+		case history.OutcomeUnknown:
 			unknown++
-		case OutcomeDropped:
+		case history.OutcomeDropped:
 			dropped++
-		case OutcomeError:
+		case history.OutcomeError:
 			errs++
 		}
 	}

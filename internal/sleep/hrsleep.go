@@ -33,7 +33,7 @@ import (
 const precisePart = 2 * time.Millisecond
 
 // Sleeper sleeps with the precision of the kernel's timers where it can
-// (Linux: a timerfd), and as ctxsleep does where it cannot. One Sleeper
+// (Linux: a timerfd), and as For does where it cannot. One Sleeper
 // serves one goroutine at a time; Close releases its file descriptor.
 type Sleeper struct {
 	f   *os.File // nil: coarse only

@@ -13,13 +13,13 @@ import (
 	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/samplers/host"
 	"seckill-harness/samplers/servers"
-	"seckill-harness/scenarios"
 	"seckill-harness/sut"
 	"seckill-harness/sut/pipeline"
 	"seckill-harness/sut/servicechild"
@@ -207,7 +207,7 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err := p.Phases[0].Config.Validate(); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
-	if err := scenarios.CheckLoad(p.Phases); err != nil {
+	if err := runner.CheckLoad(p.Phases); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
 	if err := p.Wait.Validate(); err != nil {
@@ -538,7 +538,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		// judge the untouched activity and A1 the findings.
 		x.servers.Stop()
 		x.host.Stop()
-		x.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &runner.History{}}
+		x.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &history.History{}}
 		return nil
 	}
 	tctx, stop := context.WithCancel(ctx)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
@@ -47,7 +48,7 @@ func (x *execution) observe(ctx context.Context) error {
 func lateStarts(res *runner.Result) []host.LateStart {
 	var out []host.LateStart
 	for _, o := range res.History.All() {
-		if o.Outcome == runner.OutcomeDropped {
+		if o.Outcome == history.OutcomeDropped {
 			continue
 		}
 		if late := o.Start - o.Intended; late > res.Config.LateThreshold {

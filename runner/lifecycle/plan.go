@@ -11,6 +11,7 @@ import (
 	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/reports/results"
@@ -38,7 +39,7 @@ type Plan struct {
 	ActivityID     string
 	SharedActivity bool
 	ActivityWait   time.Duration // joining generators: how long to wait for generator 0
-	Generator      runner.Generator
+	Generator      history.Generator
 	// Secret keys the reservation ids; nil: "seckill-harness-<seed>".
 	Secret []byte
 	// LuaDir holds the team's scripts; "": the embedded ones.
@@ -206,7 +207,7 @@ func (o Output) log() io.Writer {
 	return o.Log
 }
 
-// Result is the result of one run (not runner.Outcome, one operation's
+// Result is the result of one run (not history.Outcome, one operation's
 // outcome): its report (also written to disk) and, when
 // the load was interrupted, why.
 type Result struct {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"seckill-harness/history"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 )
@@ -42,7 +43,7 @@ func (b Bounds) withDefaults() Bounds {
 
 // pathErrorClasses are the error classes whose cause is the path under
 // test itself, not the cluster or the network.
-var pathErrorClasses = map[runner.ErrClass]bool{runner.ErrOther: true, runner.ErrCrossSlot: true, runner.ErrNoScript: true}
+var pathErrorClasses = map[history.ErrClass]bool{history.ErrOther: true, history.ErrCrossSlot: true, history.ErrNoScript: true}
 
 // runFacts is what the evidence rules judge, read off a finished run.
 type runFacts struct {
@@ -62,11 +63,11 @@ func collectFacts(res *runner.Result, rep *reports.Report, notInjected, actedDes
 	f := runFacts{scheduled: res.Observed.Scheduled, dropped: res.Observed.Dropped, pathErrors: map[string]int64{},
 		errorTexts: res.ErrorTexts, planned: planned, notInjected: notInjected, actedDespite: actedDespite, interrupted: interrupted}
 	for _, o := range res.History.All() {
-		if o.Outcome == runner.OutcomeDropped {
+		if o.Outcome == history.OutcomeDropped {
 			continue
 		}
 		f.ops++
-		if o.Outcome == runner.OutcomeError && pathErrorClasses[o.ErrClass] {
+		if o.Outcome == history.OutcomeError && pathErrorClasses[o.ErrClass] {
 			f.pathErrors[o.ErrClass.String()]++
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
@@ -88,7 +89,7 @@ type Inputs struct {
 	Overrides
 
 	LuaDir       string // --lua-dir ("": the embedded scripts)
-	Generator    runner.Generator
+	Generator    history.Generator
 	ActivityID   string // --activity: a shared activity (generators)
 	ActivityWait time.Duration
 	PostgresURL  string

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"seckill-harness/checks"
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
-	"seckill-harness/runner"
 )
 
 // The reference's K1 verdict and keyspace figures, read the way a run
@@ -16,9 +16,9 @@ func TestK1PassesTheReferenceWithSizes(t *testing.T) {
 	clustertest.Need(t)
 	ctx := context.Background()
 	tgt := newTarget(t, 50)
-	var ops []runner.Op
+	var ops []history.Op
 	for u := uint32(0); u < 80; u++ {
-		call, err := tgt.Store.NewReserveCall(tgt.Activity, runner.UserID(u), runner.RequestID(u), time.Minute)
+		call, err := tgt.Store.NewReserveCall(tgt.Activity, history.UserID(u), history.RequestID(u), time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,10 +26,10 @@ func TestK1PassesTheReferenceWithSizes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ops = append(ops, runner.Op{ID: u, Kind: runner.KindFresh, User: u, Req: u, Outcome: runner.Outcome(r.Code), RID: r.ReservationID,
+		ops = append(ops, history.Op{ID: u, Kind: history.KindFresh, User: u, Req: u, Outcome: history.Outcome(r.Code), RID: r.ReservationID,
 			Sends: 1, Attempts: 1, Start: time.Millisecond, End: 2 * time.Millisecond})
 	}
-	rep, err := verify(ctx, tgt, checks.CheckInput{History: &runner.History{Ops: ops}})
+	rep, err := verify(ctx, tgt, checks.CheckInput{History: &history.History{Ops: ops}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"seckill-harness/checks"
+	"seckill-harness/history"
 	"seckill-harness/internal/activitytest"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 	"seckill-harness/sut"
 )
 
@@ -60,7 +60,7 @@ func TestI5SeesAnAnswerFromAnotherRequest(t *testing.T) {
 			tgt := newTarget(t, 10)
 			st, a := tgt.Store, tgt.Activity
 			p := c.path(st)
-			user, req := runner.UserID(5), runner.RequestID(5)
+			user, req := history.UserID(5), history.RequestID(5)
 			call, err := st.NewReserveCall(a, user, req, time.Minute)
 			if err != nil {
 				t.Fatal(err)
@@ -74,9 +74,9 @@ func TestI5SeesAnAnswerFromAnotherRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			op := runner.Op{ID: 0, Kind: runner.KindFresh, User: 5, Req: 5, Outcome: runner.Outcome(res.Code), RID: res.ReservationID,
-				Flags: runner.FlagHadUnknown, Sends: 2, Start: time.Millisecond, End: 2 * time.Millisecond}
-			rep, err := verify(ctx, tgt, checks.CheckInput{History: &runner.History{Ops: []runner.Op{op}}})
+			op := history.Op{ID: 0, Kind: history.KindFresh, User: 5, Req: 5, Outcome: history.Outcome(res.Code), RID: res.ReservationID,
+				Flags: history.FlagHadUnknown, Sends: 2, Start: time.Millisecond, End: 2 * time.Millisecond}
+			rep, err := verify(ctx, tgt, checks.CheckInput{History: &history.History{Ops: []history.Op{op}}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/benchkit"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
@@ -182,7 +183,7 @@ func (h *httpBench) harness(rate float64) trial {
 	for i := range res.History.Ops {
 		o := &res.History.Ops[i]
 		lat, send = append(lat, o.End-o.Intended), append(send, o.End-o.Start)
-		if o.Outcome == runner.Outcome(lua.Accepted) {
+		if o.Outcome == history.Outcome(lua.Accepted) {
 			ok++
 		}
 	}
@@ -206,7 +207,7 @@ func (h *httpBench) vegeta(rate float64) trial {
 	var seq atomic.Uint32
 	targeter := func(t *vegeta.Target) error {
 		n := seq.Add(1)
-		x, err := h.vsys.target(h.vsys.m.Submit, values(a, runner.UserID(n), runner.RequestID(n), ""))
+		x, err := h.vsys.target(h.vsys.m.Submit, values(a, history.UserID(n), history.RequestID(n), ""))
 		*t = x
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"seckill-harness/checks"
 	"seckill-harness/compose"
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
@@ -92,7 +93,7 @@ func underTest(t *testing.T, url string, stock int64, buckets uint32) (*System, 
 	return s, sut.Sale{Activity: a, IDs: st}
 }
 
-func judge(t *testing.T, sale sut.Sale, sys *System, h *runner.History, masterless []checks.MasterlessWindow) map[string]checks.Check {
+func judge(t *testing.T, sale sut.Sale, sys *System, h *history.History, masterless []checks.MasterlessWindow) map[string]checks.Check {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -157,29 +158,29 @@ func masterOf(t *testing.T, a *lua.Activity, b uint32) string {
 // bucket 0's master is cut off from the service (its proxy disabled), and
 // returns the history and that window (from the first send to the last
 // answer: the master was out of reach throughout).
-func unreachable(t *testing.T, sys *System, sale sut.Sale, n int) (*runner.History, []checks.MasterlessWindow) {
+func unreachable(t *testing.T, sys *System, sale sut.Sale, n int) (*history.History, []checks.MasterlessWindow) {
 	t.Helper()
 	cfg := runner.DefaultConfig()
 	cfg.CallTimeout, cfg.RetrySends = 4*time.Second, 0
 	step := runner.NewStepper(cfg, sale, sys)
 	ctx := context.Background()
-	warm := step.Do(ctx, runner.Op{Kind: runner.KindFresh, User: 1000, Req: 1000})
+	warm := step.Do(ctx, history.Op{Kind: history.KindFresh, User: 1000, Req: 1000})
 	node := masterOf(t, sale.Activity, 0)
 	if err := testProxies.Disable(node); err != nil {
 		t.Fatal(err)
 	}
-	var ops []runner.Op
+	var ops []history.Op
 	for u := uint32(0); len(ops) < n && u < 1000; u++ {
-		if sale.Activity.BucketOf(runner.UserID(u)) != 0 {
+		if sale.Activity.BucketOf(history.UserID(u)) != 0 {
 			continue
 		}
-		ops = append(ops, step.Do(ctx, runner.Op{Kind: runner.KindFresh, User: u, Req: u}))
+		ops = append(ops, step.Do(ctx, history.Op{Kind: history.KindFresh, User: u, Req: u}))
 	}
 	if err := testProxies.Enable(node); err != nil {
 		t.Fatal(err)
 	}
 	w := checks.MasterlessWindow{Fault: "proxy disabled", From: ops[0].Start, To: ops[len(ops)-1].End, Buckets: []uint32{0}}
-	return &runner.History{Ops: append([]runner.Op{warm}, ops...)}, []checks.MasterlessWindow{w}
+	return &history.History{Ops: append([]history.Op{warm}, ops...)}, []checks.MasterlessWindow{w}
 }
 
 // While bucket 0's master is out of reach the reference service fails
@@ -202,19 +203,19 @@ func TestFailClosedCatchesFailOpen(t *testing.T) {
 // slowReserves sends n fresh reserves through the engine's stepper while
 // bucket 0's master answers late (a latency toxic beyond the service's
 // Redis timeout): the service times out inside and re-sends.
-func slowReserves(t *testing.T, sys *System, sale sut.Sale, n int) *runner.History {
+func slowReserves(t *testing.T, sys *System, sale sut.Sale, n int) *history.History {
 	t.Helper()
 	cfg := runner.DefaultConfig()
 	cfg.CallTimeout = 4 * time.Second
 	step := runner.NewStepper(cfg, sale, sys)
 	ctx := context.Background()
-	h := &runner.History{}
+	h := &history.History{}
 	// Warm the service's pool with four reserves at once, so that a
 	// re-send is written on an idle connection rather than wait for a
 	// handshake through the latency.
-	warm := make(chan runner.Op, 4)
+	warm := make(chan history.Op, 4)
 	for i := uint32(0); i < 4; i++ {
-		go func() { warm <- step.Do(ctx, runner.Op{Kind: runner.KindFresh, User: 2000 + i, Req: 2000 + i}) }()
+		go func() { warm <- step.Do(ctx, history.Op{Kind: history.KindFresh, User: 2000 + i, Req: 2000 + i}) }()
 	}
 	for i := 0; i < 4; i++ {
 		h.Ops = append(h.Ops, <-warm)
@@ -225,7 +226,7 @@ func slowReserves(t *testing.T, sys *System, sale sut.Sale, n int) *runner.Histo
 		t.Fatal(err)
 	}
 	for u := uint32(0); u < uint32(n); u++ {
-		h.Ops = append(h.Ops, step.Do(ctx, runner.Op{Kind: runner.KindFresh, User: u, Req: u}))
+		h.Ops = append(h.Ops, step.Do(ctx, history.Op{Kind: history.KindFresh, User: u, Req: u}))
 	}
 	if err := testProxies.Replace(node); err != nil {
 		t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 	"seckill-harness/sut"
 )
 
@@ -157,11 +157,11 @@ func TestContractAnswersMapToTheEngineOutcomes(t *testing.T) {
 		t.Fatalf("u-flag: %v; want the local flag's SOLD_OUT (sut.ErrAnsweredLocally)", err)
 	}
 	_, err := call("u-busy")
-	if o, c := runner.Classify(err); o != runner.OutcomeError || c != runner.ErrSystemBusy || !lua.Retryable(err) {
+	if o, c := history.Classify(err); o != history.OutcomeError || c != history.ErrSystemBusy || !lua.Retryable(err) {
 		t.Fatalf("u-busy: %v classified %v/%v retryable %v; want ERROR/SYSTEM_BUSY, retryable", err, o, c, lua.Retryable(err))
 	}
 	_, err = call("u-busy-bad")
-	if _, c := runner.Classify(err); c != runner.ErrSystemBusy || lua.Retryable(err) {
+	if _, c := history.Classify(err); c != history.ErrSystemBusy || lua.Retryable(err) {
 		t.Fatalf("u-busy-bad (no retryable): %v class %v retryable %v; want SYSTEM_BUSY, not re-sent", err, c, lua.Retryable(err))
 	}
 	if res, err := call("u-unknown"); err != nil || res.Code != lua.Accepted || res.ReservationID != "rid-of-req-u-unknown" || !res.Replay {
@@ -169,14 +169,14 @@ func TestContractAnswersMapToTheEngineOutcomes(t *testing.T) {
 	}
 	start := time.Now()
 	_, err = call("u-slow")
-	if o, _ := runner.Classify(err); o != runner.OutcomeUnknown || !lua.IsOutcomeUnknown(err) {
+	if o, _ := history.Classify(err); o != history.OutcomeUnknown || !lua.IsOutcomeUnknown(err) {
 		t.Fatalf("u-slow: %v classified %v; want UNKNOWN", err, o)
 	}
 	if el := time.Since(start); el > 280*time.Millisecond {
 		t.Fatalf("u-slow took %s: the 150ms deadline (and the query after it) did not bound it", el)
 	}
 	_, err = call("u-invalid")
-	if o, c := runner.Classify(err); o != runner.OutcomeError || c != runner.ErrOther || lua.Retryable(err) {
+	if o, c := history.Classify(err); o != history.OutcomeError || c != history.ErrOther || lua.Retryable(err) {
 		t.Fatalf("u-invalid: %v classified %v/%v retryable %v; want ERROR/OTHER, not re-sent", err, o, c, lua.Retryable(err))
 	}
 	au := s.Answers()
@@ -207,7 +207,7 @@ func TestUnreachableServiceIsNotAnUnknownOutcome(t *testing.T) {
 	s, a, st := newTestSystem(t, "http://"+addr, DefaultMapping())
 	c, _ := st.NewReserveCall(a, "u1", "r1", time.Minute)
 	_, err = s.Reserve(context.Background(), c)
-	if o, cl := runner.Classify(err); err == nil || lua.IsOutcomeUnknown(err) || o != runner.OutcomeError || cl != runner.ErrConnect {
+	if o, cl := history.Classify(err); err == nil || lua.IsOutcomeUnknown(err) || o != history.OutcomeError || cl != history.ErrConnect {
 		t.Fatalf("refused connection: %v classified %v/%v; want a CONNECT error, not UNKNOWN", err, o, cl)
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package history
 
 import (
 	"bufio"
@@ -42,7 +42,7 @@ const (
 	FlagEvalFallback                    // a node answered NOSCRIPT and the source was sent
 	FlagWaitSent                        // WAIT followed the ACCEPTED answer on its connection (see WaitPolicy)
 	FlagWaitConfirmed                   // ... and the replicas it asked for acknowledged the write
-	flagRecorded      uint8 = 1 << 7    // internal: the slot of opStore holds an operation
+	flagRecorded      uint8 = 1 << 7    // internal: the slot of Store holds an operation
 )
 
 // Op is one operation of the history. It is kept compact (72 bytes plus
@@ -171,7 +171,7 @@ func (h *History) Err() error {
 	return h.spool.Err()
 }
 
-// opStore keeps the sent operations by slot (their index among the run's
+// Store keeps the sent operations by slot (their index among the run's
 // sent operations, which follows id order) in fixed chunks written in
 // place, so the hot path neither appends nor copies, and the final history
 // is built with one exact allocation (a million operations fit in about
@@ -181,7 +181,7 @@ func (h *History) Err() error {
 // With a spool, each chunk is handed to the spool's writer as soon as every
 // slot of it is recorded and every earlier chunk was handed over, and its
 // memory is reused: the store holds the few chunks still being filled.
-type opStore struct {
+type Store struct {
 	mu      sync.Mutex
 	chunks  [][]Op
 	spool   *spool // nil: keep every chunk until flatten
@@ -191,7 +191,7 @@ type opStore struct {
 
 const opChunk = 1 << 16
 
-func (s *opStore) put(slot uint64, o Op) {
+func (s *Store) Put(slot uint64, o Op) {
 	o.Flags |= flagRecorded
 	ci := int(slot / opChunk)
 	s.mu.Lock()
@@ -204,13 +204,15 @@ func (s *opStore) put(slot uint64, o Op) {
 }
 
 // grow allocates the chunk that holds slot, when needed.
-func (s *opStore) grow(slot uint64) {
+// Grow allocates the chunk that holds slot ahead of its Put (the engine
+// grows slot 0 before the load's clock starts).
+func (s *Store) Grow(slot uint64) {
 	s.mu.Lock()
 	s.chunkLocked(int(slot / opChunk))
 	s.mu.Unlock()
 }
 
-func (s *opStore) chunkLocked(ci int) []Op {
+func (s *Store) chunkLocked(ci int) []Op {
 	for len(s.chunks) <= ci {
 		s.chunks = append(s.chunks, nil)
 		s.filled = append(s.filled, 0)
@@ -233,7 +235,7 @@ func (s *opStore) chunkLocked(ci int) []Op {
 
 // flushLocked hands the spool every full chunk that follows the ones
 // already handed over, in order.
-func (s *opStore) flushLocked() {
+func (s *Store) flushLocked() {
 	for s.flushed < len(s.chunks) && s.filled[s.flushed] == opChunk {
 		s.spool.chunks <- s.chunks[s.flushed]
 		s.chunks[s.flushed] = nil
@@ -244,7 +246,7 @@ func (s *opStore) flushLocked() {
 // finishSpool hands the spool the chunks left (their unrecorded slots are
 // skipped) and waits until everything is on disk. Call it once every
 // writer is done.
-func (s *opStore) finishSpool() (*spool, error) {
+func (s *Store) finishSpool() (*spool, error) {
 	for ; s.flushed < len(s.chunks); s.flushed++ {
 		if c := s.chunks[s.flushed]; c != nil {
 			s.spool.chunks <- c
@@ -257,7 +259,7 @@ func (s *opStore) finishSpool() (*spool, error) {
 
 // flatten returns the recorded operations in ID order and frees the chunks.
 // Call it once every writer is done.
-func (s *opStore) flatten() []Op {
+func (s *Store) flatten() []Op {
 	n := 0
 	for _, c := range s.chunks {
 		for i := range c {
@@ -336,7 +338,8 @@ func (h *History) WriteJSONL(w io.Writer) error {
 	return bw.Flush()
 }
 
-func sat8(n int) uint8 {
+// Sat8 is n clamped to 0..255, for the Op fields that saturate.
+func Sat8(n int) uint8 {
 	if n > 255 {
 		return 255
 	}
@@ -486,4 +489,31 @@ func outcomeOf(k Kind, name string) (Outcome, error) {
 // spooled history's file is shared, not copied).
 func (h *History) Extended(extra []Op) *History {
 	return &History{Ops: append(append([]Op(nil), h.Ops...), extra...), spool: h.spool}
+}
+
+// SpoolTo streams the store's operations to a file in dir as its chunks
+// fill, instead of holding them in memory. Call it before the first Put.
+// A spool that cannot be created fails here; one that cannot be written
+// fails History.
+func (s *Store) SpoolTo(dir string) error {
+	sp, err := newSpool(dir)
+	if err != nil {
+		return err
+	}
+	s.spool = sp
+	return nil
+}
+
+// History is the recorded operations in ID order: read back from the
+// spool when there is one, else the chunks flattened (and freed). Call it
+// once, when every writer is done.
+func (s *Store) History() (*History, error) {
+	if s.spool == nil {
+		return &History{Ops: s.flatten()}, nil
+	}
+	sp, err := s.finishSpool()
+	if err != nil {
+		return nil, err
+	}
+	return &History{spool: sp}, nil
 }
