@@ -87,7 +87,8 @@ type Failover struct {
 	candidate compose.Node // the replica told to take over (FAILOVER modes) or expected to be elected
 	replicas  []string
 	// progress
-	started     bool // something was done to the cluster
+	started     bool   // something was done to the cluster
+	acted       string // what Inject did that took: "SIGKILL", "SIGSTOP", "CLUSTER FAILOVER" ("": nothing yet)
 	injectedAt  time.Time
 	killed      bool
 	paused      bool
@@ -111,7 +112,10 @@ type Failover struct {
 	logLines    []string
 }
 
-var _ Fault = (*Failover)(nil)
+var (
+	_ Fault       = (*Failover)(nil)
+	_ ActedAnyway = (*Failover)(nil)
+)
 
 // Kind implements Fault.
 func (f *Failover) Kind() string { return "failover" }
@@ -227,6 +231,7 @@ func (f *Failover) injectManual(ctx context.Context, env *Env, master, cand comp
 		if err := adm.Do(ctx, args...).Err(); err != nil {
 			return fmt.Errorf("failover: %s on replica %s: %w", strings.Join(tpArgs(args), " "), cand.Addr, err)
 		}
+		f.setActed(strings.Join(tpArgs(args), " "))
 		return nil
 	}
 	f.begin()
@@ -247,6 +252,7 @@ func (f *Failover) injectKill(ctx context.Context, env *Env, master compose.Node
 	if err := env.cluster().Kill(master.Addr); err != nil {
 		return fmt.Errorf("failover: SIGKILL %s: %w", master.Addr, err)
 	}
+	f.setActed("SIGKILL")
 	if len(repAddrs) == 0 {
 		return fmt.Errorf("failover: killed master %s has no replica: slot %d stays down until heal", master.Addr, slot)
 	}
@@ -261,6 +267,7 @@ func (f *Failover) injectPause(ctx context.Context, env *Env, master compose.Nod
 	if err := c.Pause(master.Addr); err != nil {
 		return fmt.Errorf("failover: SIGSTOP %s: %w", master.Addr, err)
 	}
+	f.setActed("SIGSTOP")
 	f.mu.Lock()
 	f.paused = true
 	f.watchStop, f.watchDone = make(chan struct{}), make(chan struct{})

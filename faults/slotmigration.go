@@ -119,6 +119,8 @@ type slotMove struct {
 	healFinished bool
 	rolledBack   bool
 	skipped      string
+	stoppedAt    string // the phase a failed Inject left it in ("": Inject did not stop on it)
+	keysAtStop   int    // keysMoved when Inject stopped on it
 	// The MIGRATE rounds that carried the slot's keys: the first's start,
 	// the last's end, and the longest round (every attempt of one batch).
 	// A key's expiry moves later by at most the round that carried it.
@@ -133,6 +135,7 @@ type slotMove struct {
 var (
 	_ Fault         = (*SlotMigration)(nil)
 	_ ExpiryDrifter = (*SlotMigration)(nil)
+	_ ActedAnyway   = (*SlotMigration)(nil)
 )
 
 // Kind implements Fault.
@@ -173,6 +176,9 @@ func (m *SlotMigration) Inject(ctx context.Context, env *Env) error {
 		env.logf("slot-migration: slot %d %s (%s) → %s (%s), batch %d, pause %v",
 			p.slot, p.src.Addr, shortID(p.src.ID), p.dst.Addr, shortID(p.dst.ID), m.batch, m.pause)
 		if err := m.move(ctx, env, p, m.pause); err != nil {
+			m.mu.Lock()
+			p.stoppedAt, p.keysAtStop = p.phase, p.keysMoved
+			m.mu.Unlock()
 			return fmt.Errorf("slot-migration: slot %d: %w", p.slot, err)
 		}
 		m.mu.Lock()
@@ -427,7 +433,7 @@ func (m *SlotMigration) migrateBatch(ctx context.Context, src *redis.Client, hos
 		}
 		msg := err.Error()
 		switch {
-		case strings.HasPrefix(msg, "BUSYKEY") && !replace:
+		case isBusyKey(msg) && !replace:
 			replace = true
 			continue
 		case (strings.HasPrefix(msg, "IOERR") || tpIsTimeout(err)) && attempt < 3 && ctx.Err() == nil:
@@ -439,6 +445,15 @@ func (m *SlotMigration) migrateBatch(ctx context.Context, src *redis.Client, hos
 		}
 		return fmt.Errorf("MIGRATE %d keys to %s:%s: %w", len(keys), host, port, err)
 	}
+}
+
+// isBusyKey reports whether a MIGRATE error is the destination's BUSYKEY.
+// Redis relays the destination's error inside its own: 7.0 answers
+// "ERR Target instance replied with error: BUSYKEY Target key name
+// already exists.", so BUSYKEY is matched where it stands, not as a
+// prefix.
+func isBusyKey(msg string) bool {
+	return strings.HasPrefix(msg, "BUSYKEY") || strings.Contains(msg, "replied with error: BUSYKEY")
 }
 
 // recordRound records one MIGRATE round (every attempt of one batch, failed

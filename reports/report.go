@@ -19,10 +19,12 @@ const (
 	StatusPass Status = "pass"
 	StatusFail Status = "fail"
 	StatusSkip Status = "skip"
-	// StatusInconclusive is a latency or throughput assertion that failed
-	// while the stand could not sustain the plan (Assertion.Inconclusive
-	// says why): neither a pass nor a finding against the path under
-	// test. Invariants are never inconclusive.
+	// StatusInconclusive is an assertion the run could not judge: a
+	// latency or throughput one that failed while the stand could not
+	// sustain the plan (Assertion.Inconclusive says why), or a fault that
+	// missed the system under test (Detail names the miss): neither a pass
+	// nor a finding against the path under test. Invariants are never
+	// inconclusive.
 	StatusInconclusive Status = "inconclusive"
 )
 
@@ -634,7 +636,7 @@ func (r *Report) InconclusiveChecks() []string {
 
 // IsInconclusive reports a run whose only shortfall is inconclusive
 // assertions: nothing failed, it was not interrupted, and at least one
-// latency or throughput assertion is inconclusive (exit 3).
+// assertion is inconclusive (exit 3).
 func (r *Report) IsInconclusive() bool {
 	return !r.Passed && r.Interrupted == nil && len(r.FailedChecks()) == 0 && len(r.InconclusiveChecks()) > 0
 }

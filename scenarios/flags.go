@@ -9,7 +9,7 @@ import (
 
 	"seckill-harness/faults"
 	"seckill-harness/runner"
-	"seckill-harness/runner/pipeline"
+	"seckill-harness/sut/pipeline"
 )
 
 // FlagSource is the Source of a scenario made from command-line flags.

@@ -2,16 +2,18 @@ package cmdline
 
 import (
 	"fmt"
-	"seckill-harness/lua"
-	"seckill-harness/runner"
-	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/planner"
-	"seckill-harness/scenarios"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"seckill-harness/history"
+	"seckill-harness/lua"
+	"seckill-harness/runner"
+	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/planner"
+	"seckill-harness/scenarios"
+	"seckill-harness/sut/pipeline"
 )
 
 // Run are run's flags: the ad-hoc load, the cluster, the system under
@@ -149,7 +151,7 @@ func (o *Run) Scenario(cmd *cobra.Command, args []string) (*scenarios.Scenario, 
 // flags that go with it.
 func (o *Run) parseGenerator() error {
 	if o.generator != "" {
-		g, err := runner.ParseGenerator(o.generator)
+		g, err := history.ParseGenerator(o.generator)
 		if err != nil {
 			return fmt.Errorf("--generator: %w", err)
 		}

@@ -10,19 +10,19 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/host"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/servicechild"
-	"seckill-harness/runner/sut"
-	"seckill-harness/scenarios"
-	"seckill-harness/servers"
+	"seckill-harness/samplers/host"
+	"seckill-harness/samplers/servers"
+	"seckill-harness/sut"
+	"seckill-harness/sut/pipeline"
+	"seckill-harness/sut/servicechild"
 )
 
 // execution is the state of one Execute, passed from step to step.
@@ -207,7 +207,7 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err := p.Phases[0].Config.Validate(); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
-	if err := scenarios.CheckLoad(p.Phases); err != nil {
+	if err := runner.CheckLoad(p.Phases); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
 	if err := p.Wait.Validate(); err != nil {
@@ -538,7 +538,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		// judge the untouched activity and A1 the findings.
 		x.servers.Stop()
 		x.host.Stop()
-		x.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &runner.History{}}
+		x.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &history.History{}}
 		return nil
 	}
 	tctx, stop := context.WithCancel(ctx)
@@ -594,7 +594,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 }
 
 // heal stops the timeline and heals every fault, once, on a fresh context
-// (the load's may be cancelled).
+// of HealBudget (the load's may be cancelled; a signal does not cut it).
 func (x *execution) heal() {
 	if x.healed || x.tl == nil {
 		return
@@ -603,7 +603,7 @@ func (x *execution) heal() {
 	if x.stopTimeline != nil {
 		x.stopTimeline()
 	}
-	hctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	hctx, cancel := context.WithTimeout(context.Background(), HealBudget)
 	defer cancel()
 	x.healErr = x.tl.HealAll(hctx)
 }
@@ -746,14 +746,14 @@ func (x *execution) assemble(ctx context.Context) *Result {
 	rep.Servers = x.serversSection(ctx)
 	rep.Host = x.host.Section(res.Began, res.Elapsed, lateStarts(res))
 	x.scriptKills(rep)
-	notInjected := notInjected(p.Faults)
+	notInjected, actedDespite := injections(p.Faults)
 	if x.checkErr != nil {
 		rep.Assertions = append(rep.Assertions, assertion("final state read back from Redis", false, 0, nil, x.checkErr.Error()))
 	}
 	// A load refused by the pre-flight has no figures to hold to bounds:
 	// A1's failure is the verdict.
 	if !x.pre.Refused() {
-		rep.Assertions = append(rep.Assertions, judgeEvidence(collectFacts(res, rep, notInjected, len(p.Faults), x.interrupted), p.Bounds)...)
+		rep.Assertions = append(rep.Assertions, judgeEvidence(collectFacts(res, rep, notInjected, actedDespite, len(p.Faults), x.interrupted), p.Bounds)...)
 	}
 	if p.Evaluate != nil && !x.pre.Refused() {
 		rep.Assertions = append(rep.Assertions, p.Evaluate(rep)...)
@@ -793,23 +793,26 @@ func (x *execution) scriptKills(rep *reports.Report) {
 	}
 }
 
-// notInjected lists the planned faults that never took effect, with why.
-func notInjected(planned []*faults.Planned) []string {
-	var out []string
+// injections sorts the planned faults by faults.Planned.Effect: those
+// that never took effect, with why ("spec: why"), and those that took
+// effect though their Inject failed, with the fault's outcome.
+func injections(planned []*faults.Planned) (notInjected, actedDespite []string) {
 	for _, f := range planned {
-		if w := f.Window(); !w.Injected || w.InjectErr != nil {
-			why := "never injected (the load ended or was interrupted before its time)"
-			if w.InjectErr != nil {
-				why = w.InjectErr.Error()
-			}
-			name := f.Spec
-			if name == "" {
-				name = f.Kind
-			}
-			out = append(out, fmt.Sprintf("%s: %s", name, why))
+		e := f.Effect()
+		if e.Took && e.Detail == "" {
+			continue
+		}
+		name := f.Spec
+		if name == "" {
+			name = f.Kind
+		}
+		if e.Took {
+			actedDespite = append(actedDespite, fmt.Sprintf("%s: %s", name, e.Detail))
+		} else {
+			notInjected = append(notInjected, fmt.Sprintf("%s: %s", name, e.Detail))
 		}
 	}
-	return out
+	return notInjected, actedDespite
 }
 
 // write writes the report artifacts (when the output has a directory),

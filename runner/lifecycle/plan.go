@@ -8,15 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
+	"seckill-harness/reports/results"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/history"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
+	"seckill-harness/sut/pipeline"
 )
 
 // Plan is what one run does: where it stands, the activity, the load
@@ -38,7 +39,7 @@ type Plan struct {
 	ActivityID     string
 	SharedActivity bool
 	ActivityWait   time.Duration // joining generators: how long to wait for generator 0
-	Generator      runner.Generator
+	Generator      history.Generator
 	// Secret keys the reservation ids; nil: "seckill-harness-<seed>".
 	Secret []byte
 	// LuaDir holds the team's scripts; "": the embedded ones.
@@ -74,7 +75,7 @@ type Plan struct {
 	// (its name is logged) instead of dropping it; refused without PostgresURL.
 	PostgresKeep bool
 	// ServiceCmd starts the access service under test as a child of the
-	// run (the "start the service" step, runner/servicechild), its Redis
+	// run (the "start the service" step, sut/servicechild), its Redis
 	// client routed through the proxies by the nodes' announced addresses
 	// (ClusterSpec.ServiceRouting, docs/SERVICE_ROUTING.md); "": none.
 	// ServiceReady is its readiness URL ("": http://<listen>/healthz).
@@ -96,7 +97,7 @@ type Plan struct {
 	ExpectFail map[string]int64
 	Resolved   map[string]any // the fully resolved scenario, for report.json
 	// Regressions are the scenario's regression thresholds over
-	// history.DefaultThresholds (scenarios.Scenario.Regressions), judged
+	// results.DefaultThresholds (scenarios.Scenario.Regressions), judged
 	// with Output.Baseline.
 	Regressions map[string]float64
 	// TolerateEvents are the kinds of unplanned events (reports.EventKinds)
@@ -173,13 +174,13 @@ type Output struct {
 	// suite calls it once per member).
 	OnOutcome func(dir string, oc *Result)
 	// Results, when set, is the results history: once the report is
-	// written the run's record (history.FromReport) is appended to it; a
+	// written the run's record (results.FromReport) is appended to it; a
 	// failed append is logged as an error and does not change the verdict.
-	Results history.Store
+	Results results.Store
 	// Baseline, when set, is the results history the run is judged
 	// against (run --baseline): report.json's baseline and one assertion
-	// per judged figure (history.Judge with the plan's Regressions).
-	Baseline history.Store
+	// per judged figure (results.Judge with the plan's Regressions).
+	Baseline results.Store
 	// Suite names the suite a member runs in (set by Suite.Run; it goes
 	// into the member's history record).
 	Suite string
@@ -206,7 +207,7 @@ func (o Output) log() io.Writer {
 	return o.Log
 }
 
-// Result is the result of one run (not runner.Outcome, one operation's
+// Result is the result of one run (not history.Outcome, one operation's
 // outcome): its report (also written to disk) and, when
 // the load was interrupted, why.
 type Result struct {
@@ -226,11 +227,12 @@ type Result struct {
 	recorder *reports.Recorder
 }
 
-// Inconclusive reports a run whose only shortfall is inconclusive latency
-// or throughput assertions: nothing failed, the load ran to its end, and
-// the stand could not sustain the plan where an SLO failed (the CLI's exit
-// 3). InconclusiveChecks names them; each assertion's Inconclusive holds
-// the rule and the evidence.
+// Inconclusive reports a run whose only shortfall is inconclusive
+// assertions: nothing failed, the load ran to its end, and either the
+// stand could not sustain the plan where an SLO failed or a fault missed
+// the system under test (the CLI's exit 3). InconclusiveChecks names
+// them; a starved SLO's Inconclusive holds the rule and the evidence, a
+// missed fault's detail names the miss.
 func (oc *Result) Inconclusive() bool {
 	return oc != nil && oc.Report != nil && oc.RunErr == nil && oc.Report.IsInconclusive()
 }

@@ -3,7 +3,7 @@ package selftest
 import (
 	"context"
 	"seckill-harness/internal/clustertest"
-	"seckill-harness/runner/badpaths"
+	"seckill-harness/sut/badpaths"
 	"strings"
 	"testing"
 	"time"
