@@ -13,7 +13,7 @@ import (
 
 // How the slots the hot-* targets aim at were chosen: report.json's
 // faults[].evidence.target_chosen_by and aim.chosen_by. A system under
-// test that says where it keeps its sale (runner/sut.SaleKeys) names its
+// test that says where it keeps its sale (sut.SaleKeys) names its
 // own source instead ("adapter hash_tag {…}", "service mapping hash_tag
 // {…}").
 const (

@@ -101,7 +101,8 @@ type failoverAim struct {
 
 // failoverActs is what the fault did to the cluster, and when.
 type failoverActs struct {
-	started    bool // something was done to the cluster
+	started    bool   // something was done to the cluster
+	acted      string // what Inject did that took: "SIGKILL", "SIGSTOP", "CLUSTER FAILOVER" ("": nothing yet)
 	injectedAt time.Time
 	killed     bool
 	paused     bool
@@ -129,7 +130,10 @@ type failoverSeen struct {
 	logLines    []string
 }
 
-var _ Fault = (*Failover)(nil)
+var (
+	_ Fault       = (*Failover)(nil)
+	_ ActedAnyway = (*Failover)(nil)
+)
 
 // Kind implements Fault.
 func (f *Failover) Kind() string { return "failover" }
@@ -247,6 +251,7 @@ func (f *Failover) injectManual(ctx context.Context, env *Env, master, cand comp
 		if err := adm.Do(ctx, args...).Err(); err != nil {
 			return fmt.Errorf("failover: %s on replica %s: %w", strings.Join(tpArgs(args), " "), cand.Addr, err)
 		}
+		f.setActed(strings.Join(tpArgs(args), " "))
 		return nil
 	}
 	f.begin()
@@ -267,6 +272,7 @@ func (f *Failover) injectKill(ctx context.Context, env *Env, pc compose.ProcessC
 	if err := pc.Kill(master.Addr); err != nil {
 		return fmt.Errorf("failover: SIGKILL %s: %w", master.Addr, err)
 	}
+	f.setActed("SIGKILL")
 	if len(repAddrs) == 0 {
 		return fmt.Errorf("failover: killed master %s has no replica: slot %d stays down until heal", master.Addr, slot)
 	}
@@ -280,6 +286,7 @@ func (f *Failover) injectPause(ctx context.Context, env *Env, pc compose.Process
 	if err := pc.Pause(master.Addr); err != nil {
 		return fmt.Errorf("failover: SIGSTOP %s: %w", master.Addr, err)
 	}
+	f.setActed("SIGSTOP")
 	f.mu.Lock()
 	f.act.paused = true
 	f.act.watchStop, f.act.watchDone = make(chan struct{}), make(chan struct{})

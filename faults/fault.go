@@ -50,7 +50,7 @@ type Env struct {
 	// Traffic set: the target is observed at Inject (AimObserved).
 	HotSlots []int
 	// AimedBy says how HotSlots were chosen (AimReference, or the system's
-	// own words: runner/sut.SaleKeys; "": AimReference).
+	// own words: sut.SaleKeys; "": AimReference).
 	AimedBy string
 	// Traffic, when set, reads the system's Redis traffic per master
 	// (servers.Sampler): the observed target when HotSlots is empty.
@@ -72,7 +72,7 @@ type Env struct {
 }
 
 // ServiceControl is what the service kinds do to the access service the
-// run started as a child (runner/servicechild.Child implements it): signals
+// run started as a child (sut/servicechild.Child implements it): signals
 // to the process group the harness created, and a start of the same
 // command that awaits its readiness.
 type ServiceControl interface {

@@ -180,6 +180,9 @@ type invView struct {
 	Invariant
 	Evidence    []kvView
 	Class, Text string // row/status class ("pass", "fail", "skip", "waived") and status text
+	// Link is the drawing of the check's violation beside report.html
+	// (the linearizability check's, Report.LinearizabilityFile); "" when none.
+	Link string
 }
 
 type assertView struct {
@@ -287,7 +290,7 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 	v.Cards = headerCards(r)
 	v.Outcomes = outcomeRows(r)
 	v.addFaults(r)
-	v.Invs = invViews(r.Invariants)
+	v.Invs = invViews(r.Invariants, r.LinearizabilityFile)
 	v.Asserts = assertViews(r.Assertions)
 	v.addCharts(r, h)
 	return v
@@ -346,11 +349,15 @@ func (v *htmlView) addFaults(r *Report) {
 
 // invViews gives each invariant its row class and status text: a waived or
 // expected failure shows as "waived", an invariant without a status as
-// "skip" with "-".
-func invViews(invs []Invariant) []invView {
+// "skip" with "-". A check whose evidence names drawing, the file of the
+// run's drawing, links to it.
+func invViews(invs []Invariant, drawing string) []invView {
 	var out []invView
 	for _, inv := range invs {
 		iv := invView{Invariant: inv, Evidence: evidenceRows(inv.Evidence), Class: string(inv.Status), Text: string(inv.Status)}
+		if d, _ := inv.Evidence["drawing"].(string); drawing != "" && d == drawing {
+			iv.Link = drawing
+		}
 		if inv.Waived && inv.Status == StatusFail {
 			iv.Class, iv.Text = "waived", "fail (waived)"
 		}

@@ -9,7 +9,7 @@ import (
 
 	"seckill-harness/faults"
 	"seckill-harness/runner"
-	"seckill-harness/runner/pipeline"
+	"seckill-harness/sut/pipeline"
 )
 
 // FlagSource is the Source of a scenario made from command-line flags.
@@ -40,7 +40,8 @@ var flagFields = map[string]string{
 	"max-ops": "phases[0].max_ops", "timeout": "phases[0].timeout", "retries": "phases[0].retries",
 	"mix-replay": "phases[0].mix.replay", "mix-same-user": "phases[0].mix.same_user",
 	"mix-foreign-request": "phases[0].mix.foreign_request", "mix-release": "phases[0].mix.release",
-	"slope": "phases[0].slope", "amplitude": "phases[0].amplitude", "period": "phases[0].period",
+	"mix-return": "phases[0].mix.return",
+	"slope":      "phases[0].slope", "amplitude": "phases[0].amplitude", "period": "phases[0].period",
 	"peak": "phases[0].peak", "spike-at": "phases[0].spike_at", "ramp-up": "phases[0].ramp_up",
 	"hold": "phases[0].hold", "ramp-down": "phases[0].ramp_down",
 	"users": "activity.users", "stock": "activity.stock", "buckets": "activity.buckets",

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/faults"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/pipeline"
+	"seckill-harness/sut/pipeline"
 )
 
 // The pipeline: section: the asynchronous rest of the reserve path
-// (runner/pipeline) run beside the load, and the drain after it.
+// (sut/pipeline) run beside the load, and the drain after it.
 
 // DefaultDrain is how long the pipeline may take after the load when
 // pipeline.drain is not written (the run command's --drain default).

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"seckill-harness/runner/history"
+	"seckill-harness/reports/results"
 )
 
 // regressions decodes regressions: (figure → "20%" or "off"); a value
@@ -44,7 +44,7 @@ func parseRegression(text string) (float64, bool) {
 
 // regressions checks regressions:: known figures, each a percentage or off.
 func (v *validator) regressions() {
-	names := history.RegressionNames()
+	names := results.RegressionNames()
 	keys := make([]string, 0, len(v.s.parsed.regressionText))
 	for k := range v.s.parsed.regressionText {
 		keys = append(keys, k)
@@ -52,7 +52,7 @@ func (v *validator) regressions() {
 	sort.Strings(keys)
 	for _, k := range keys {
 		path := "regressions." + k
-		if !history.KnownRegression(k) {
+		if !results.KnownRegression(k) {
 			v.bad(path, "%q: unknown figure; valid: %s, or one of p50, p99, p999, throughput of a phase as phase.<phase name>.p99", k, strings.Join(names, ", "))
 			continue
 		}

@@ -11,15 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/faults"
 	"seckill-harness/internal/fileref"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/adapter"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/httpsut"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
+	"seckill-harness/sut/adapter"
+	"seckill-harness/sut/httpsut"
 )
 
 // InvariantIDs are the invariants a scenario may require: every id of the
@@ -285,7 +285,7 @@ func (v *validator) phase(i int) {
 	shares := []struct {
 		key string
 		v   float64
-	}{{"replay", m.Replay}, {"same_user", m.SameUser}, {"foreign_request", m.ForeignRequest}, {"release", m.Release}}
+	}{{"replay", m.Replay}, {"same_user", m.SameUser}, {"foreign_request", m.ForeignRequest}, {"release", m.Release}, {"return", m.Return}}
 	sum := 0.0
 	var parts []string
 	inRange := true
@@ -393,20 +393,11 @@ func (v *validator) shape(i int, scaled string) {
 }
 
 // finiteRates refuses a NaN or infinite rate, slope, amplitude or peak of
-// phase i (flags and explore's draws can carry them; a file cannot).
+// phase i's shape (runner.FiniteRates) and reports whether all are finite.
 func (v *validator) finiteRates(i int, scaled string) bool {
-	sh, at := v.s.Phases[i].Config.Shape, v.s.phaseField(i)
-	finite := true
-	for _, x := range []struct {
-		key string
-		v   float64
-	}{{"rate", sh.Rate}, {"slope", sh.Slope}, {"amplitude", sh.Amplitude}, {"peak", sh.Peak}} {
-		if math.IsNaN(x.v) || math.IsInf(x.v, 0) {
-			v.bad(at(x.key), "%g%s: want a finite number of ops/s (e.g. 2000)", x.v, scaled)
-			finite = false
-		}
-	}
-	return finite
+	probs := runner.FiniteRates(i, v.s.Phases[i].Config, scaled)
+	v.problems(probs)
+	return len(probs) == 0
 }
 
 // planOne builds the fault's Planned (through faults.Plan, like --fault).

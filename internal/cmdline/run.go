@@ -2,16 +2,18 @@ package cmdline
 
 import (
 	"fmt"
-	"seckill-harness/lua"
-	"seckill-harness/runner"
-	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/planner"
-	"seckill-harness/scenarios"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"seckill-harness/history"
+	"seckill-harness/lua"
+	"seckill-harness/runner"
+	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/planner"
+	"seckill-harness/scenarios"
+	"seckill-harness/sut/pipeline"
 )
 
 // Run are run's flags: the ad-hoc load, the cluster, the system under
@@ -92,6 +94,7 @@ func RunFlags(f *pflag.FlagSet) *Run {
 	f.Float64Var(&c.Mix.SameUser, "mix-same-user", c.Mix.SameUser, "share of earlier users sending a new request_id")
 	f.Float64Var(&c.Mix.ForeignRequest, "mix-foreign-request", c.Mix.ForeignRequest, "share of request_ids reused by another user")
 	f.Float64Var(&c.Mix.Release, "mix-release", c.Mix.Release, "share of releases (fence + compensate) of an earlier reservation")
+	f.Float64Var(&c.Mix.Return, "mix-return", c.Mix.Return, "share of users an earlier release released reserving again with a new request_id")
 	f.Float64Var(&c.Shape.Slope, "slope", 0, "linear: ops/s added every second")
 	f.Float64Var(&c.Shape.Amplitude, "amplitude", 0, "sine: amplitude in ops/s")
 	f.DurationVar(&c.Shape.Period, "period", 0, "sine: period")
@@ -164,7 +167,7 @@ func (o *Run) Scenario(cmd *cobra.Command, args []string) (*scenarios.Scenario, 
 // flags that go with it.
 func (o *Run) parseGenerator() error {
 	if o.split.generator != "" {
-		g, err := runner.ParseGenerator(o.split.generator)
+		g, err := history.ParseGenerator(o.split.generator)
 		if err != nil {
 			return fmt.Errorf("--generator: %w", err)
 		}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +17,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/internal/exitcode"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/adapter"
-	"seckill-harness/runner/httpsut"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
+	"seckill-harness/sut/adapter"
+	"seckill-harness/sut/httpsut"
 )
 
 // skuShop is the access service of the aim tests, written here and not

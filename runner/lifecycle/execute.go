@@ -10,16 +10,16 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/sut"
-	"seckill-harness/scenarios"
+	"seckill-harness/sut"
+	"seckill-harness/sut/pipeline"
 )
 
 // execution is the state of one Execute, passed from step to step. It
@@ -180,7 +180,7 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err := p.Phases[0].Config.Validate(); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
-	if err := scenarios.CheckLoad(p.Phases); err != nil {
+	if err := runner.CheckLoad(p.Phases); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
 	if err := p.Wait.Validate(); err != nil {
@@ -511,7 +511,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 		// judge the untouched activity and A1 the findings.
 		x.obs.servers.Stop()
 		x.obs.host.Stop()
-		x.load.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &runner.History{}}
+		x.load.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &history.History{}}
 		return nil
 	}
 	tctx, stop := context.WithCancel(ctx)
@@ -567,7 +567,7 @@ func (x *execution) driveLoad(ctx context.Context) error {
 }
 
 // heal stops the timeline and heals every fault, once, on a fresh context
-// (the load's may be cancelled).
+// of HealBudget (the load's may be cancelled; a signal does not cut it).
 func (x *execution) heal() {
 	if x.fault.healed || x.fault.tl == nil {
 		return
@@ -576,7 +576,7 @@ func (x *execution) heal() {
 	if x.fault.stopTimeline != nil {
 		x.fault.stopTimeline()
 	}
-	hctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	hctx, cancel := context.WithTimeout(context.Background(), HealBudget)
 	defer cancel()
 	x.fault.healErr = x.fault.tl.HealAll(hctx)
 }
@@ -719,14 +719,14 @@ func (x *execution) assemble(ctx context.Context) *Result {
 	rep.Servers = x.serversSection(ctx)
 	rep.Host = x.obs.host.Section(res.Began, res.Elapsed, lateStarts(res))
 	x.scriptKills(rep)
-	notInjected := notInjected(p.Faults)
+	notInjected, actedDespite := injections(p.Faults)
 	if x.judged.err != nil {
 		rep.Assertions = append(rep.Assertions, assertion("final state read back from Redis", false, 0, nil, x.judged.err.Error()))
 	}
 	// A load refused by the pre-flight has no figures to hold to bounds:
 	// A1's failure is the verdict.
 	if !x.sut.pre.Refused() {
-		rep.Assertions = append(rep.Assertions, judgeEvidence(collectFacts(res, rep, notInjected, len(p.Faults), x.load.interrupted), p.Judging.Bounds)...)
+		rep.Assertions = append(rep.Assertions, judgeEvidence(collectFacts(res, rep, notInjected, actedDespite, len(p.Faults), x.load.interrupted), p.Judging.Bounds)...)
 	}
 	if p.Judging.Evaluate != nil && !x.sut.pre.Refused() {
 		rep.Assertions = append(rep.Assertions, p.Judging.Evaluate(rep)...)
@@ -766,23 +766,26 @@ func (x *execution) scriptKills(rep *reports.Report) {
 	}
 }
 
-// notInjected lists the planned faults that never took effect, with why.
-func notInjected(planned []*faults.Planned) []string {
-	var out []string
+// injections sorts the planned faults by faults.Planned.Effect: those
+// that never took effect, with why ("spec: why"), and those that took
+// effect though their Inject failed, with the fault's outcome.
+func injections(planned []*faults.Planned) (notInjected, actedDespite []string) {
 	for _, f := range planned {
-		if w := f.Window(); !w.Injected || w.InjectErr != nil {
-			why := "never injected (the load ended or was interrupted before its time)"
-			if w.InjectErr != nil {
-				why = w.InjectErr.Error()
-			}
-			name := f.Spec
-			if name == "" {
-				name = f.Kind
-			}
-			out = append(out, fmt.Sprintf("%s: %s", name, why))
+		e := f.Effect()
+		if e.Took && e.Detail == "" {
+			continue
+		}
+		name := f.Spec
+		if name == "" {
+			name = f.Kind
+		}
+		if e.Took {
+			actedDespite = append(actedDespite, fmt.Sprintf("%s: %s", name, e.Detail))
+		} else {
+			notInjected = append(notInjected, fmt.Sprintf("%s: %s", name, e.Detail))
 		}
 	}
-	return out
+	return notInjected, actedDespite
 }
 
 // write writes the report artifacts (when the output has a directory),
@@ -792,7 +795,7 @@ func (x *execution) write(ctx context.Context, oc *Result) error {
 	if x.out.Dir == "" {
 		return nil
 	}
-	if err := writeOutputs(x.out, oc.Report, oc.recorder, oc.Result); err != nil {
+	if err := writeOutputs(x.out, oc.Report, oc.recorder, oc.Result, oc.Checks); err != nil {
 		return err
 	}
 	if x.gi != nil {
@@ -836,12 +839,38 @@ func loadPhaseSpans(res *runner.Result) []reports.PhaseSpan {
 // latency.*, summary.md, report.html, junit.xml and, with a history path,
 // the history) into o.Dir, atomically, removing files of an earlier run
 // there.
-func writeOutputs(o Output, rep *reports.Report, rec *reports.Recorder, res *runner.Result) error {
+func writeOutputs(o Output, rep *reports.Report, rec *reports.Recorder, res *runner.Result, chk *checks.CheckReport) error {
 	in := &reports.Inputs{Report: rep, Hists: rec.Histograms()}
 	if o.History != "" {
 		in.History, in.HistoryPath = res.History.WriteJSONL, o.History
 	}
+	if chk != nil && chk.Drawing != nil {
+		windows := linWindows(rep.Faults, res.Elapsed)
+		in.Linearizability = func(w io.Writer) error { return chk.Drawing.Render(w, windows) }
+	}
 	return reports.WriteArtifacts(o.Dir, in)
+}
+
+// linWindows are the run's fault windows as the linearizability drawing
+// marks them: from injection to heal (to the run's end when it never
+// healed).
+func linWindows(faults []reports.Fault, elapsed time.Duration) []checks.LinWindow {
+	var out []checks.LinWindow
+	for _, f := range faults {
+		if _, injected := f.Evidence["note"]; injected {
+			continue // never injected
+		}
+		name := f.Name
+		if name == "" {
+			name = f.Kind
+		}
+		w := checks.LinWindow{Name: name, From: time.Duration(f.InjectedAtS * float64(time.Second)), To: elapsed}
+		if f.Healed {
+			w.To = time.Duration(f.HealedAtS * float64(time.Second))
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // replicationReport turns the lag samples into report.json's replication_lag.

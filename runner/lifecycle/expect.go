@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"seckill-harness/checks"
 	"seckill-harness/reports"
-	"seckill-harness/runner/checks"
 )
 
 // expectFailures marks each invariant the plan expects to fail

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/host"
-	"seckill-harness/servers"
+	"seckill-harness/samplers/host"
+	"seckill-harness/samplers/servers"
 )
 
 // observe starts what watches the run beside the load: the live metrics
@@ -47,7 +48,7 @@ func (x *execution) observe(ctx context.Context) error {
 func lateStarts(res *runner.Result) []host.LateStart {
 	var out []host.LateStart
 	for _, o := range res.History.All() {
-		if o.Outcome == runner.OutcomeDropped {
+		if o.Outcome == history.OutcomeDropped {
 			continue
 		}
 		if late := o.Start - o.Intended; late > res.Config.LateThreshold {

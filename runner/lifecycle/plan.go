@@ -8,15 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
+	"seckill-harness/reports/results"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/history"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
+	"seckill-harness/sut/pipeline"
 )
 
 // Plan is what one run does: where it stands, the activity, the load
@@ -33,7 +34,7 @@ type Plan struct {
 	Buckets   uint32
 	Window    time.Duration // how long the activity stays open; 0: the load plus an hour
 	Activity  ActivityPlan  // the activity's name, and whether generators share it
-	Generator runner.Generator
+	Generator history.Generator
 	// Secret keys the reservation ids; nil: "seckill-harness-<seed>".
 	Secret []byte
 	Lua    LuaPlan // the path's scripts and how long one may run
@@ -132,13 +133,13 @@ type Output struct {
 	// suite calls it once per member).
 	OnOutcome func(dir string, oc *Result)
 	// Results, when set, is the results history: once the report is
-	// written the run's record (history.FromReport) is appended to it; a
+	// written the run's record (results.FromReport) is appended to it; a
 	// failed append is logged as an error and does not change the verdict.
-	Results history.Store
+	Results results.Store
 	// Baseline, when set, is the results history the run is judged
 	// against (run --baseline): report.json's baseline and one assertion
-	// per judged figure (history.Judge with the plan's Regressions).
-	Baseline history.Store
+	// per judged figure (results.Judge with the plan's Regressions).
+	Baseline results.Store
 	// Suite names the suite a member runs in (set by Suite.Run; it goes
 	// into the member's history record).
 	Suite string
@@ -165,7 +166,7 @@ func (o Output) log() io.Writer {
 	return o.Log
 }
 
-// Result is the result of one run (not runner.Outcome, one operation's
+// Result is the result of one run (not history.Outcome, one operation's
 // outcome): its report (also written to disk) and, when
 // the load was interrupted, why.
 type Result struct {
@@ -185,11 +186,12 @@ type Result struct {
 	recorder *reports.Recorder
 }
 
-// Inconclusive reports a run whose only shortfall is inconclusive latency
-// or throughput assertions: nothing failed, the load ran to its end, and
-// the stand could not sustain the plan where an SLO failed (the CLI's exit
-// 3). InconclusiveChecks names them; each assertion's Inconclusive holds
-// the rule and the evidence.
+// Inconclusive reports a run whose only shortfall is inconclusive
+// assertions: nothing failed, the load ran to its end, and either the
+// stand could not sustain the plan where an SLO failed or a fault missed
+// the system under test (the CLI's exit 3). InconclusiveChecks names
+// them; a starved SLO's Inconclusive holds the rule and the evidence, a
+// missed fault's detail names the miss.
 func (oc *Result) Inconclusive() bool {
 	return oc != nil && oc.Report != nil && oc.RunErr == nil && oc.Report.IsInconclusive()
 }

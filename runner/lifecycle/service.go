@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
-	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/servicechild"
+	"seckill-harness/samplers/conns"
+	"seckill-harness/sut/servicechild"
 )
 
 // refuseServiceRouting refuses a service routing the stand cannot give:
@@ -75,92 +74,49 @@ func (x *execution) secret() []byte {
 	return SecretFor(x.plan.Phases[0].Config.Seed)
 }
 
-// connSampler reads the service's TCP connections twice a second and
-// sorts them: through a node's proxy, straight to a node's own address
-// (bypassing every fault on the proxies), or elsewhere.
+// connSampler is the service's connection sampler with the facts it
+// records (see samplers/conns).
 type connSampler struct {
-	child *servicechild.Child
-	tl    *faults.Timeline
-	t0    time.Time
-	done  chan struct{}
-	once  sync.Once
-	wg    sync.WaitGroup
-
-	proxyOf map[string]string // proxy listen address → node
-	nodes   map[string]bool   // nodes' own addresses
-
-	mu    sync.Mutex
+	s     *conns.Sampler
 	facts checks.ServiceRoutingFacts
 }
 
 func startConnSampler(child *servicechild.Child, st *Stand, tl *faults.Timeline) *connSampler {
-	s := &connSampler{child: child, tl: tl, t0: time.Now(), done: make(chan struct{}), proxyOf: map[string]string{}, nodes: map[string]bool{}}
+	var nodes []string
+	proxyOf := map[string]string{}
 	for _, a := range st.Cluster.Addrs() {
-		s.nodes[a] = true
+		nodes = append(nodes, a)
 		if l, ok := st.Proxies.ListenAddr(a); ok {
-			s.proxyOf[l] = a
+			proxyOf[l] = a
 		}
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		tick := time.NewTicker(500 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			s.round()
-			select {
-			case <-s.done:
-				return
-			case <-tick.C:
+	var active func() []string
+	if tl != nil {
+		active = func() []string {
+			var on []string
+			for _, k := range tl.Active() {
+				if faults.ActsOnProxies(k) {
+					on = append(on, k)
+				}
 			}
+			return on
 		}
-	}()
-	return s
+	}
+	c := &connSampler{}
+	c.s = conns.Start(child, nodes, proxyOf, active, &c.facts)
+	return c
 }
 
-// round reads the connections once.
-func (s *connSampler) round() {
-	conns, err := s.child.Conns()
-	if err != nil || s.child.PGID() == 0 {
-		return // down (a service fault) or unreadable: no round
-	}
-	var proxyFaults []string
-	if s.tl != nil {
-		for _, k := range s.tl.Active() {
-			if faults.ActsOnProxies(k) {
-				proxyFaults = append(proxyFaults, k)
-			}
-		}
-	}
-	through := 0
-	var direct []string
-	for _, c := range conns {
-		switch {
-		case s.proxyOf[c.Remote] != "":
-			through++
-		case s.nodes[c.Remote]:
-			direct = append(direct, c.Remote)
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.facts.Add(time.Since(s.t0).Seconds(), through, direct, proxyFaults)
-}
-
-// stop ends the sampling (idempotent) after one last round.
-func (s *connSampler) stop() {
-	s.once.Do(func() { close(s.done); s.wg.Wait() })
-}
+// stop ends the sampling (idempotent).
+func (c *connSampler) stop() { c.s.Stop() }
 
 // result stops the sampler and returns its facts (nil: no service child).
-func (s *connSampler) result() *checks.ServiceRoutingFacts {
-	if s == nil {
+func (c *connSampler) result() *checks.ServiceRoutingFacts {
+	if c == nil {
 		return nil
 	}
-	s.stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := s.facts
+	c.s.Stop()
+	f := c.facts
 	return &f
 }
 

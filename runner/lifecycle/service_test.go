@@ -16,7 +16,7 @@ import (
 	"seckill-harness/runner"
 )
 
-// buildFakeService builds runner/servicechild's test service.
+// buildFakeService builds sut/servicechild's test service.
 func buildFakeService(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "fakeservice")

@@ -3,18 +3,18 @@ package lifecycle
 import (
 	"context"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/host"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/servicechild"
-	"seckill-harness/runner/sut"
-	"seckill-harness/servers"
+	"seckill-harness/samplers/host"
+	"seckill-harness/samplers/servers"
+	"seckill-harness/sut"
+	"seckill-harness/sut/pipeline"
+	"seckill-harness/sut/servicechild"
 )
 
 // The state of one concern of a run, each written by the step named in

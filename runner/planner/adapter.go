@@ -6,10 +6,10 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner/adapter"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
+	"seckill-harness/sut/adapter"
 )
 
 // adapter puts the scenario's adapter file (adapter:, or --adapter) on p

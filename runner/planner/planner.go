@@ -13,13 +13,14 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
-	"seckill-harness/runner/badpaths"
-	"seckill-harness/runner/httpsut"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
+	"seckill-harness/sut/badpaths"
+	"seckill-harness/sut/httpsut"
 )
 
 // Paths lists the selectable reserve paths: the reference first, then
@@ -88,7 +89,7 @@ type Inputs struct {
 	Overrides
 
 	LuaDir       string // --lua-dir ("": the embedded scripts)
-	Generator    runner.Generator
+	Generator    history.Generator
 	ActivityID   string // --activity: a shared activity (generators)
 	ActivityWait time.Duration
 	PostgresURL  string

@@ -9,8 +9,8 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
 )
 
 func flagScenario(cfg runner.Config, given map[string]string) *scenarios.Scenario {
@@ -86,16 +86,16 @@ func TestPathsAreTheRunnableOnes(t *testing.T) {
 func TestCheckLoadHoldsPlansToTheLimits(t *testing.T) {
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate = 2 * scenarios.MaxRate
-	err := scenarios.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}})
+	err := runner.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}})
 	if err == nil || !strings.Contains(err.Error(), "at most 1000000 ops/s") {
 		t.Fatalf("%v", err)
 	}
 	cfg.Shape.Rate = math.NaN()
-	if err := scenarios.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}}); err == nil || !strings.Contains(err.Error(), "finite") {
+	if err := runner.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}}); err == nil || !strings.Contains(err.Error(), "finite") {
 		t.Fatalf("%v", err)
 	}
 	cfg.Shape.Rate = 100
-	if err := scenarios.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}}); err != nil {
+	if err := runner.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -7,11 +7,11 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner/httpsut"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/servicechild"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
+	"seckill-harness/sut/httpsut"
+	"seckill-harness/sut/servicechild"
 )
 
 // service puts the scenario's running access service (service:, or
