@@ -22,7 +22,7 @@ TESTFLAGS ?= -count=1 -timeout 14m -p 3
 UNITFLAGS ?= -count=1 -timeout 5m
 # The packages whose integration tests test-race runs under the race
 # detector: the engine, the checks, the pipeline, the faults, the scripts.
-RACE_PKGS ?= ./runner ./runner/checks ./runner/pipeline ./faults ./lua
+RACE_PKGS ?= ./runner ./checks ./sut/pipeline ./faults ./lua
 RACEFLAGS ?= -count=1 -timeout 30m -p 2
 
 IMAGE     ?= seckill-harness:dev
@@ -185,7 +185,7 @@ bench: deps-run
 	$(GO) test -run '^$$' -bench . -skip 'Component' -benchtime 1x -count=1 -timeout 30m ./runner/
 	$(GO) test -run '^$$' -bench 'FirstSecondP99' -benchtime 1x -count=1 -timeout 10m ./runner/lifecycle/
 	$(GO) test -run '^$$' -bench 'Component' -benchmem -benchtime 2000x -count=1 -timeout 10m ./runner/
-	$(GO) test -run '^$$' -bench 'HTTPPathVsVegeta' -benchtime 1x -count=1 -timeout 10m ./runner/httpsut/
+	$(GO) test -run '^$$' -bench 'HTTPPathVsVegeta' -benchtime 1x -count=1 -timeout 10m ./sut/httpsut/
 	GOMAXPROCS=1 $(GO) test -run '^$$' -bench 'ReserveVsRedisBenchmark|ClosedLoopClientCost|OpenLoopHeadroom' -benchtime 1x -count=1 -timeout 20m ./runner/
 	@uptime
 

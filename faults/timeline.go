@@ -3,10 +3,11 @@ package faults
 import (
 	"context"
 	"fmt"
-	"seckill-harness/internal/ctxsleep"
 	"strings"
 	"sync"
 	"time"
+
+	"seckill-harness/internal/sleep"
 )
 
 // Timeline runs planned faults against env at offsets from began.
@@ -27,11 +28,11 @@ func (t *Timeline) Start(ctx context.Context, began time.Time) {
 		t.wg.Add(1)
 		go func(p *Planned) {
 			defer t.wg.Done()
-			if !ctxsleep.Until(ctx, began.Add(p.At)) {
+			if !sleep.Until(ctx, began.Add(p.At)) {
 				return
 			}
 			t.inject(ctx, p)
-			if p.For > 0 && ctxsleep.Until(ctx, began.Add(p.At+p.For)) {
+			if p.For > 0 && sleep.Until(ctx, began.Add(p.At+p.For)) {
 				t.heal(context.WithoutCancel(ctx), p)
 			}
 		}(p)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/benchkit"
 	"seckill-harness/lua"
 )
@@ -262,7 +263,7 @@ func BenchmarkReserveVsRedisBenchmark(b *testing.B) {
 				rd.hCPU = float64(cpu.Microseconds()) / float64(ops)
 				rd.histBytes = float64(after.HeapAlloc-before.HeapAlloc) / float64(ops)
 				for i := range res.History.Ops {
-					if o := res.History.Ops[i]; o.Outcome != Outcome(lua.Accepted) {
+					if o := res.History.Ops[i]; o.Outcome != history.Outcome(lua.Accepted) {
 						b.Fatalf("op %d: %s (the benchmark measures the accept path)", o.ID, o.OutcomeName())
 					}
 				}
@@ -336,7 +337,7 @@ func BenchmarkMillionOps(b *testing.B) {
 	for i := range res.History.Ops {
 		rid += len(res.History.Ops[i].RID)
 	}
-	per := float64(unsafe.Sizeof(Op{})) + float64(rid)/float64(ops)
+	per := float64(unsafe.Sizeof(history.Op{})) + float64(rid)/float64(ops)
 	b.ReportMetric(rssMB, "peak-RSS-MB")
 	b.ReportMetric(per, "history-B/op")
 	fmt.Printf("%d ops in %.1fs (%.0f ops/s): peak RSS %.0f MB (target < 300), history %.0f B/op\n",
@@ -375,8 +376,8 @@ func BenchmarkOverload10M(b *testing.B) {
 	kept := float64(after.HeapAlloc) - float64(before.HeapAlloc)
 	var sent float64
 	for i := range res.History.Ops {
-		if o := &res.History.Ops[i]; o.Outcome != OutcomeDropped {
-			sent += float64(unsafe.Sizeof(Op{})) + float64(len(o.RID))
+		if o := &res.History.Ops[i]; o.Outcome != history.OutcomeDropped {
+			sent += float64(unsafe.Sizeof(history.Op{})) + float64(len(o.RID))
 		}
 	}
 	perDrop := (kept - sent) / float64(max(res.Observed.Dropped, 1))

@@ -8,7 +8,8 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"seckill-harness/internal/hrsleep"
+	"seckill-harness/history"
+	"seckill-harness/internal/sleep"
 )
 
 // maxPacedAhead bounds the workers of an open-loop phase that sleep at
@@ -54,8 +55,8 @@ type openSchedule struct {
 	ahead    int                       // workers asleep on an operation taken ahead
 	parked   int                       // workers waiting on turn
 	turn     chan struct{}             // a token wakes one parked worker
-	free     []*hrsleep.Sleeper        // timers not in use
-	sleepers []*hrsleep.Sleeper        // every timer made, for Close
+	free     []*sleep.Sleeper          // timers not in use
+	sleepers []*sleep.Sleeper          // every timer made, for Close
 	inflight atomic.Int64              // accepted and unfinished (queued included)
 	endedAt  atomic.Pointer[time.Time] // when the run's context ended; nil: live
 }
@@ -69,7 +70,7 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer, gate <-chan struct
 	}
 	stop := context.AfterFunc(ctx, func() { now := time.Now(); s.endedAt.Store(&now) })
 	e.paced = true
-	e.startWorkers(gate, func(wctx context.Context, record func(uint64, Op)) {
+	e.startWorkers(gate, func(wctx context.Context, record func(uint64, history.Op)) {
 		for {
 			op, sl, ok := s.take()
 			if !ok {
@@ -111,8 +112,8 @@ func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer, gate <-chan struct
 // newSleeper makes a precise timer bound to the run's context (one that
 // cannot be had sleeps coarsely, and the run reports its pacer clock as
 // go-timer).
-func (s *openSchedule) newSleeper() *hrsleep.Sleeper {
-	sl, _ := hrsleep.New()
+func (s *openSchedule) newSleeper() *sleep.Sleeper {
+	sl, _ := sleep.New()
 	sl.Bind(s.ctx)
 	s.sleepers = append(s.sleepers, sl)
 	return sl
@@ -122,7 +123,7 @@ func (s *openSchedule) newSleeper() *hrsleep.Sleeper {
 // nil), or one not due yet with the timer to sleep on until its intended
 // time (give sl back with woke). ok is false when the phase has nothing
 // left for the worker.
-func (s *openSchedule) take() (op scheduled, sl *hrsleep.Sleeper, ok bool) {
+func (s *openSchedule) take() (op scheduled, sl *sleep.Sleeper, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
@@ -171,7 +172,7 @@ func (s *openSchedule) take() (op scheduled, sl *hrsleep.Sleeper, ok bool) {
 // fewer than half the bound, it gives a parked worker its turn: the
 // schedule stays covered when the workers sending are slow to come back
 // (and a worker parked at the in-flight cap looks again).
-func (s *openSchedule) woke(sl *hrsleep.Sleeper) {
+func (s *openSchedule) woke(sl *sleep.Sleeper) {
 	s.mu.Lock()
 	s.free = append(s.free, sl)
 	s.ahead--

@@ -8,7 +8,7 @@ import (
 
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // slow is a system under test that answers SOLD_OUT after d.

@@ -28,9 +28,16 @@ func TestHeadroom(t *testing.T) {
 }
 
 func TestProcCPUTime(t *testing.T) {
-	for i := 0; i < 3e7; i++ {
-		_ = i * i
+	// Burn CPU until getrusage counts 50 ms: /proc's ticks are 10 ms, so a
+	// fixed loop that a fast or a starved machine gets through in under
+	// one tick reads 0 there.
+	sink := 0
+	for CPUTime() < 50e6 {
+		for i := 0; i < 1e6; i++ {
+			sink += i * i
+		}
 	}
+	_ = sink
 	if d, ok := ProcCPUTime(os.Getpid()); !ok || d <= 0 || d > CPUTime()+20e6 {
 		t.Errorf("ProcCPUTime(self) = %v, %v; CPUTime %v", d, ok, CPUTime())
 	}

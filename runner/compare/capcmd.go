@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"seckill-harness/reports"
-	"seckill-harness/runner/history"
+	"seckill-harness/reports/results"
 	"seckill-harness/runner/lifecycle"
 )
 
@@ -54,7 +54,7 @@ func Capacity(ctx context.Context, log io.Writer, p *lifecycle.Plan, co Capacity
 		return false, err
 	}
 	fmt.Fprintf(log, "capacity: %s\n", strings.Join(files, ", "))
-	_ = history.AppendReport(ctx, out.Results, sum, history.KindCapacity, out.Dir, out.ErrOut)
+	_ = results.AppendReport(ctx, out.Results, sum, results.KindCapacity, out.Dir, out.ErrOut)
 	return sr.Held > 0, nil
 }
 
