@@ -22,7 +22,7 @@ TESTFLAGS ?= -count=1 -timeout 14m -p 3
 UNITFLAGS ?= -count=1 -timeout 5m
 # The packages whose integration tests test-race runs under the race
 # detector: the engine, the checks, the pipeline, the faults, the scripts.
-RACE_PKGS ?= ./runner ./runner/checks ./runner/pipeline ./faults ./lua
+RACE_PKGS ?= ./runner ./checks ./sut/pipeline ./faults ./lua
 RACEFLAGS ?= -count=1 -timeout 30m -p 2
 
 IMAGE     ?= seckill-harness:dev
@@ -161,7 +161,11 @@ docker-images: deps-docker
 ## printed): throughput ratio (pinned target >= 0.95), client CPU per reserve
 ## over redis-benchmark's own per request (target <= 2.0), history bytes
 ## per op, peak RSS of a 1,000,000-op run, the open-loop headroom (highest rate
-## paced with <= 1% of starts > 1 ms late), client CPU and allocations per op of
+## paced with <= 1% of starts > 1 ms late) unpinned and pinned, each beside a
+## closed loop and a 4,000 ops/s paced run of the same settings on the same
+## stand: client CPU per paced op over the closed loop's (target <= 1.5) and
+## headroom over the closed loop's throughput (pinned target >= 0.6), the two
+## stands' figures printed side by side; client CPU and allocations per op of
 ## the closed loop, a 5-minute soak at 2,000 ops/s with its history spooled,
 ## projected to one hour (SECKILL_SOAK_DURATION shortens it; target < 400 MB);
 ## then the first second's p99 over the median per-second p99 of whole runs on
@@ -181,7 +185,7 @@ bench: deps-run
 	$(GO) test -run '^$$' -bench . -skip 'Component' -benchtime 1x -count=1 -timeout 30m ./runner/
 	$(GO) test -run '^$$' -bench 'FirstSecondP99' -benchtime 1x -count=1 -timeout 10m ./runner/lifecycle/
 	$(GO) test -run '^$$' -bench 'Component' -benchmem -benchtime 2000x -count=1 -timeout 10m ./runner/
-	$(GO) test -run '^$$' -bench 'HTTPPathVsVegeta' -benchtime 1x -count=1 -timeout 10m ./runner/httpsut/
+	$(GO) test -run '^$$' -bench 'HTTPPathVsVegeta' -benchtime 1x -count=1 -timeout 10m ./sut/httpsut/
 	GOMAXPROCS=1 $(GO) test -run '^$$' -bench 'ReserveVsRedisBenchmark|ClosedLoopClientCost|OpenLoopHeadroom' -benchtime 1x -count=1 -timeout 20m ./runner/
 	@uptime
 

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"seckill-harness/runner/adapter"
+	"seckill-harness/sut/adapter"
 )
 
 // newAdapterCmd is `adapter`: work with a contract adapter file (a team's

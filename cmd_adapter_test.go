@@ -6,10 +6,11 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
-	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"seckill-harness/internal/clustertest"
 )
 
 // adapter validate: exit 0 with the summary for a good file, exit 2 with
@@ -24,7 +25,7 @@ func TestAdapterValidateCommand(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	bad := "runner/adapter/testdata/broken/unknown-outcome.yaml"
+	bad := "sut/adapter/testdata/broken/unknown-outcome.yaml"
 	if code := run(context.Background(), []string{"adapter", "validate", bad}, &out, &errb); code != exitHarnessError {
 		t.Fatalf("exit %d for %s, want 2", code, bad)
 	}
@@ -86,10 +87,10 @@ func TestAdapterValidateRefusesRefusedCommandsAndBinaryScripts(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"adapter", "validate", "runner/adapter/testdata/refused/flushall.yaml"}, []string{"flushall.yaml:3: reserve.script: ", "flushall.lua:3 calls FLUSHALL, a command the harness refuses", "Remove the call"}},
-		{[]string{"adapter", "validate", "runner/adapter/testdata/refused/setup-keys.yaml"}, []string{"setup-keys.yaml:11: setup.commands[1]: KEYS is a command the harness refuses"}},
+		{[]string{"adapter", "validate", "sut/adapter/testdata/refused/flushall.yaml"}, []string{"flushall.yaml:3: reserve.script: ", "flushall.lua:3 calls FLUSHALL, a command the harness refuses", "Remove the call"}},
+		{[]string{"adapter", "validate", "sut/adapter/testdata/refused/setup-keys.yaml"}, []string{"setup-keys.yaml:11: setup.commands[1]: KEYS is a command the harness refuses"}},
 		{[]string{"adapter", "validate", filepath.Join(dir, "r.yaml")}, []string{"r.yaml:2: reserve.script: ", "r.lua is not Lua source text", "saved as UTF-8 text"}},
-		{[]string{"adapter", "init", "runner/adapter/testdata/refused/flushall.lua"}, []string{"adapter init: runner/adapter/testdata/refused/flushall.lua:3 calls FLUSHALL"}},
+		{[]string{"adapter", "init", "sut/adapter/testdata/refused/flushall.lua"}, []string{"adapter init: sut/adapter/testdata/refused/flushall.lua:3 calls FLUSHALL"}},
 		{[]string{"adapter", "init", filepath.Join(dir, "r.lua")}, []string{"adapter init: ", "r.lua is not Lua source text"}},
 	} {
 		var out, errb bytes.Buffer

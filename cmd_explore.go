@@ -5,15 +5,15 @@ import (
 
 	"seckill-harness/internal/cmdline"
 	"seckill-harness/internal/exitcode"
+	"seckill-harness/reports/results"
 	"seckill-harness/runner/explore"
-	"seckill-harness/runner/history"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
 )
 
 func newExploreCmd() *cobra.Command {
 	var o explore.Options
-	var results cmdline.Results // --results-history, --results-db
+	var resultsFlags cmdline.Results // --results-history, --results-db
 	o.Bounds = explore.DefaultBounds()
 	cmd := &cobra.Command{
 		Use:   "explore --seed S --budget 10m --out DIR",
@@ -52,7 +52,7 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 			o.Command = cmdline.Executable()
 			o.Given = cmd.Flags().Changed
 			var out lifecycle.Output
-			done, err := results.Open(cmd.Context(), &out, cmd.ErrOrStderr())
+			done, err := resultsFlags.Open(cmd.Context(), &out, cmd.ErrOrStderr())
 			defer done()
 			if err != nil {
 				return err
@@ -61,13 +61,13 @@ Exit codes: 0 no finding, 1 finding(s), 2 bad input or a harness error.`,
 			if err != nil {
 				return err
 			}
-			_ = history.Put(cmd.Context(), out.Results, sum.Record(o.Out), cmd.ErrOrStderr())
+			_ = results.Put(cmd.Context(), out.Results, sum.Record(o.Out), cmd.ErrOrStderr())
 			if len(sum.Findings) > 0 {
 				return exitcode.ErrChecksFailed
 			}
 			return nil
 		},
 	}
-	cmdline.ExploreFlags(cmd.Flags(), &o, &results)
+	cmdline.ExploreFlags(cmd.Flags(), &o, &resultsFlags)
 	return cmd
 }

@@ -41,7 +41,9 @@ each run's own, merged by id: for generators of one split load
 the invariants over the union of their histories against the cluster.
 
 Exit codes: 0 rendered (whatever the verdict, unless --check), 1 with --check
-when the report's verdict is FAIL, 2 on a usage or read error.`,
+when the report's verdict is FAIL, 2 on a usage or read error, 3 with --check
+when it is INCONCLUSIVE (no check failed, but the stand could not sustain the
+plan, or a fault missed the system under test).`,
 		Example: `  seckill-harness report out/
   seckill-harness report --out merged/ gen1/ gen2/ gen3/
   seckill-harness report --check --quiet out/ && cat out/summary.md >> "$GITHUB_STEP_SUMMARY"`,

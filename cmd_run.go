@@ -23,10 +23,10 @@ the load flags (--rate, --users, …) are for ad-hoc runs without one. A suite
 (nightly) runs each member in turn into <out>/<member>/.
 
 Exit codes: 0 every check passed, 1 a check or assertion failed, 2 harness or usage error,
-3 inconclusive: the stand could not sustain the plan (a latency or throughput
-assertion failed in seconds where the machine starved the load generator, and
-nothing else failed; invariants are never inconclusive), or a fault aimed at
-the sale missed the system under test (its target served none of the system's
+3 inconclusive: no check failed, but the stand could not sustain the plan (a
+latency or throughput assertion failed in seconds where the machine starved the
+load generator; invariants are never inconclusive), or a fault missed the
+system under test (aimed at the sale, its target served none of the system's
 Redis traffic before the injection; the verdict names where the sale is and
 where the fault acted). A suite exits 1 when
 any member failed, else 3 when any member was inconclusive.`,

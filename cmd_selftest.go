@@ -5,9 +5,9 @@ import (
 
 	"seckill-harness/internal/cmdline"
 	"seckill-harness/internal/exitcode"
-	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/selftest"
+	"seckill-harness/sut/badpaths"
 )
 
 type selftestOptions struct {
@@ -25,7 +25,7 @@ func newSelftestCmd() *cobra.Command {
 		Use:   "selftest",
 		Short: "Prove the checker can fail: run known-bad reserve paths and the reference, print what caught what",
 		Long: `selftest starts ONE local Redis Cluster (with an embedded toxiproxy in front of
-every node) and runs the negative controls of runner/badpaths: each known-bad
+every node) and runs the negative controls of sut/badpaths: each known-bad
 version of the reserve path (the anti-patterns of docs/SPECIFICATION.md) runs
 --runs short loaded runs, each on a fresh activity, under the load or fault
 that exposes it:

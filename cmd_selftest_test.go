@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"seckill-harness/internal/clustertest"
-	"seckill-harness/runner/badpaths"
 	"strings"
 	"testing"
+
+	"seckill-harness/internal/clustertest"
+	"seckill-harness/sut/badpaths"
 )
 
 func TestSelftestBadInputExitsTwo(t *testing.T) {

@@ -3,10 +3,10 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"seckill-harness/runner/serve"
+	"seckill-harness/sut/serve"
 )
 
-// newServeCmd is `serve`: the reference access service (runner/serve,
+// newServeCmd is `serve`: the reference access service (sut/serve,
 // docs/SERVICE.md) on a loopback address until SIGINT/SIGTERM.
 func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{

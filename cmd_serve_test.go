@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"seckill-harness/runner/serve"
+	"seckill-harness/sut/serve"
 )
 
 // lockedBuffer is a bytes.Buffer safe for a writer and a reader at once.

@@ -7,7 +7,7 @@ import (
 )
 
 // newTrendCmd is `trend`: the nightly series with their change points (the
-// logic is runner/trend's; docs/TRENDS.md).
+// logic is reports/trend's; docs/TRENDS.md).
 func newTrendCmd() *cobra.Command {
 	var t *cmdline.Trend
 	cmd := &cobra.Command{

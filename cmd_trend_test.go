@@ -8,7 +8,7 @@ import (
 )
 
 // trend's bad input exits 2 naming the problem and the fix; good input
-// exits 0 with the table (runner/trend's tests judge the figures).
+// exits 0 with the table (reports/trend's tests judge the figures).
 func TestTrendExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {

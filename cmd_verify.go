@@ -32,7 +32,8 @@ the merged history.jsonl.
 
 Refused (exit 2) unless the DIRs are exactly generators 0..N-1 of one
 activity, each the run that claimed its index in the activity's registry
-and finished. The activity stays on the cluster unless --teardown; its keys
+and finished, and unless the history each generator.json names lies inside
+its DIR (or under --files-root DIR). The activity stays on the cluster unless --teardown; its keys
 expire at retention_until_ms anyway.
 
 Exit codes: 0 every check passed, 1 a check failed, 2 harness or usage error.`,

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"seckill-harness/checks"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner/checks"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // The built-in failover-data-loss demonstration against the real cluster:

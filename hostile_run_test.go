@@ -391,8 +391,8 @@ func TestHostileEndlessScriptIsKilledAndSaidSo(t *testing.T) {
 		"--node-timeout", "15s", "--progress", "off"}
 	t.Run("adapter-preflight", func(t *testing.T) {
 		dir := t.TempDir()
-		endless(t, dir, "runner/adapter/testdata/shapes/correct.lua", "correct.lua")
-		yaml, err := os.ReadFile("runner/adapter/testdata/shapes/correct.yaml")
+		endless(t, dir, "sut/adapter/testdata/shapes/correct.lua", "correct.lua")
+		yaml, err := os.ReadFile("sut/adapter/testdata/shapes/correct.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}

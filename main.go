@@ -4,10 +4,10 @@
 //
 // Exit codes: 0 every check passed, 1 a check or assertion failed, 2 a
 // harness or usage error (bad input, unreachable cluster, missing
-// redis-server), 3 inconclusive: the stand could not sustain the plan (the
-// only failures are latency or throughput assertions judged in seconds
-// where the machine starved the load generator; no invariant failed), or a
-// fault missed the system under test.
+// redis-server), 3 inconclusive: no check failed, but the stand could not
+// sustain the plan (a latency or throughput assertion failed in seconds
+// where the machine starved the load generator), or a fault missed the
+// system under test (exitcode.InconclusiveReasons).
 package main
 
 import (
@@ -77,8 +77,7 @@ Cluster (by default a local one it starts and removes), checks that no stock was
 oversold or lost, and reports latency.
 
 Exit codes: 0 pass, 1 a check failed, 2 harness or usage error,
-3 inconclusive: the stand could not sustain the plan, or a fault missed the
-system under test.`,
+3 ` + exitcode.Meaning(exitcode.Inconclusive) + ".",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"seckill-harness/checks"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
-	"seckill-harness/runner/checks"
 )
 
 // cli runs the command in-process and returns its exit code and output.

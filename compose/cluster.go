@@ -16,8 +16,9 @@ const (
 	ProviderExternal = "external" // a cluster the harness did not create (ConnectExternal)
 )
 
-// ErrNoProcessControl is returned (wrapped) by Kill, Stop, Pause, Resume and
-// Restart on a cluster whose node processes the harness did not start.
+// ErrNoProcessControl is wrapped by the refusals of process-level faults
+// on a cluster without [ProcessController] (its node processes are not the
+// harness's).
 var ErrNoProcessControl = errors.New("the harness did not start this node's process: " +
 	"process-level faults need a cluster it started (--cluster local)")
 
@@ -72,10 +73,13 @@ type Cluster interface {
 	// the cluster down; for an external one it only closes the admin
 	// clients. Idempotent.
 	Close() error
+}
 
-	// HasProcessControl reports whether Kill/Stop/Pause/Resume/Restart can
-	// act on node processes; when false they return ErrNoProcessControl.
-	HasProcessControl() bool
+// ProcessController is implemented by clusters whose node processes the
+// harness started ([LocalCluster], [DockerCluster]): it can signal, stop
+// and restart them. A cluster without it ([ExternalCluster]) offers only
+// what Cluster does; find it with [ProcessControl].
+type ProcessController interface {
 	// Kill ends the node's process at once (SIGKILL). Idempotent.
 	Kill(addr string) error
 	// Stop shuts the node down gracefully. Idempotent.
@@ -86,6 +90,20 @@ type Cluster interface {
 	Resume(addr string) error
 	// Restart starts the node again with its identity (nodes.conf) kept.
 	Restart(ctx context.Context, addr string) error
+}
+
+// ProcessControl returns c's process control and true, or nil and false
+// when the harness cannot act on c's node processes (then a process-level
+// fault refuses with an error wrapping ErrNoProcessControl).
+func ProcessControl(c Cluster) (ProcessController, bool) {
+	pc, ok := c.(ProcessController)
+	return pc, ok
+}
+
+// HasProcessControl reports whether c has a [ProcessController].
+func HasProcessControl(c Cluster) bool {
+	_, ok := ProcessControl(c)
+	return ok
 }
 
 // LogTailer is implemented by clusters that can show a node's log.
@@ -102,11 +120,13 @@ type MigrateAuther interface {
 
 // Compile-time checks.
 var (
-	_ Cluster   = (*LocalCluster)(nil)
-	_ LogTailer = (*LocalCluster)(nil)
-	_ Cluster   = (*ExternalCluster)(nil)
-	_ Cluster   = (*DockerCluster)(nil)
-	_ LogTailer = (*DockerCluster)(nil)
+	_ Cluster           = (*LocalCluster)(nil)
+	_ LogTailer         = (*LocalCluster)(nil)
+	_ ProcessController = (*LocalCluster)(nil)
+	_ Cluster           = (*ExternalCluster)(nil)
+	_ Cluster           = (*DockerCluster)(nil)
+	_ LogTailer         = (*DockerCluster)(nil)
+	_ ProcessController = (*DockerCluster)(nil)
 )
 
 // Provider implements Cluster: "local".
@@ -114,9 +134,6 @@ func (c *LocalCluster) Provider() string { return ProviderLocal }
 
 // Owned implements Cluster: the harness started every process.
 func (c *LocalCluster) Owned() bool { return true }
-
-// HasProcessControl implements Cluster: the nodes are the harness's children.
-func (c *LocalCluster) HasProcessControl() bool { return true }
 
 // nodesMasterOfSlot, nodesReplicasOf and nodesByID are the topology queries
 // shared by the cluster kinds, over a Nodes view.

@@ -6,9 +6,11 @@
 // Everything the faults and the CLI need of a cluster is the [Cluster]
 // interface: topology (Addrs, Nodes, MasterOfSlot, ReplicasOf, NodeByAddr,
 // NodeByID, SlotOwners, WaitSlotOwner, OpenSlots), direct admin clients
-// (Admin), WaitHealthy, Close, process control (Kill, Stop, Pause, Resume,
-// Restart — [ErrNoProcessControl] where the harness has none), Owned and
-// Provider. Three kinds implement it:
+// (Admin), WaitHealthy, Close, Owned and Provider. Process control (Kill,
+// Stop, Pause, Resume, Restart) is the optional [ProcessController], found
+// with [ProcessControl] (a type assertion, as [LogTailer] is): a cluster
+// without it makes process-level faults refuse with [ErrNoProcessControl].
+// Three kinds implement Cluster:
 //
 //   - [LocalCluster] ([Start], provider "local", the default): child
 //     redis-server processes on 127.0.0.1, owned, with process control by

@@ -410,9 +410,6 @@ func (c *DockerCluster) Image() string { return c.opt.Image }
 // Owned implements Cluster: the harness created the containers.
 func (c *DockerCluster) Owned() bool { return true }
 
-// HasProcessControl implements Cluster: through the Docker API.
-func (c *DockerCluster) HasProcessControl() bool { return true }
-
 // ContainerID returns the id of the container of the node at addr.
 func (c *DockerCluster) ContainerID(addr string) string {
 	nd, err := c.node(addr)
@@ -426,7 +423,7 @@ func dockerCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
 }
 
-// Kill implements Cluster: docker kill (SIGKILL); idempotent.
+// Kill implements ProcessController: docker kill (SIGKILL); idempotent.
 func (c *DockerCluster) Kill(addr string) error {
 	nd, err := c.node(addr)
 	if err != nil {
@@ -447,7 +444,7 @@ func (c *DockerCluster) Kill(addr string) error {
 	return nil
 }
 
-// Stop implements Cluster: docker stop (SIGTERM, SIGKILL after 12 s); idempotent.
+// Stop implements ProcessController: docker stop (SIGTERM, SIGKILL after 12 s); idempotent.
 func (c *DockerCluster) Stop(addr string) error {
 	nd, err := c.node(addr)
 	if err != nil {
@@ -484,7 +481,7 @@ func (c *DockerCluster) markDown(nd *dockerNode) {
 	c.dropAdmin(nd.addr)
 }
 
-// Pause implements Cluster: docker pause. Pausing a paused node returns
+// Pause implements ProcessController: docker pause. Pausing a paused node returns
 // nil; a node that is down gives ErrNotRunning.
 func (c *DockerCluster) Pause(addr string) error {
 	nd, err := c.node(addr)
@@ -512,7 +509,7 @@ func (c *DockerCluster) Pause(addr string) error {
 	return nil
 }
 
-// Resume implements Cluster: docker unpause; idempotent.
+// Resume implements ProcessController: docker unpause; idempotent.
 func (c *DockerCluster) Resume(addr string) error {
 	nd, err := c.node(addr)
 	if err != nil {
@@ -535,7 +532,7 @@ func (c *DockerCluster) Resume(addr string) error {
 	return nil
 }
 
-// Restart implements Cluster: the same container is started again (same
+// Restart implements ProcessController: the same container is started again (same
 // port, same /data/nodes.conf: the node keeps its id and rejoins; a master
 // failed over meanwhile comes back as a replica). It returns once the node
 // answers PING; call WaitHealthy for the cluster to converge.

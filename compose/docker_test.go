@@ -54,8 +54,8 @@ func TestDockerCluster(t *testing.T) {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	if c.Provider() != ProviderDocker || !c.Owned() || !c.HasProcessControl() {
-		t.Errorf("provider %s owned %v control %v", c.Provider(), c.Owned(), c.HasProcessControl())
+	if c.Provider() != ProviderDocker || !c.Owned() || !HasProcessControl(c) {
+		t.Errorf("provider %s owned %v control %v", c.Provider(), c.Owned(), HasProcessControl(c))
 	}
 	if len(c.Addrs()) != 6 {
 		t.Fatalf("Addrs %v", c.Addrs())

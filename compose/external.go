@@ -159,8 +159,8 @@ func parseClusterSpec(raw string) (clusterSpec, error) {
 }
 
 // ExternalCluster is a Redis Cluster the harness did not start. It
-// implements Cluster without process control (Kill, Stop, Pause, Resume and
-// Restart return ErrNoProcessControl) and with Owned() false. Printing it
+// implements Cluster, with Owned() false, and not ProcessController: the
+// harness cannot signal someone else's node processes. Printing it
 // (any fmt verb) shows Redacted().
 type ExternalCluster struct {
 	*netCluster
@@ -288,30 +288,6 @@ func (c *ExternalCluster) Provider() string { return ProviderExternal }
 
 // Owned implements Cluster: false, the harness did not create this cluster.
 func (c *ExternalCluster) Owned() bool { return false }
-
-// HasProcessControl implements Cluster: false.
-func (c *ExternalCluster) HasProcessControl() bool { return false }
-
-// Kill implements Cluster: ErrNoProcessControl.
-func (c *ExternalCluster) Kill(addr string) error { return noProcessControl("kill", addr) }
-
-// Stop implements Cluster: ErrNoProcessControl.
-func (c *ExternalCluster) Stop(addr string) error { return noProcessControl("stop", addr) }
-
-// Pause implements Cluster: ErrNoProcessControl.
-func (c *ExternalCluster) Pause(addr string) error { return noProcessControl("pause", addr) }
-
-// Resume implements Cluster: ErrNoProcessControl.
-func (c *ExternalCluster) Resume(addr string) error { return noProcessControl("resume", addr) }
-
-// Restart implements Cluster: ErrNoProcessControl.
-func (c *ExternalCluster) Restart(_ context.Context, addr string) error {
-	return noProcessControl("restart", addr)
-}
-
-func noProcessControl(op, addr string) error {
-	return fmt.Errorf("compose: %s %s: %w", op, addr, ErrNoProcessControl)
-}
 
 // Close implements Cluster: it closes the admin clients only; the cluster
 // itself is left exactly as it is. Idempotent.

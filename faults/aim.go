@@ -13,7 +13,7 @@ import (
 
 // How the slots the hot-* targets aim at were chosen: report.json's
 // faults[].evidence.target_chosen_by and aim.chosen_by. A system under
-// test that says where it keeps its sale (runner/sut.SaleKeys) names its
+// test that says where it keeps its sale (sut.SaleKeys) names its
 // own source instead ("adapter hash_tag {…}", "service mapping hash_tag
 // {…}").
 const (
@@ -172,10 +172,10 @@ func (t Target) isHotMaster() bool { return t.Role == TargetHotMaster || t.Role 
 func (f *Failover) AimedAt() ([]string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.old.Addr == "" {
-		return nil, f.target.bySale()
+	if f.aim.old.Addr == "" {
+		return nil, f.cfg.target.bySale()
 	}
-	return []string{f.old.Addr}, f.target.bySale()
+	return []string{f.aim.old.Addr}, f.cfg.target.bySale()
 }
 
 // AimedAt implements Aimed: the partitioned masters (a partitioned

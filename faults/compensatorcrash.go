@@ -43,7 +43,7 @@ var compensatorCrashKind = Spec{
 	},
 }
 
-// compensatorControl is what the pipeline offers this kind (runner/pipeline
+// compensatorControl is what the pipeline offers this kind (sut/pipeline
 // implements it).
 type compensatorControl interface {
 	CrashCompensator(wait time.Duration) int64

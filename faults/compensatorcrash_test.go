@@ -9,7 +9,7 @@ import (
 // compensator-crash refuses, naming the problem, a run without a pipeline
 // and a pipeline that cannot crash its compensation worker; its parameters
 // are checked. Its runs under load (the reference, and a compensate that
-// releases twice after the crash) are in runner/pipeline.
+// releases twice after the crash) are in sut/pipeline.
 func TestCompensatorCrashRefusals(t *testing.T) {
 	p, err := Parse("compensator-crash:wait=1s")
 	if err != nil {

@@ -37,7 +37,7 @@ var dispatcherCrashKind = Spec{
 }
 
 // pipelineReporter is implemented by pipelines that can describe their
-// dispatcher for the evidence (runner/pipeline does).
+// dispatcher for the evidence (sut/pipeline does).
 type pipelineReporter interface {
 	DispatcherState() map[string]any
 }

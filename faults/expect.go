@@ -62,17 +62,17 @@ func expectAnywhere(whats ...string) []reports.ExpectedEvent {
 func (f *Failover) ExpectedEvents() []reports.ExpectedEvent {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.started {
+	if !f.act.started {
 		return nil
 	}
-	nodes := append([]string{f.old.Addr, f.candidate.Addr, f.newMaster.Addr}, f.replicas...)
+	nodes := append([]string{f.aim.old.Addr, f.aim.candidate.Addr, f.seen.newMaster.Addr}, f.aim.replicas...)
 	whats := []string{reports.EventFailover, reports.EventRoleChange, reports.EventFullResync, reports.EventLinkDown}
 	var anywhere []reports.ExpectedEvent
-	if f.mode == FailoverKill || f.mode == FailoverPause {
+	if f.cfg.mode == FailoverKill || f.cfg.mode == FailoverPause {
 		whats = append(whats, reports.EventAutomaticFailover, reports.EventNodeFail, reports.EventUnreachable)
 		anywhere = expectAnywhere(reports.EventClusterFail)
 	}
-	if f.mode == FailoverKill {
+	if f.cfg.mode == FailoverKill {
 		whats = append(whats, reports.EventRestart)
 	}
 	return append(expectOn(nodes, whats...), anywhere...)

@@ -60,11 +60,11 @@ var (
 )
 
 func newFailover(v Values) (Fault, error) {
-	f := &Failover{target: v.Target(), mode: failoverMode.Of(v), pause: failoverPause.Of(v), wait: failoverWait.Of(v), failback: failoverFailback.Of(v)}
-	if raw, given := v.Given(failoverPause.Param); given && f.mode != FailoverPause {
+	f := &Failover{cfg: failoverConfig{target: v.Target(), mode: failoverMode.Of(v), pause: failoverPause.Of(v), wait: failoverWait.Of(v), failback: failoverFailback.Of(v)}}
+	if raw, given := v.Given(failoverPause.Param); given && f.cfg.mode != FailoverPause {
 		return nil, fmt.Errorf("pause=%s only applies to mode=pause", raw)
 	}
-	if f.wait <= 0 {
+	if f.cfg.wait <= 0 {
 		return nil, errors.New("wait must be positive")
 	}
 	return f, nil
@@ -72,46 +72,68 @@ func newFailover(v Values) (Fault, error) {
 
 // Failover is the "failover" fault. Build it with Plan/Parse.
 type Failover struct {
+	cfg failoverConfig // from the scenario; fixed after Build
+
+	healMu sync.Mutex // serialises Heal
+	mu     sync.Mutex // guards aim, act and seen
+	aim    failoverAim
+	act    failoverActs
+	seen   failoverSeen
+}
+
+// failoverConfig is the fault's parameters, as the scenario gave them.
+type failoverConfig struct {
 	target   Target
 	mode     string
 	pause    time.Duration
 	wait     time.Duration
 	failback bool
+}
 
-	healMu sync.Mutex // serialises Heal
-	mu     sync.Mutex // guards the fields below
-	// resolved at Inject
-	resolved  string
-	slot      int
+// failoverAim is what the failover acts on, resolved at Inject.
+type failoverAim struct {
+	resolved  string // the old master's address
+	slot      int    // the slot whose owner is watched (the hot slot when the master owns it)
 	old       compose.Node
 	candidate compose.Node // the replica told to take over (FAILOVER modes) or expected to be elected
 	replicas  []string
-	// progress
-	started     bool // something was done to the cluster
-	injectedAt  time.Time
-	killed      bool
-	paused      bool
-	resumedAt   time.Time
+}
+
+// failoverActs is what the fault did to the cluster, and when.
+type failoverActs struct {
+	started    bool   // something was done to the cluster
+	acted      string // what Inject did that took: "SIGKILL", "SIGSTOP", "CLUSTER FAILOVER" ("": nothing yet)
+	injectedAt time.Time
+	killed     bool
+	paused     bool
+	resumedAt  time.Time
+	watchStop  chan struct{} // closed to stop the pause watcher
+	watchDone  chan struct{} // closed by the pause watcher when it returns
+	requests   int           // CLUSTER FAILOVER requests sent
+	restarted  bool
+	failedBack bool
+	healed     bool
+	healDur    time.Duration
+}
+
+// failoverSeen is what the cluster was observed to do: the evidence.
+type failoverSeen struct {
 	newMaster   compose.Node
-	recovered   bool
-	recovery    time.Duration
-	converged   time.Duration
-	auto        bool
-	watchStop   chan struct{}
-	watchDone   chan struct{}
-	restarted   bool
-	healed      bool
-	healDur     time.Duration
-	roleAfter   string
-	masterAfter string
-	failedBack  bool
-	requests    int // CLUSTER FAILOVER requests sent
-	healthy     bool
+	recovered   bool          // a new master of the slot was seen
+	recovery    time.Duration // from injectedAt to the new master
+	converged   time.Duration // from injectedAt to every node agreeing
+	auto        bool          // the cluster elected the new master itself
+	roleAfter   string        // the old master's role after heal
+	masterAfter string        // the slot's owner after heal
+	healthy     bool          // the cluster was healthy after heal
 	notes       []string
 	logLines    []string
 }
 
-var _ Fault = (*Failover)(nil)
+var (
+	_ Fault       = (*Failover)(nil)
+	_ ActedAnyway = (*Failover)(nil)
+)
 
 // Kind implements Fault.
 func (f *Failover) Kind() string { return "failover" }
@@ -120,45 +142,47 @@ func (f *Failover) Kind() string { return "failover" }
 func (f *Failover) Target() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.resolved != "" {
-		return f.resolved
+	if f.aim.resolved != "" {
+		return f.aim.resolved
 	}
-	return f.target.String()
+	return f.cfg.target.String()
 }
 
 func (f *Failover) note(format string, args ...any) {
 	f.mu.Lock()
-	f.notes = append(f.notes, fmt.Sprintf(format, args...))
+	f.seen.notes = append(f.seen.notes, fmt.Sprintf(format, args...))
 	f.mu.Unlock()
 }
 
 // Inject implements Fault.
 func (f *Failover) Inject(ctx context.Context, env *Env) error {
-	n, err := f.target.ResolveOne(ctx, env) // refuses an Env without a cluster
+	n, err := f.cfg.target.ResolveOne(ctx, env) // refuses an Env without a cluster
 	if err != nil {
 		return fmt.Errorf("failover: %w", err)
 	}
-	signals := f.mode == FailoverKill || f.mode == FailoverPause
-	if c := env.cluster(); signals && !c.HasProcessControl() {
-		return fmt.Errorf("failover: mode=%s signals the master's process, but this is a %s cluster: %w",
-			f.mode, c.Provider(), compose.ErrNoProcessControl)
+	signals := f.cfg.mode == FailoverKill || f.cfg.mode == FailoverPause
+	var pc compose.ProcessController
+	if signals {
+		if pc, err = env.processControl("failover: mode=" + f.cfg.mode + " signals the master's process"); err != nil {
+			return err
+		}
 	}
 	if n.Role == "replica" && signals {
-		return fmt.Errorf("failover: mode=%s acts on a master, target %s is a replica", f.mode, n.Addr)
+		return fmt.Errorf("failover: mode=%s acts on a master, target %s is a replica", f.cfg.mode, n.Addr)
 	}
 	master, cand, err := f.resolveMaster(ctx, env, n)
 	if err != nil {
 		return err
 	}
-	switch f.mode {
+	switch f.cfg.mode {
 	case FailoverGraceful, FailoverForce, FailoverTakeover:
 		return f.injectManual(ctx, env, master, cand)
 	case FailoverKill:
-		return f.injectKill(ctx, env, master)
+		return f.injectKill(ctx, env, pc, master)
 	case FailoverPause:
-		return f.injectPause(ctx, env, master)
+		return f.injectPause(ctx, env, pc, master)
 	}
-	return fmt.Errorf("failover: unknown mode %q", f.mode)
+	return fmt.Errorf("failover: unknown mode %q", f.cfg.mode)
 }
 
 // resolveMaster finds the master the failover acts on from the resolved
@@ -193,16 +217,16 @@ func (f *Failover) resolveMaster(ctx context.Context, env *Env, n compose.Node) 
 		}
 	}
 	f.mu.Lock()
-	f.resolved, f.slot, f.old, f.candidate, f.replicas = master.Addr, slot, master, cand, repAddrs
+	f.aim.resolved, f.aim.slot, f.aim.old, f.aim.candidate, f.aim.replicas = master.Addr, slot, master, cand, repAddrs
 	f.mu.Unlock()
-	env.logf("failover: mode=%s master %s (%s) slot %d, replicas %v", f.mode, master.Addr, shortID(master.ID), slot, repAddrs)
+	env.logf("failover: mode=%s master %s (%s) slot %d, replicas %v", f.cfg.mode, master.Addr, shortID(master.ID), slot, repAddrs)
 	return master, cand, nil
 }
 
 // begin marks the moment the failover was set off.
 func (f *Failover) begin() {
 	f.mu.Lock()
-	f.started, f.injectedAt = true, time.Now()
+	f.act.started, f.act.injectedAt = true, time.Now()
 	f.mu.Unlock()
 }
 
@@ -217,16 +241,17 @@ func (f *Failover) injectManual(ctx context.Context, env *Env, master, cand comp
 		return fmt.Errorf("failover: replica %s: %w", cand.Addr, err)
 	}
 	args := []any{"CLUSTER", "FAILOVER"}
-	if f.mode != FailoverGraceful {
-		args = append(args, strings.ToUpper(f.mode))
+	if f.cfg.mode != FailoverGraceful {
+		args = append(args, strings.ToUpper(f.cfg.mode))
 	}
 	send := func() error {
 		f.mu.Lock()
-		f.requests++
+		f.act.requests++
 		f.mu.Unlock()
 		if err := adm.Do(ctx, args...).Err(); err != nil {
 			return fmt.Errorf("failover: %s on replica %s: %w", strings.Join(tpArgs(args), " "), cand.Addr, err)
 		}
+		f.setActed(strings.Join(tpArgs(args), " "))
 		return nil
 	}
 	f.begin()
@@ -238,15 +263,16 @@ func (f *Failover) injectManual(ctx context.Context, env *Env, master, cand comp
 
 // injectKill SIGKILLs the master and waits for the cluster to promote one
 // of its replicas.
-func (f *Failover) injectKill(ctx context.Context, env *Env, master compose.Node) error {
+func (f *Failover) injectKill(ctx context.Context, env *Env, pc compose.ProcessController, master compose.Node) error {
 	f.begin()
 	f.mu.Lock()
-	f.killed = true
-	repAddrs, slot := f.replicas, f.slot
+	f.act.killed = true
+	repAddrs, slot := f.aim.replicas, f.aim.slot
 	f.mu.Unlock()
-	if err := env.cluster().Kill(master.Addr); err != nil {
+	if err := pc.Kill(master.Addr); err != nil {
 		return fmt.Errorf("failover: SIGKILL %s: %w", master.Addr, err)
 	}
+	f.setActed("SIGKILL")
 	if len(repAddrs) == 0 {
 		return fmt.Errorf("failover: killed master %s has no replica: slot %d stays down until heal", master.Addr, slot)
 	}
@@ -255,35 +281,35 @@ func (f *Failover) injectKill(ctx context.Context, env *Env, master compose.Node
 
 // injectPause SIGSTOPs the master and watches for the cluster's own
 // failover; with pause > 0 it resumes the master after pause.
-func (f *Failover) injectPause(ctx context.Context, env *Env, master compose.Node) error {
-	c := env.cluster()
+func (f *Failover) injectPause(ctx context.Context, env *Env, pc compose.ProcessController, master compose.Node) error {
 	f.begin()
-	if err := c.Pause(master.Addr); err != nil {
+	if err := pc.Pause(master.Addr); err != nil {
 		return fmt.Errorf("failover: SIGSTOP %s: %w", master.Addr, err)
 	}
+	f.setActed("SIGSTOP")
 	f.mu.Lock()
-	f.paused = true
-	f.watchStop, f.watchDone = make(chan struct{}), make(chan struct{})
-	stop, done := f.watchStop, f.watchDone
+	f.act.paused = true
+	f.act.watchStop, f.act.watchDone = make(chan struct{}), make(chan struct{})
+	stop, done := f.act.watchStop, f.act.watchDone
 	f.mu.Unlock()
 	go f.watch(context.WithoutCancel(ctx), env, stop, done)
-	if f.pause <= 0 {
+	if f.cfg.pause <= 0 {
 		return nil // stopped until Heal
 	}
-	t := time.NewTimer(f.pause)
+	t := time.NewTimer(f.cfg.pause)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return fmt.Errorf("failover: pause interrupted (heal resumes the node): %w", ctx.Err())
 	case <-t.C:
 	}
-	if err := c.Resume(master.Addr); err != nil {
+	if err := pc.Resume(master.Addr); err != nil {
 		return fmt.Errorf("failover: SIGCONT %s: %w", master.Addr, err)
 	}
 	f.mu.Lock()
-	f.paused, f.resumedAt = false, time.Now()
+	f.act.paused, f.act.resumedAt = false, time.Now()
 	f.mu.Unlock()
-	env.logf("failover: %s resumed after %v", master.Addr, f.pause)
+	env.logf("failover: %s resumed after %v", master.Addr, f.cfg.pause)
 	if env.Client != nil {
 		env.Client.ReloadState(ctx)
 	}
@@ -303,9 +329,9 @@ const manualFailoverRetry = 5500 * time.Millisecond
 // within manualFailoverRetry.
 func (f *Failover) awaitNewMaster(ctx context.Context, env *Env, ok func(compose.Node) bool, resend func() error) error {
 	f.mu.Lock()
-	slot, t0 := f.slot, f.injectedAt
+	slot, t0 := f.aim.slot, f.act.injectedAt
 	f.mu.Unlock()
-	wctx, cancel := context.WithDeadline(ctx, t0.Add(f.wait))
+	wctx, cancel := context.WithDeadline(ctx, t0.Add(f.cfg.wait))
 	defer cancel()
 	var last error
 	lastSend := t0
@@ -320,9 +346,9 @@ func (f *Failover) awaitNewMaster(ctx context.Context, env *Env, ok func(compose
 		m, err := env.cluster().MasterOfSlot(wctx, slot)
 		if err == nil && ok(m) {
 			f.mu.Lock()
-			f.newMaster, f.recovered, f.recovery = m, true, time.Since(t0)
-			if f.mode == FailoverKill || f.mode == FailoverPause {
-				f.auto = true
+			f.seen.newMaster, f.seen.recovered, f.seen.recovery = m, true, time.Since(t0)
+			if f.cfg.mode == FailoverKill || f.cfg.mode == FailoverPause {
+				f.seen.auto = true
 			}
 			f.mu.Unlock()
 			env.logf("failover: slot %d now owned by %s (%s) after %v", slot, m.Addr, shortID(m.ID), time.Since(t0).Round(time.Millisecond))
@@ -335,7 +361,7 @@ func (f *Failover) awaitNewMaster(ctx context.Context, env *Env, ok func(compose
 		}
 		select {
 		case <-wctx.Done():
-			return fmt.Errorf("failover: no new master for slot %d within wait=%v: %v", slot, f.wait, last)
+			return fmt.Errorf("failover: no new master for slot %d within wait=%v: %v", slot, f.cfg.wait, last)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -343,14 +369,14 @@ func (f *Failover) awaitNewMaster(ctx context.Context, env *Env, ok func(compose
 		env.Client.ReloadState(ctx)
 	}
 	f.mu.Lock()
-	id := f.newMaster.ID
+	id := f.seen.newMaster.ID
 	f.mu.Unlock()
 	if err := env.cluster().WaitSlotOwner(wctx, slot, id); err != nil {
 		f.note("not every node agreed on the new owner within wait: %v", err)
 		return nil
 	}
 	f.mu.Lock()
-	f.converged = time.Since(t0)
+	f.seen.converged = time.Since(t0)
 	f.mu.Unlock()
 	if env.Client != nil {
 		env.Client.ReloadState(ctx)
@@ -363,7 +389,7 @@ func (f *Failover) awaitNewMaster(ctx context.Context, env *Env, ok func(compose
 func (f *Failover) watch(ctx context.Context, env *Env, stop, done chan struct{}) {
 	defer close(done)
 	f.mu.Lock()
-	slot, oldID, t0 := f.slot, f.old.ID, f.injectedAt
+	slot, oldID, t0 := f.aim.slot, f.aim.old.ID, f.act.injectedAt
 	f.mu.Unlock()
 	for {
 		select {
@@ -376,7 +402,7 @@ func (f *Failover) watch(ctx context.Context, env *Env, stop, done chan struct{}
 		cancel()
 		if err == nil && m.ID != oldID {
 			f.mu.Lock()
-			f.newMaster, f.recovered, f.recovery, f.auto = m, true, time.Since(t0), true
+			f.seen.newMaster, f.seen.recovered, f.seen.recovery, f.seen.auto = m, true, time.Since(t0), true
 			f.mu.Unlock()
 			env.logf("failover: automatic failover of paused master: slot %d now owned by %s after %v", slot, m.Addr, time.Since(t0).Round(time.Millisecond))
 			if env.Client != nil {
@@ -393,9 +419,9 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 	f.healMu.Lock()
 	defer f.healMu.Unlock()
 	f.mu.Lock()
-	started, old := f.started, f.old
-	stop, done := f.watchStop, f.watchDone
-	f.watchStop = nil
+	started, old := f.act.started, f.aim.old
+	stop, done := f.act.watchStop, f.act.watchDone
+	f.act.watchStop = nil
 	f.mu.Unlock()
 	if !started || env.cluster() == nil {
 		return nil
@@ -404,14 +430,14 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 	t0 := time.Now()
 	var errs []error
 
-	switch f.mode {
+	switch f.cfg.mode {
 	case FailoverPause:
 		errs = append(errs, f.healPause(env, old, stop, done)...)
 	case FailoverKill:
 		errs = append(errs, f.healKill(ctx, env, old)...)
 	}
 
-	budget := max(f.wait, 30*time.Second)
+	budget := max(f.cfg.wait, 30*time.Second)
 	hctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	if err := c.WaitHealthy(hctx); err != nil {
@@ -420,18 +446,18 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 
 	// Anything the watcher missed: did the slot move while the master was stopped?
 	f.mu.Lock()
-	slot := f.slot
+	slot := f.aim.slot
 	f.mu.Unlock()
 	if m, err := c.MasterOfSlot(hctx, slot); err == nil {
 		f.mu.Lock()
-		if m.ID != old.ID && !f.recovered {
-			f.newMaster, f.recovered, f.auto = m, true, true
-			f.notes = append(f.notes, "the failover was noticed only at heal (recovery time unknown)")
+		if m.ID != old.ID && !f.seen.recovered {
+			f.seen.newMaster, f.seen.recovered, f.seen.auto = m, true, true
+			f.seen.notes = append(f.seen.notes, "the failover was noticed only at heal (recovery time unknown)")
 		}
 		f.mu.Unlock()
 	}
 
-	if f.failback && len(errs) == 0 {
+	if f.cfg.failback && len(errs) == 0 {
 		if err := f.failBack(hctx, env); err != nil {
 			errs = append(errs, err)
 		}
@@ -450,12 +476,16 @@ func (f *Failover) Heal(ctx context.Context, env *Env) error {
 // healPause resumes the paused master and stops the watcher.
 func (f *Failover) healPause(env *Env, old compose.Node, stop chan struct{}, done <-chan struct{}) []error {
 	var errs []error
-	if err := env.cluster().Resume(old.Addr); err != nil {
+	pc, err := env.processControl("resuming " + old.Addr)
+	if err == nil {
+		err = pc.Resume(old.Addr)
+	}
+	if err != nil {
 		errs = append(errs, fmt.Errorf("SIGCONT %s: %w", old.Addr, err))
 	} else {
 		f.mu.Lock()
-		if f.paused {
-			f.paused, f.resumedAt = false, time.Now()
+		if f.act.paused {
+			f.act.paused, f.act.resumedAt = false, time.Now()
 		}
 		f.mu.Unlock()
 	}
@@ -474,11 +504,15 @@ func (f *Failover) healKill(ctx context.Context, env *Env, old compose.Node) []e
 	if !ok || !n.Down {
 		return nil
 	}
-	if err := c.Restart(ctx, old.Addr); err != nil {
+	pc, err := env.processControl("restarting " + old.Addr)
+	if err == nil {
+		err = pc.Restart(ctx, old.Addr)
+	}
+	if err != nil {
 		return []error{fmt.Errorf("restart %s: %w", old.Addr, err)}
 	}
 	f.mu.Lock()
-	f.restarted = true
+	f.act.restarted = true
 	f.mu.Unlock()
 	env.logf("failover: restarted %s", old.Addr)
 	return nil
@@ -492,16 +526,16 @@ func (f *Failover) afterHeal(ctx context.Context, env *Env, old compose.Node, sl
 	n, _ := c.NodeByAddr(old.Addr)
 	owner, _ := c.MasterOfSlot(ctx, slot)
 	f.mu.Lock()
-	f.roleAfter = n.Role
-	f.masterAfter = owner.Addr
-	f.healthy = ok
-	f.healDur = time.Since(t0)
+	f.seen.roleAfter = n.Role
+	f.seen.masterAfter = owner.Addr
+	f.seen.healthy = ok
+	f.act.healDur = time.Since(t0)
 	if ok {
-		f.healed = true
+		f.act.healed = true
 	}
-	cand := f.newMaster.Addr
+	cand := f.seen.newMaster.Addr
 	if cand == "" {
-		cand = f.candidate.Addr
+		cand = f.aim.candidate.Addr
 	}
 	f.mu.Unlock()
 	if cand != "" {
@@ -513,7 +547,7 @@ func (f *Failover) afterHeal(ctx context.Context, env *Env, old compose.Node, sl
 func (f *Failover) failBack(ctx context.Context, env *Env) error {
 	c := env.cluster()
 	f.mu.Lock()
-	old, slot := f.old, f.slot
+	old, slot := f.aim.old, f.aim.slot
 	f.mu.Unlock()
 	if m, err := c.MasterOfSlot(ctx, slot); err == nil && m.ID == old.ID {
 		return nil // nothing to fail back
@@ -545,7 +579,7 @@ func (f *Failover) failBack(ctx context.Context, env *Env) error {
 		env.Client.ReloadState(ctx)
 	}
 	f.mu.Lock()
-	f.failedBack = true
+	f.act.failedBack = true
 	f.mu.Unlock()
 	return c.WaitHealthy(ctx)
 }
@@ -557,7 +591,7 @@ func (f *Failover) collectLog(c compose.Cluster, addr string) {
 		return // an external cluster's logs are not ours to read
 	}
 	f.mu.Lock()
-	since := f.injectedAt.Add(-50 * time.Millisecond)
+	since := f.act.injectedAt.Add(-50 * time.Millisecond)
 	f.mu.Unlock()
 	var keep []string
 	for _, l := range strings.Split(lt.NodeLogTail(addr, 300), "\n") {
@@ -577,7 +611,7 @@ func (f *Failover) collectLog(c compose.Cluster, addr string) {
 		keep = keep[len(keep)-12:]
 	}
 	f.mu.Lock()
-	f.logLines = keep
+	f.seen.logLines = keep
 	f.mu.Unlock()
 }
 
@@ -585,60 +619,60 @@ func (f *Failover) collectLog(c compose.Cluster, addr string) {
 func (f *Failover) Evidence() map[string]any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ev := map[string]any{"mode": f.mode, "target": f.target.String()}
-	if f.resolved == "" {
+	ev := map[string]any{"mode": f.cfg.mode, "target": f.cfg.target.String()}
+	if f.aim.resolved == "" {
 		return ev
 	}
-	ev["slot"] = f.slot
-	ev["old_master"] = tpNodeRef(f.old)
-	ev["replicas"] = f.replicas
-	if f.candidate.ID != "" {
-		ev["candidate"] = tpNodeRef(f.candidate)
+	ev["slot"] = f.aim.slot
+	ev["old_master"] = tpNodeRef(f.aim.old)
+	ev["replicas"] = f.aim.replicas
+	if f.aim.candidate.ID != "" {
+		ev["candidate"] = tpNodeRef(f.aim.candidate)
 	}
-	if !f.started {
+	if !f.act.started {
 		return ev
 	}
-	ev["injected_at"] = f.injectedAt.UTC().Format(time.RFC3339Nano)
-	ev["new_master_seen"] = f.recovered
-	if f.recovered {
-		ev["new_master"] = tpNodeRef(f.newMaster)
-		ev["recovery_ms"] = tpMillis(f.recovery)
+	ev["injected_at"] = f.act.injectedAt.UTC().Format(time.RFC3339Nano)
+	ev["new_master_seen"] = f.seen.recovered
+	if f.seen.recovered {
+		ev["new_master"] = tpNodeRef(f.seen.newMaster)
+		ev["recovery_ms"] = tpMillis(f.seen.recovery)
 	}
-	if f.converged > 0 {
-		ev["converged_ms"] = tpMillis(f.converged)
+	if f.seen.converged > 0 {
+		ev["converged_ms"] = tpMillis(f.seen.converged)
 	}
-	ev["automatic_failover"] = f.auto
-	if f.requests > 0 {
-		ev["failover_requests"] = f.requests
+	ev["automatic_failover"] = f.seen.auto
+	if f.act.requests > 0 {
+		ev["failover_requests"] = f.act.requests
 	}
-	if f.mode == FailoverPause {
-		if !f.resumedAt.IsZero() {
-			ev["paused_ms"] = tpMillis(f.resumedAt.Sub(f.injectedAt))
+	if f.cfg.mode == FailoverPause {
+		if !f.act.resumedAt.IsZero() {
+			ev["paused_ms"] = tpMillis(f.act.resumedAt.Sub(f.act.injectedAt))
 		} else {
 			ev["paused_ms"] = nil // still paused
 		}
 	}
-	if f.mode == FailoverKill {
-		ev["restarted"] = f.restarted
+	if f.cfg.mode == FailoverKill {
+		ev["restarted"] = f.act.restarted
 	}
-	if f.healed {
+	if f.act.healed {
 		ev["healed"] = true
-		ev["heal_ms"] = tpMillis(f.healDur)
-		ev["old_master_role_after"] = f.roleAfter
-		ev["slot_owner_after"] = f.masterAfter
-		ev["cluster_healthy_after_heal"] = f.healthy
-		if f.mode == FailoverKill && f.restarted {
-			ev["restarted_as_replica"] = f.roleAfter == "replica"
+		ev["heal_ms"] = tpMillis(f.act.healDur)
+		ev["old_master_role_after"] = f.seen.roleAfter
+		ev["slot_owner_after"] = f.seen.masterAfter
+		ev["cluster_healthy_after_heal"] = f.seen.healthy
+		if f.cfg.mode == FailoverKill && f.act.restarted {
+			ev["restarted_as_replica"] = f.seen.roleAfter == "replica"
 		}
 	}
-	if f.failback {
-		ev["failed_back"] = f.failedBack
+	if f.cfg.failback {
+		ev["failed_back"] = f.act.failedBack
 	}
-	if len(f.notes) > 0 {
-		ev["notes"] = append([]string(nil), f.notes...)
+	if len(f.seen.notes) > 0 {
+		ev["notes"] = append([]string(nil), f.seen.notes...)
 	}
-	if len(f.logLines) > 0 {
-		ev["log"] = append([]string(nil), f.logLines...)
+	if len(f.seen.logLines) > 0 {
+		ev["log"] = append([]string(nil), f.seen.logLines...)
 	}
 	return ev
 }

@@ -269,7 +269,7 @@ func TestFailoverParams(t *testing.T) {
 	}
 	p := tpPlan(t, "failover:mode=pause,pause=3s,wait=20s,failback=true,target=hot-master")
 	f := p.Fault.(*Failover)
-	if f.mode != FailoverPause || f.pause != 3*time.Second || f.wait != 20*time.Second || !f.failback {
+	if f.cfg.mode != FailoverPause || f.cfg.pause != 3*time.Second || f.cfg.wait != 20*time.Second || !f.cfg.failback {
 		t.Fatalf("%+v", f)
 	}
 	// Heal before Inject is a no-op.

@@ -33,8 +33,9 @@ import (
 // slots named here, and only ones the harness itself started or owns.
 type Env struct {
 	// Cluster is the cluster under test: local processes, containers or an
-	// external cluster. Process-level kinds (failover mode=kill|pause) need
-	// Cluster.HasProcessControl(); see CheckAllowed for the safety guard.
+	// external cluster. Process-level kinds (failover mode=kill|pause,
+	// slot-down) need its compose.ProcessController; see CheckAllowed for
+	// the safety guard.
 	Cluster compose.Cluster
 	// Proxies is the toxiproxy layer in front of the nodes (embedded
 	// *compose.Proxies or a remote server's *compose.RemoteProxies); nil:
@@ -49,7 +50,7 @@ type Env struct {
 	// Traffic set: the target is observed at Inject (AimObserved).
 	HotSlots []int
 	// AimedBy says how HotSlots were chosen (AimReference, or the system's
-	// own words: runner/sut.SaleKeys; "": AimReference).
+	// own words: sut.SaleKeys; "": AimReference).
 	AimedBy string
 	// Traffic, when set, reads the system's Redis traffic per master
 	// (servers.Sampler): the observed target when HotSlots is empty.
@@ -71,7 +72,7 @@ type Env struct {
 }
 
 // ServiceControl is what the service kinds do to the access service the
-// run started as a child (runner/servicechild.Child implements it): signals
+// run started as a child (sut/servicechild.Child implements it): signals
 // to the process group the harness created, and a start of the same
 // command that awaits its readiness.
 type ServiceControl interface {
@@ -98,6 +99,22 @@ func (e *Env) cluster() compose.Cluster {
 		return nil
 	}
 	return e.Cluster
+}
+
+// processControl returns the cluster's process control. Without it (a
+// cluster the harness did not start) the error reads "<does>, but this is
+// a <provider> cluster" and wraps compose.ErrNoProcessControl; without a
+// cluster it is errNoCluster.
+func (e *Env) processControl(does string) (compose.ProcessController, error) {
+	c := e.cluster()
+	if c == nil {
+		return nil, fmt.Errorf("%s: %w", does, errNoCluster)
+	}
+	pc, ok := compose.ProcessControl(c)
+	if !ok {
+		return nil, fmt.Errorf("%s, but this is a %s cluster: %w", does, c.Provider(), compose.ErrNoProcessControl)
+	}
+	return pc, nil
 }
 
 // errNoCluster is the refusal of a fault that needs the cluster's

@@ -51,7 +51,7 @@ func CheckAllowed(planned []*Planned, c compose.Cluster, allowDestructive bool) 
 	if isNil(c) {
 		return errors.New("faults: no cluster to check the planned faults against")
 	}
-	s := Setting{Provider: c.Provider(), Owned: c.Owned(), ProcessControl: c.HasProcessControl(), AllowDestructive: allowDestructive}
+	s := Setting{Provider: c.Provider(), Owned: c.Owned(), ProcessControl: compose.HasProcessControl(c), AllowDestructive: allowDestructive}
 	var errs []error
 	for _, p := range planned {
 		if err := allowed(p, s); err != nil {

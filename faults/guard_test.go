@@ -8,16 +8,23 @@ import (
 	"seckill-harness/compose"
 )
 
-// fakeCluster answers only what CheckAllowed asks.
+// fakeCluster answers only what CheckAllowed asks; it has no process
+// control.
 type fakeCluster struct {
 	compose.Cluster // nil: any other method panics
 	provider        string
-	owned, control  bool
+	owned           bool
 }
 
-func (f fakeCluster) Provider() string        { return f.provider }
-func (f fakeCluster) Owned() bool             { return f.owned }
-func (f fakeCluster) HasProcessControl() bool { return f.control }
+func (f fakeCluster) Provider() string { return f.provider }
+func (f fakeCluster) Owned() bool      { return f.owned }
+
+// fakeControlled is a fakeCluster with process control (a nil
+// compose.ProcessController: the guard only looks for it).
+type fakeControlled struct {
+	fakeCluster
+	compose.ProcessController
+}
 
 func mustParse(t *testing.T, specs ...string) []*Planned {
 	t.Helper()
@@ -66,7 +73,7 @@ func TestCheckAllowed(t *testing.T) {
 		"slot-migration:at=1s", "slow-aof:at=1s", "dispatcher-crash:at=1s",
 		"disconnect-before-reply:at=1s", "latency:latency=10,at=1s", "partition:at=1s",
 	)
-	local := fakeCluster{provider: "local", owned: true, control: true}
+	local := fakeControlled{fakeCluster: fakeCluster{provider: "local", owned: true}}
 	external := fakeCluster{provider: "external"}
 
 	// Owned with process control: everything goes, flag or not.
@@ -125,7 +132,7 @@ func TestCheckAllowed(t *testing.T) {
 		t.Errorf("owned without process control: %v", err)
 	}
 	// A docker cluster (owned, process control) takes everything.
-	if err := CheckAllowed(all, fakeCluster{provider: "docker", owned: true, control: true}, false); err != nil {
+	if err := CheckAllowed(all, fakeControlled{fakeCluster: fakeCluster{provider: "docker", owned: true}}, false); err != nil {
 		t.Errorf("docker: %v", err)
 	}
 	if err := CheckAllowed(all, nil, true); err == nil {

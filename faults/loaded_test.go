@@ -9,12 +9,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // One loaded run per kind: the load engine drives the reference path through
@@ -39,14 +39,14 @@ func TestLoadedRunPerKind(t *testing.T) {
 	}
 	covered := map[string]bool{
 		// Acts on the order pipeline, not on the cluster or the proxies: its
-		// loaded run is in runner/pipeline (a real dispatcher under load).
+		// loaded run is in sut/pipeline (a real dispatcher under load).
 		kindDispatcherCrash: true,
 		// Need a cluster with replication proxies: their loaded runs are in
 		// TestLoadedRunReplicationKinds.
 		kindReplicaLag:       true,
 		kindReplicaPartition: true,
 		// Likewise: its loaded runs (reference and a double-releasing
-		// compensate) are in runner/pipeline.
+		// compensate) are in sut/pipeline.
 		kindCompensatorCrash: true,
 		// Kills processes: its loaded run is TestSlotDownUnderLoad, on a
 		// cluster of its own.
@@ -55,7 +55,7 @@ func TestLoadedRunPerKind(t *testing.T) {
 		// is in runner/lifecycle (TestLocalSoldOutFlagOnARealCluster).
 		kindSoldOutNoticeLost: true,
 		// Acts on the pipeline's access service: its loaded runs (with the
-		// scanner, and with the scanner disabled) are in runner/pipeline.
+		// scanner, and with the scanner disabled) are in sut/pipeline.
 		kindServiceCrash: true,
 		// Act on the service child (--service-cmd): their loaded runs are
 		// in runner/lifecycle (TestServiceChildRun).

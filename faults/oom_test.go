@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 )
 
 func TestOOMParams(t *testing.T) {
@@ -56,10 +56,10 @@ func TestOOMUnderLoad(t *testing.T) {
 	classes := map[string]int{}
 	for i := range res.History.Ops {
 		op := &res.History.Ops[i]
-		if op.Outcome == runner.OutcomeError {
+		if op.Outcome == history.OutcomeError {
 			classes[op.ErrClass.String()]++
 		}
-		if op.Kind != runner.KindRelease && op.Outcome == runner.Outcome(lua.SoldOut) {
+		if op.Kind != history.KindRelease && op.Outcome == history.Outcome(lua.SoldOut) {
 			t.Errorf("op %d answered SOLD_OUT with stock left", op.ID)
 		}
 	}

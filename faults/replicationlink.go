@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"seckill-harness/compose"
-	"seckill-harness/internal/ctxsleep"
+	"seckill-harness/internal/sleep"
 )
 
 // replicationRules are the rules both replication kinds declare: they act
@@ -139,7 +139,7 @@ func (w *replWatch) start(env *Env, link replLink) {
 	w.stop, w.stopped = cancel, make(chan struct{})
 	go func() {
 		defer close(w.stopped)
-		for ctxsleep.For(ctx, replWatchEvery) {
+		for sleep.For(ctx, replWatchEvery) {
 			rctx, c := context.WithTimeout(ctx, time.Second)
 			lags := link.lagOf(rctx, env)
 			c()
@@ -204,7 +204,7 @@ func (w *replWatch) healed(ctx context.Context, env *Env, kind string) error {
 			env.logf("fault %s: replicas of %s linked and caught up %v after the heal", kind, link.master.Addr, time.Since(w.healedAt).Round(time.Millisecond))
 			return nil
 		}
-		if !ctxsleep.For(ctx, replWatchEvery) {
+		if !sleep.For(ctx, replWatchEvery) {
 			err := fmt.Errorf("fault %s: replicas of %s not linked and caught up within %v of the heal: %s", kind, link.master.Addr, replCatchUpTimeout, describeLags(last))
 			w.mu.Lock()
 			w.catchUpErr = err.Error()

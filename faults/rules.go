@@ -290,7 +290,7 @@ func SettingOf(ctx context.Context, c compose.Cluster, allowDestructive, proxies
 	if err != nil {
 		return Setting{}, fmt.Errorf("faults: topology of the %s cluster: %w", c.Provider(), err)
 	}
-	s := Setting{Provider: c.Provider(), Owned: c.Owned(), ProcessControl: c.HasProcessControl(),
+	s := Setting{Provider: c.Provider(), Owned: c.Owned(), ProcessControl: compose.HasProcessControl(c),
 		AllowDestructive: allowDestructive, Proxies: proxies, Pipeline: pipeline}
 	s.ReplicationProxies = hasReplicationProxies(c)
 	s.Masters, s.Replicas = compose.MastersAndReplicas(nodes)

@@ -175,7 +175,7 @@ func TestGuardReadsDeclarations(t *testing.T) {
 	if err := CheckAllowed(planned, external, true); err == nil || strings.Count(err.Error(), "refused") != 1 || !errors.Is(err, compose.ErrNoProcessControl) {
 		t.Errorf("with allowDestructive only zap stays refused: %v", err)
 	}
-	if err := CheckAllowed(planned, fakeCluster{provider: "local", owned: true, control: true}, false); err != nil {
+	if err := CheckAllowed(planned, fakeControlled{fakeCluster: fakeCluster{provider: "local", owned: true}}, false); err != nil {
 		t.Errorf("local cluster: %v", err)
 	}
 }

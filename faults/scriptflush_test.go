@@ -7,9 +7,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 )
 
 func TestScriptFlushParams(t *testing.T) {
@@ -45,10 +45,10 @@ func TestScriptFlushUnderLoad(t *testing.T) {
 	fallbacks, errs := 0, 0
 	for i := range res.History.Ops {
 		op := &res.History.Ops[i]
-		if op.Flags&runner.FlagEvalFallback != 0 {
+		if op.Flags&history.FlagEvalFallback != 0 {
 			fallbacks++
 		}
-		if op.Outcome == runner.OutcomeError {
+		if op.Outcome == history.OutcomeError {
 			errs++
 			t.Errorf("op %d ended in ERROR (%s) under script-flush", op.ID, op.ErrClass)
 		}
@@ -78,7 +78,7 @@ func TestScriptFlushUnderLoad(t *testing.T) {
 	if !redis.HasErrorPrefix(err, "NOSCRIPT") {
 		t.Fatalf("EVALSHA after the flush: %v, want NOSCRIPT", err)
 	}
-	if out, class := runner.Classify(err); out != runner.OutcomeError || class != runner.ErrNoScript {
+	if out, class := history.Classify(err); out != history.OutcomeError || class != history.ErrNoScript {
 		t.Fatalf("NOSCRIPT classified %v/%v", out, class)
 	}
 }

@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"seckill-harness/runner/servicechild"
+	"seckill-harness/sut/servicechild"
 )
 
-// startService starts testdata/fakeservice of runner/servicechild as a
+// startService starts testdata/fakeservice of sut/servicechild as a
 // service child (no Redis: /healthz answers 200).
 func startService(t *testing.T) *servicechild.Child {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "fakeservice")
-	if out, err := exec.Command("go", "build", "-o", bin, "../runner/servicechild/testdata/fakeservice").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../sut/servicechild/testdata/fakeservice").CombinedOutput(); err != nil {
 		t.Fatalf("building fakeservice: %v\n%s", err, out)
 	}
 	c, err := servicechild.Start(context.Background(), servicechild.Options{Cmd: "exec " + bin, Grace: time.Second, ReadyTimeout: 10 * time.Second})

@@ -33,7 +33,7 @@ var serviceCrashKind = Spec{
 	},
 }
 
-// serviceControl is what the pipeline offers this kind (runner/pipeline
+// serviceControl is what the pipeline offers this kind (sut/pipeline
 // implements it).
 type serviceControl interface {
 	CrashService() bool

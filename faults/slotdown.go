@@ -87,8 +87,9 @@ func (f *SlotDown) Inject(ctx context.Context, env *Env) error {
 		return fmt.Errorf("slot-down: %w", err)
 	}
 	c := env.cluster()
-	if !c.HasProcessControl() {
-		return fmt.Errorf("slot-down: it kills processes, but this is a %s cluster: %w", c.Provider(), compose.ErrNoProcessControl)
+	pc, err := env.processControl("slot-down: it kills processes")
+	if err != nil {
+		return err
 	}
 	if m.Role != "master" {
 		return fmt.Errorf("slot-down: target %s is a %s, not a master", m.Addr, m.Role)
@@ -135,7 +136,7 @@ func (f *SlotDown) Inject(ctx context.Context, env *Env) error {
 		f.mu.Lock()
 		f.killed = append(f.killed, n)
 		f.mu.Unlock()
-		if err := c.Kill(n.Addr); err != nil {
+		if err := pc.Kill(n.Addr); err != nil {
 			return fmt.Errorf("slot-down: SIGKILL %s: %w", n.Addr, err)
 		}
 		env.logf("slot-down: killed %s (%s)", n.Addr, n.Role)
@@ -158,12 +159,17 @@ func (f *SlotDown) Heal(ctx context.Context, env *Env) error {
 		return nil
 	}
 	var errs []error
+	pc, pcErr := env.processControl("slot-down heal: it restarts the killed nodes")
 	for i := len(killed) - 1; i >= 0; i-- {
 		n := killed[i]
 		if cur, ok := c.NodeByAddr(n.Addr); ok && !cur.Down {
 			continue
 		}
-		if err := c.Restart(ctx, n.Addr); err != nil {
+		err := pcErr
+		if err == nil {
+			err = pc.Restart(ctx, n.Addr)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("slot-down heal: restart %s: %w", n.Addr, err))
 			continue
 		}

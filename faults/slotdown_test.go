@@ -7,9 +7,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
-	"seckill-harness/runner"
 )
 
 func TestSlotDownParams(t *testing.T) {
@@ -52,17 +52,17 @@ func TestSlotDownUnderLoad(t *testing.T) {
 	hotErrors, otherAccepted := 0, 0
 	for i := range res.History.Ops {
 		op := &res.History.Ops[i]
-		if op.Kind == runner.KindRelease || op.Start < w.InjectDone || op.Start > w.HealStarted {
+		if op.Kind == history.KindRelease || op.Start < w.InjectDone || op.Start > w.HealStarted {
 			continue
 		}
 		if op.Bucket == 0 {
 			if op.Outcome >= 0 && op.End <= w.HealStarted {
 				t.Errorf("op %d on the dead shard answered %s while it was down", op.ID, op.OutcomeName())
 			}
-			if op.Outcome == runner.OutcomeError {
+			if op.Outcome == history.OutcomeError {
 				hotErrors++
 			}
-		} else if op.Outcome == runner.Outcome(lua.Accepted) {
+		} else if op.Outcome == history.Outcome(lua.Accepted) {
 			otherAccepted++
 		}
 	}

@@ -119,6 +119,15 @@ type slotMove struct {
 	healFinished bool
 	rolledBack   bool
 	skipped      string
+	stoppedAt    string     // the phase a failed Inject left it in ("": Inject did not stop on it)
+	keysAtStop   int        // keysMoved when Inject stopped on it
+	timing       moveTiming // how long the keys were in flight, and the clocks' skew
+}
+
+// moveTiming is when the keys of a moved slot were in flight and how far
+// the two nodes' clocks disagree: what bounds how much later a moved
+// key's expiry may fall.
+type moveTiming struct {
 	// The MIGRATE rounds that carried the slot's keys: the first's start,
 	// the last's end, and the longest round (every attempt of one batch).
 	// A key's expiry moves later by at most the round that carried it.
@@ -133,6 +142,7 @@ type slotMove struct {
 var (
 	_ Fault         = (*SlotMigration)(nil)
 	_ ExpiryDrifter = (*SlotMigration)(nil)
+	_ ActedAnyway   = (*SlotMigration)(nil)
 )
 
 // Kind implements Fault.
@@ -173,6 +183,9 @@ func (m *SlotMigration) Inject(ctx context.Context, env *Env) error {
 		env.logf("slot-migration: slot %d %s (%s) → %s (%s), batch %d, pause %v",
 			p.slot, p.src.Addr, shortID(p.src.ID), p.dst.Addr, shortID(p.dst.ID), m.batch, m.pause)
 		if err := m.move(ctx, env, p, m.pause); err != nil {
+			m.mu.Lock()
+			p.stoppedAt, p.keysAtStop = p.phase, p.keysMoved
+			m.mu.Unlock()
 			return fmt.Errorf("slot-migration: slot %d: %w", p.slot, err)
 		}
 		m.mu.Lock()
@@ -427,7 +440,7 @@ func (m *SlotMigration) migrateBatch(ctx context.Context, src *redis.Client, hos
 		}
 		msg := err.Error()
 		switch {
-		case strings.HasPrefix(msg, "BUSYKEY") && !replace:
+		case isBusyKey(msg) && !replace:
 			replace = true
 			continue
 		case (strings.HasPrefix(msg, "IOERR") || tpIsTimeout(err)) && attempt < 3 && ctx.Err() == nil:
@@ -441,6 +454,15 @@ func (m *SlotMigration) migrateBatch(ctx context.Context, src *redis.Client, hos
 	}
 }
 
+// isBusyKey reports whether a MIGRATE error is the destination's BUSYKEY.
+// Redis relays the destination's error inside its own: 7.0 answers
+// "ERR Target instance replied with error: BUSYKEY Target key name
+// already exists.", so BUSYKEY is matched where it stands, not as a
+// prefix.
+func isBusyKey(msg string) bool {
+	return strings.HasPrefix(msg, "BUSYKEY") || strings.Contains(msg, "replied with error: BUSYKEY")
+}
+
 // recordRound records one MIGRATE round (every attempt of one batch, failed
 // ones too: a timed-out MIGRATE may still have moved its keys) that began
 // at start and ends now.
@@ -448,11 +470,11 @@ func (m *SlotMigration) recordRound(p *slotMove, start time.Time) {
 	end := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p.migrateFirst.IsZero() {
-		p.migrateFirst = start
+	if p.timing.migrateFirst.IsZero() {
+		p.timing.migrateFirst = start
 	}
-	p.migrateLast = end
-	p.longestRound = max(p.longestRound, end.Sub(start))
+	p.timing.migrateLast = end
+	p.timing.longestRound = max(p.timing.longestRound, end.Sub(start))
 }
 
 // readClockSkew reads TIME on the source and the destination: a key's
@@ -467,7 +489,7 @@ func (m *SlotMigration) readClockSkew(ctx context.Context, p *slotMove, src, dst
 		return
 	}
 	m.mu.Lock()
-	p.clockSkew, p.clockUncertainty, p.clockRead = offDst-offSrc, (rttSrc+rttDst)/2, true
+	p.timing.clockSkew, p.timing.clockUncertainty, p.timing.clockRead = offDst-offSrc, (rttSrc+rttDst)/2, true
 	m.mu.Unlock()
 }
 
@@ -497,13 +519,13 @@ func (m *SlotMigration) ExpiryDrifts() []ExpiryDrift {
 	defer m.mu.Unlock()
 	var out []ExpiryDrift
 	for _, p := range m.plans {
-		if p.migrateFirst.IsZero() {
+		if p.timing.migrateFirst.IsZero() {
 			continue // no key of it was sent
 		}
-		round := ceilMs(p.longestRound)
+		round := ceilMs(p.timing.longestRound)
 		out = append(out, ExpiryDrift{Slot: p.slot, Drift: round + p.clockLead(),
 			Reason: fmt.Sprintf("slot-migration moved slot %d (%d keys in %d MIGRATE rounds over %s): a key's expiry moves later by at most its round, the longest took %s; destination clock lead %s",
-				p.slot, p.keysMoved, p.batches, p.migrateLast.Sub(p.migrateFirst).Round(time.Millisecond), round, p.clockLead())})
+				p.slot, p.keysMoved, p.batches, p.timing.migrateLast.Sub(p.timing.migrateFirst).Round(time.Millisecond), round, p.clockLead())})
 	}
 	return out
 }
@@ -511,10 +533,10 @@ func (m *SlotMigration) ExpiryDrifts() []ExpiryDrift {
 // clockLead is the destination's clock lead over the source's when the
 // reading shows one beyond its uncertainty, else 0.
 func (p *slotMove) clockLead() time.Duration {
-	if !p.clockRead || p.clockSkew <= p.clockUncertainty {
+	if !p.timing.clockRead || p.timing.clockSkew <= p.timing.clockUncertainty {
 		return 0
 	}
-	return ceilMs(p.clockSkew)
+	return ceilMs(p.timing.clockSkew)
 }
 
 // ceilMs rounds d up to whole milliseconds: the servers keep expiries and
@@ -720,13 +742,13 @@ func (m *SlotMigration) Evidence() map[string]any {
 		if !p.start.IsZero() {
 			e["started_at"] = p.start.UTC().Format(time.RFC3339Nano)
 		}
-		if !p.migrateFirst.IsZero() {
-			e["migrate_window_ms"] = tpMillis(p.migrateLast.Sub(p.migrateFirst))
-			e["longest_migrate_round_ms"] = tpMillis(p.longestRound)
+		if !p.timing.migrateFirst.IsZero() {
+			e["migrate_window_ms"] = tpMillis(p.timing.migrateLast.Sub(p.timing.migrateFirst))
+			e["longest_migrate_round_ms"] = tpMillis(p.timing.longestRound)
 		}
-		if p.clockRead {
-			e["clock_skew_ms"] = tpMillis(p.clockSkew)
-			e["clock_skew_uncertainty_ms"] = tpMillis(p.clockUncertainty)
+		if p.timing.clockRead {
+			e["clock_skew_ms"] = tpMillis(p.timing.clockSkew)
+			e["clock_skew_uncertainty_ms"] = tpMillis(p.timing.clockUncertainty)
 		}
 		if p.healFinished {
 			e["finished_by_heal"] = true

@@ -11,13 +11,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 func TestSlotMigrationParams(t *testing.T) {
@@ -338,7 +338,7 @@ func TestSlotMigrationExpiryDriftBoundsEveryKeyAndK1StillCatchesALongOne(t *test
 	t.Logf("the 2000 migrated keys moved by at most %d ms", worst)
 
 	allowances := []reports.ExpiryAllowance{{Bucket: 0, Slot: drifts[0].Slot, AllowanceMs: allowMs, Reason: drifts[0].Reason}}
-	for _, in := range []checks.CheckInput{{History: &runner.History{}}, {History: &runner.History{}, ExpiryAllowances: allowances}} {
+	for _, in := range []checks.CheckInput{{History: &history.History{}}, {History: &history.History{}, ExpiryAllowances: allowances}} {
 		rep, err := checks.Judge(ctx, sut.Sale{Activity: a, IDs: store}, sut.NewReference(store), in)
 		if err != nil {
 			t.Fatal(err)

@@ -3,10 +3,11 @@ package faults
 import (
 	"context"
 	"fmt"
-	"seckill-harness/internal/ctxsleep"
 	"strings"
 	"sync"
 	"time"
+
+	"seckill-harness/internal/sleep"
 )
 
 // Timeline runs planned faults against env at offsets from began.
@@ -36,11 +37,11 @@ func (t *Timeline) Start(ctx context.Context, began time.Time) {
 		t.wg.Add(1)
 		go func(p *Planned) {
 			defer t.wg.Done()
-			if !ctxsleep.Until(wctx, began.Add(p.At)) {
+			if !sleep.Until(wctx, began.Add(p.At)) {
 				return
 			}
 			t.inject(ctx, p)
-			if p.For > 0 && ctxsleep.Until(wctx, began.Add(p.At+p.For)) {
+			if p.For > 0 && sleep.Until(wctx, began.Add(p.At+p.For)) {
 				t.heal(context.WithoutCancel(ctx), p)
 			}
 		}(p)

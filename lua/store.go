@@ -233,6 +233,10 @@ type ReserveResult struct {
 	Remaining     int64
 	Status        string
 	Replay        bool
+	// Counted: Remaining is the count the reply carried (reserve.lua's
+	// reply always does); false for a system whose answers do not carry
+	// one, whose Remaining is then meaningless.
+	Counted bool
 	// Attempts is the number of script commands written for this call
 	// (EVALSHA + EVAL fallback + redirects); EvalFallback is set when the node
 	// answered NOSCRIPT and the source was sent.
@@ -280,7 +284,7 @@ func (s *Store) Reserve(ctx context.Context, call ReserveCall) (ReserveResult, e
 	}
 	res.Code = ReserveCode(code)
 	res.ReservationID = asString(vals[1])
-	res.Remaining = remaining
+	res.Remaining, res.Counted = remaining, true
 	res.Status = asString(vals[3])
 	res.Replay = replay == 1
 	return res, nil
@@ -385,8 +389,11 @@ func (s *Store) Transition(ctx context.Context, scope Scope, reservationID strin
 
 // CompensateResult is compensate.lua's answer.
 type CompensateResult struct {
-	Code          CompensateCode
-	Available     int64
+	Code      CompensateCode
+	Available int64
+	// Counted: Available is the count the reply carried (compensate.lua's
+	// reply always does).
+	Counted       bool
 	MarkerDeleted bool
 	Status        string
 }
@@ -410,7 +417,7 @@ func (s *Store) Compensate(ctx context.Context, scope Scope, userID, reservation
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return CompensateResult{}, fmt.Errorf("compensate.lua reply %#v: %w", raw, err)
 	}
-	return CompensateResult{Code: CompensateCode(rc), Available: avail, MarkerDeleted: del == 1, Status: asString(vals[3])}, nil
+	return CompensateResult{Code: CompensateCode(rc), Available: avail, Counted: true, MarkerDeleted: del == 1, Status: asString(vals[3])}, nil
 }
 
 // RequestResult is a cached answer of one request_id, as the script packed it:

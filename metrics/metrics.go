@@ -39,8 +39,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"seckill-harness/history"
 	"seckill-harness/reports"
-	"seckill-harness/runner"
 )
 
 // Live is a run's metrics registry and the HTTP server that exposes it on
@@ -149,13 +149,13 @@ func (l *Live) Close() error {
 }
 
 // ObserveOp counts one finished operation (runner.WithOpObserver).
-func (l *Live) ObserveOp(o *runner.Op) {
+func (l *Live) ObserveOp(o *history.Op) {
 	name := o.OutcomeName()
 	l.ops.WithLabelValues(name).Inc()
 	switch o.Outcome {
-	case runner.OutcomeUnknown:
+	case history.OutcomeUnknown:
 		l.unknown.Inc()
-	case runner.OutcomeError, runner.OutcomeDropped:
+	case history.OutcomeError, history.OutcomeDropped:
 	default:
 		if o.Kind.IsReserve() {
 			l.rc.WithLabelValues(name).Inc()
@@ -170,7 +170,7 @@ func (l *Live) ObserveOp(o *runner.Op) {
 // ObserveStock sets a bucket's I1 deviation (runner.WithStockObserver); a
 // failed reading, or one of the available units alone (no held counter to
 // deviate from), leaves the last value.
-func (l *Live) ObserveStock(s runner.StockSample) {
+func (l *Live) ObserveStock(s history.StockSample) {
 	if s.Err != "" || s.AvailableOnly {
 		return
 	}

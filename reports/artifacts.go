@@ -13,6 +13,8 @@ import (
 const (
 	JUnitFileName   = "junit.xml"
 	HistoryFileName = "history.jsonl"
+	// LinearizabilityFileName is the linearizability check's drawing.
+	LinearizabilityFileName = "linearizability.html"
 )
 
 // Inputs is what the artifacts of one run are written from.
@@ -34,6 +36,10 @@ type Inputs struct {
 	// unless absolute; "" is history.jsonl in the run directory. It is
 	// written to report.json's history_file as given.
 	HistoryPath string
+	// Linearizability, when set, writes the drawing of the smallest
+	// partition of the history no order explains (linearizability.html).
+	// A function, so that this package needs nothing from the checks.
+	Linearizability func(io.Writer) error
 }
 
 // A Writer writes one artifact of a run to w, from in. It is vegeta's
@@ -87,6 +93,12 @@ var artifactTable = []Artifact{
 		Produced: func(in *Inputs) bool { return in.History != nil },
 		Field:    func(r *Report) *string { return &r.HistoryFile },
 		Path:     func(in *Inputs) string { return in.HistoryPath },
+	},
+	{
+		Name:     LinearizabilityFileName,
+		Write:    func(w io.Writer, in *Inputs) error { return in.Linearizability(w) },
+		Produced: func(in *Inputs) bool { return in.Linearizability != nil },
+		Field:    func(r *Report) *string { return &r.LinearizabilityFile },
 	},
 	{
 		Name:  SummaryFile,

@@ -28,7 +28,8 @@ func historyOf(lines ...string) func(io.Writer) error {
 // fullInputs is a run that produces every artifact of the table.
 func fullInputs(history ...string) *Inputs {
 	rep, rec := syntheticFailoverRun()
-	return &Inputs{Report: rep, Hists: rec.Histograms(), History: historyOf(history...)}
+	return &Inputs{Report: rep, Hists: rec.Histograms(), History: historyOf(history...),
+		Linearizability: func(w io.Writer) error { _, err := io.WriteString(w, "<html>a drawing</html>"); return err }}
 }
 
 // listDir returns the names in dir, sorted.
@@ -81,7 +82,7 @@ func TestWriteArtifactsWritesEveryArtifactOfTheTable(t *testing.T) {
 	if err := WriteArtifacts(dir, in); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"history.jsonl", "junit.xml", "latency.hgrm", "latency.hlog", "report.html", "report.json", "summary.md"}
+	want := []string{"history.jsonl", "junit.xml", "latency.hgrm", "latency.hlog", "linearizability.html", "report.html", "report.json", "summary.md"}
 	if got := listDir(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("files: %v, want %v", got, want)
 	}

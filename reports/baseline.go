@@ -7,7 +7,7 @@ import (
 
 // Baseline is report.json's baseline (additive; present with run
 // --baseline): this run's figures against the same scenario's recent
-// runs on comparable machines, from the results history (runner/history).
+// runs on comparable machines, from the results history (reports/results).
 type Baseline struct {
 	// History names the store read (a directory or a database without
 	// its password).

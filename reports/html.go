@@ -123,20 +123,32 @@ type htmlView struct {
 	Seconds   []secondRow
 	Sources   []Source
 
-	Charts        int
-	HasTimeseries bool
-	HasDist       bool
-	DistNote      string
-	Compare       *CompareResult
-	Capacity      *CapacityResult
-	Servers       *serversView
-	Pipeline      *pipelineView
+	Charts   chartsView
+	Compare  *CompareResult
+	Capacity *CapacityResult
+	Servers  *serversView
+	Pipeline *pipelineView
 
 	Data      chartData
-	ECharts   template.JS
-	Script    template.JS
-	CSS       template.CSS
+	Assets    pageAssets
 	Generated string
+}
+
+// chartsView is which charts the page draws: Count of them in all (the
+// page waits for that many to render), the time series and the latency
+// distributions (with DistNote, "" for none).
+type chartsView struct {
+	Count      int
+	Timeseries bool
+	Dist       bool
+	DistNote   string
+}
+
+// pageAssets are the page's embedded script and style.
+type pageAssets struct {
+	ECharts template.JS
+	Script  template.JS
+	CSS     template.CSS
 }
 
 type kvView struct {
@@ -168,6 +180,9 @@ type invView struct {
 	Invariant
 	Evidence    []kvView
 	Class, Text string // row/status class ("pass", "fail", "skip", "waived") and status text
+	// Link is the drawing of the check's violation beside report.html
+	// (the linearizability check's, Report.LinearizabilityFile); "" when none.
+	Link string
 }
 
 type assertView struct {
@@ -260,9 +275,7 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 		Sources:   r.Sources,
 		Compare:   r.Compare,
 		Capacity:  r.Capacity,
-		ECharts:   template.JS(echartsJS),
-		Script:    template.JS(pageKitJS + reportJS),
-		CSS:       template.CSS(reportCSS),
+		Assets:    pageAssets{ECharts: template.JS(echartsJS), Script: template.JS(pageKitJS + reportJS), CSS: template.CSS(reportCSS)},
 		Generated: time.Now().UTC().Format(time.RFC3339),
 	}
 	v.Pass = v.Verdict == "PASS"
@@ -277,7 +290,7 @@ func buildHTMLView(r *Report, h *Histograms) *htmlView {
 	v.Cards = headerCards(r)
 	v.Outcomes = outcomeRows(r)
 	v.addFaults(r)
-	v.Invs = invViews(r.Invariants)
+	v.Invs = invViews(r.Invariants, r.LinearizabilityFile)
 	v.Asserts = assertViews(r.Assertions)
 	v.addCharts(r, h)
 	return v
@@ -336,11 +349,15 @@ func (v *htmlView) addFaults(r *Report) {
 
 // invViews gives each invariant its row class and status text: a waived or
 // expected failure shows as "waived", an invariant without a status as
-// "skip" with "-".
-func invViews(invs []Invariant) []invView {
+// "skip" with "-". A check whose evidence names drawing, the file of the
+// run's drawing, links to it.
+func invViews(invs []Invariant, drawing string) []invView {
 	var out []invView
 	for _, inv := range invs {
 		iv := invView{Invariant: inv, Evidence: evidenceRows(inv.Evidence), Class: string(inv.Status), Text: string(inv.Status)}
+		if d, _ := inv.Evidence["drawing"].(string); drawing != "" && d == drawing {
+			iv.Link = drawing
+		}
 		if inv.Waived && inv.Status == StatusFail {
 			iv.Class, iv.Text = "waived", "fail (waived)"
 		}
@@ -379,36 +396,36 @@ func (v *htmlView) addCharts(r *Report, h *Histograms) {
 		v.Data.TargetRate = r.Load.TargetRate
 	}
 	if len(r.Timeseries) > 0 {
-		v.HasTimeseries = true
-		v.Charts += 2
+		v.Charts.Timeseries = true
+		v.Charts.Count += 2
 		v.Data.TS = timeseriesData(r.Timeseries)
 		for _, s := range r.Timeseries {
 			v.Seconds = append(v.Seconds, secondRow{Second: s, OutcomesText: countsText(s.Outcomes)})
 		}
 		v.Data.DurationS = max(v.Data.DurationS, float64(len(r.Timeseries)))
 	}
-	v.Data.Dists, v.DistNote = distributions(r, h)
+	v.Data.Dists, v.Charts.DistNote = distributions(r, h)
 	if len(v.Data.Dists) > 0 {
-		v.HasDist = true
-		v.Charts++
+		v.Charts.Dist = true
+		v.Charts.Count++
 	}
 	if r.Compare != nil && len(r.Compare.Variants) > 0 {
 		v.Data.Compare = r.Compare
-		v.Charts++
+		v.Charts.Count++
 	} else {
 		v.Compare = nil
 	}
 	if r.Capacity != nil && len(r.Capacity.Steps) > 0 {
 		v.Data.Capacity = r.Capacity
-		v.Charts++
+		v.Charts.Count++
 	} else {
 		v.Capacity = nil
 	}
 	v.Pipeline = pipelineHTML(r.Pipeline)
 	if v.Data.Servers, v.Servers = serversHTML(r.Servers); v.Servers != nil {
-		v.Charts += 2
+		v.Charts.Count += 2
 		if len(v.Data.Servers.Lag) > 0 {
-			v.Charts++
+			v.Charts.Count++
 		}
 	}
 }

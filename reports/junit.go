@@ -80,8 +80,9 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			c.Skipped = &junitSkipped{Message: detail}
 			s.Skipped++
 		case StatusInconclusive:
-			// Neither a pass nor a finding: skipped, with why.
-			c.Skipped = &junitSkipped{Message: "inconclusive: the stand could not sustain the plan: " + detail}
+			// Neither a pass nor a finding: skipped, with why (a starved
+			// stand's detail ends in its evidence; a missed fault's is the miss).
+			c.Skipped = &junitSkipped{Message: "inconclusive: " + detail}
 			s.Skipped++
 		default:
 			c.SystemOut = detail

@@ -32,7 +32,7 @@ type pipelineView struct {
 // OrderThroughput is report.json's pipeline.order_db.throughput: the final
 // stage's speed — order transactions and their latency, the stock row's
 // UPDATE (its lock wait is the hot row's contention), and created orders per
-// second between the first and the last (runner/pipeline fills it).
+// second between the first and the last (sut/pipeline fills it).
 type OrderThroughput struct {
 	Transactions   int64   `json:"transactions"`
 	TxP50Ms        float64 `json:"tx_p50_ms"`

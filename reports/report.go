@@ -19,10 +19,12 @@ const (
 	StatusPass Status = "pass"
 	StatusFail Status = "fail"
 	StatusSkip Status = "skip"
-	// StatusInconclusive is a latency or throughput assertion that failed
-	// while the stand could not sustain the plan (Assertion.Inconclusive
-	// says why): neither a pass nor a finding against the path under
-	// test. Invariants are never inconclusive.
+	// StatusInconclusive is an assertion the run could not judge: a
+	// latency or throughput one that failed while the stand could not
+	// sustain the plan (Assertion.Inconclusive says why), or a fault that
+	// missed the system under test (Detail names the miss): neither a pass
+	// nor a finding against the path under test. Invariants are never
+	// inconclusive.
 	StatusInconclusive Status = "inconclusive"
 )
 
@@ -107,6 +109,10 @@ type Report struct {
 	HlogFile string `json:"hlog_file,omitempty"`
 	// HTMLFile is the path of the HTML report, if written (additive).
 	HTMLFile string `json:"html_file,omitempty"`
+	// LinearizabilityFile is the drawing of the smallest partition of the
+	// history no order explains (linearizability.html), written beside
+	// report.html when the linearizability check found one (additive).
+	LinearizabilityFile string `json:"linearizability_file,omitempty"`
 	// Interrupted is set when the load was stopped before its end (a signal,
 	// a deadline): the report is partial and passed is false (additive).
 	Interrupted *Interruption `json:"interrupted,omitempty"`
@@ -525,6 +531,9 @@ type Invariant struct {
 	// Events are the planned faults and unplanned events that overlap the
 	// check's violations (failing checks only; additive).
 	Events []CheckEvent `json:"events,omitempty"`
+	// ElapsedMs is how long judging the check took, in milliseconds
+	// (additive; 0 and absent in reports that did not time it).
+	ElapsedMs float64 `json:"elapsed_ms,omitempty"`
 }
 
 // ExpectedFailure is an invariant's expected failure and whether it came.
@@ -627,7 +636,7 @@ func (r *Report) InconclusiveChecks() []string {
 
 // IsInconclusive reports a run whose only shortfall is inconclusive
 // assertions: nothing failed, it was not interrupted, and at least one
-// latency or throughput assertion is inconclusive (exit 3).
+// assertion is inconclusive (exit 3).
 func (r *Report) IsInconclusive() bool {
 	return !r.Passed && r.Interrupted == nil && len(r.FailedChecks()) == 0 && len(r.InconclusiveChecks()) > 0
 }

@@ -151,4 +151,10 @@ type CapacityStep struct {
 	// Phase is why the step ran: "ramp", "bisect" or "confirm" ("" when
 	// the producer does not say).
 	Phase string `json:"phase,omitempty"`
+	// StandBound: the step did not hold and the load generator, not the
+	// system, is why; BoundBy names what bound a step that did not hold
+	// ("system: hot master at 0.97 cores, service p99 4.10 ms", "stand:
+	// generator late 40%"), as in compare.json's steps.
+	StandBound bool   `json:"stand_bound"`
+	BoundBy    string `json:"bound_by,omitempty"`
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/benchkit"
 	"seckill-harness/lua"
 )
@@ -110,36 +111,55 @@ func scrubRound(b *testing.B, addr string, a *lua.Activity) {
 // source order), on the fresh cluster: after ReserveVsRedisBenchmark's
 // rounds it measured 2,375 ops/s where it measured 3,875 alone. Then the
 // same search on the pinned stand (the split printed).
+//
+// Before each search, on the same stand and settings, a 3-second closed
+// loop (the yardstick) and a 3-second run paced at 4,000 ops/s: the pacer's
+// cost is stated against the closed loop's as two ratios, the client CPU
+// per operation paced at 4,000/s over the closed loop's (target <= 1.5)
+// and the headroom over the closed loop's throughput (target >= 0.6 on
+// the pinned stand), each stand's figures printed beside the other's.
 func BenchmarkOpenLoopHeadroom(b *testing.B) {
 	const trial = 3 * time.Second
+	const pacedAt = 4000
 	ctx := context.Background()
 	type result struct {
-		rate, late, cpuPerOp float64
-		ops                  int64
+		rate, late, cpuPerOp, opsPerSec float64
+		ops                             int64
 	}
 	clock := ""
-	var trials []result
-	try := func(rate float64) bool {
+	run := func(mode Mode, rate float64) result {
 		a := lua.NewActivity(fmt.Sprintf("headroom%d", actSeq.Add(1)), "sku1", 1_000_000_000, 3, time.Hour)
 		if err := lua.Setup(ctx, testRDB, a); err != nil {
 			b.Fatal(err)
 		}
 		defer lua.Teardown(ctx, testRDB, a)
 		cfg := DefaultConfig()
-		cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.SampleEvery, cfg.Mix = rate, trial, 1_000_000, 0, Mix{}
+		cfg.Mode, cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.SampleEvery, cfg.Mix = mode, rate, trial, 1_000_000, 0, Mix{}
 		cpu0 := cpuTime()
 		res, err := Run(ctx, cfg, Target{Store: testStore, Activity: a}.Sale(), Target{Store: testStore, Activity: a}.System())
 		cpu := cpuTime() - cpu0
 		if err != nil {
 			b.Fatal(err)
 		}
-		clock = res.Observed.PacerClock
-		late := res.Observed.LateShare()
+		if mode == ModeOpen {
+			clock = res.Observed.PacerClock
+		}
 		perOp := float64(cpu.Nanoseconds()) / 1e3 / float64(max(res.Observed.Scheduled, 1))
-		trials = append(trials, result{rate, late, perOp, res.Observed.Scheduled})
-		return late <= benchkit.MaxLate
+		return result{rate, res.Observed.LateShare(), perOp, float64(res.History.Len()) / res.Elapsed.Seconds(), res.Observed.Scheduled}
 	}
-	search := func(stand string) float64 {
+	var trials []result
+	try := func(rate float64) bool {
+		t := run(ModeOpen, rate)
+		trials = append(trials, t)
+		return t.late <= benchkit.MaxLate
+	}
+	type standCost struct {
+		headroom, closedOps, cpuRatio, rateRatio float64
+		line                                     string
+	}
+	search := func(stand string) standCost {
+		closed := run(ModeClosed, 0)
+		paced := run(ModeOpen, pacedAt)
 		trials = trials[:0]
 		met := benchkit.Headroom(1000, 128_000, 4, try)
 		var log []string
@@ -148,14 +168,25 @@ func BenchmarkOpenLoopHeadroom(b *testing.B) {
 		}
 		fmt.Printf("open-loop headroom, %s (GOMAXPROCS %d, load %s): %.0f ops/s paced with <= 1%% of starts more than 1 ms late (0 = not even 1,000/s); pacer clock %s; trials of %s (late share, client CPU per op): %s\n",
 			stand, runtime.GOMAXPROCS(0), loadAvg(), met, clock, trial, strings.Join(log, ", "))
-		return met
+		c := standCost{headroom: met, closedOps: closed.opsPerSec, cpuRatio: paced.cpuPerOp / closed.cpuPerOp, rateRatio: met / closed.opsPerSec}
+		c.line = fmt.Sprintf("paced at %d/s %.1f µs/op (%.1f%% of starts late) / closed loop %.1f µs/op = %.2f; headroom %.0f / closed-loop throughput %.0f ops/s = %.2f",
+			pacedAt, paced.cpuPerOp, 100*paced.late, closed.cpuPerOp, c.cpuRatio, met, closed.opsPerSec, c.rateRatio)
+		fmt.Printf("pacer against the closed loop, %s (same settings, %s each, load %s): %s\n", stand, trial, loadAvg(), c.line)
+		return c
 	}
-	met := search("default settings, unpinned")
-	b.ReportMetric(met, "headroom-ops/s")
+	def := search("default settings, unpinned")
+	b.ReportMetric(def.headroom, "headroom-ops/s")
+	b.ReportMetric(def.cpuRatio, "paced/closed-cpu")
+	b.ReportMetric(def.rateRatio, "headroom/closed-ops")
 	// The same search on the fair stand (see standPin): whether the
 	// generator's late starts come from sharing its cores with the servers.
 	onPinnedStand(ctx, b, "open-loop headroom", func(split string) {
-		b.ReportMetric(search("pinned: "+split), "pinned-headroom-ops/s")
+		pin := search("pinned: " + split)
+		b.ReportMetric(pin.headroom, "pinned-headroom-ops/s")
+		b.ReportMetric(pin.cpuRatio, "pinned-paced/closed-cpu")
+		b.ReportMetric(pin.rateRatio, "pinned-headroom/closed-ops")
+		fmt.Printf("pacer cost against the closed loop, this run: CPU per operation paced at %d/s over the closed loop's %.2f unpinned, %.2f pinned (target <= 1.5); open-loop headroom over the closed loop's throughput on the same stand %.2f pinned (target >= 0.6; %.0f / %.0f ops/s), %.2f with the default settings (%s)\n",
+			pacedAt, def.cpuRatio, pin.cpuRatio, pin.rateRatio, pin.headroom, pin.closedOps, def.rateRatio, def.line)
 	})
 }
 
@@ -232,7 +263,7 @@ func BenchmarkReserveVsRedisBenchmark(b *testing.B) {
 				rd.hCPU = float64(cpu.Microseconds()) / float64(ops)
 				rd.histBytes = float64(after.HeapAlloc-before.HeapAlloc) / float64(ops)
 				for i := range res.History.Ops {
-					if o := res.History.Ops[i]; o.Outcome != Outcome(lua.Accepted) {
+					if o := res.History.Ops[i]; o.Outcome != history.Outcome(lua.Accepted) {
 						b.Fatalf("op %d: %s (the benchmark measures the accept path)", o.ID, o.OutcomeName())
 					}
 				}
@@ -306,7 +337,7 @@ func BenchmarkMillionOps(b *testing.B) {
 	for i := range res.History.Ops {
 		rid += len(res.History.Ops[i].RID)
 	}
-	per := float64(unsafe.Sizeof(Op{})) + float64(rid)/float64(ops)
+	per := float64(unsafe.Sizeof(history.Op{})) + float64(rid)/float64(ops)
 	b.ReportMetric(rssMB, "peak-RSS-MB")
 	b.ReportMetric(per, "history-B/op")
 	fmt.Printf("%d ops in %.1fs (%.0f ops/s): peak RSS %.0f MB (target < 300), history %.0f B/op\n",
@@ -345,8 +376,8 @@ func BenchmarkOverload10M(b *testing.B) {
 	kept := float64(after.HeapAlloc) - float64(before.HeapAlloc)
 	var sent float64
 	for i := range res.History.Ops {
-		if o := &res.History.Ops[i]; o.Outcome != OutcomeDropped {
-			sent += float64(unsafe.Sizeof(Op{})) + float64(len(o.RID))
+		if o := &res.History.Ops[i]; o.Outcome != history.OutcomeDropped {
+			sent += float64(unsafe.Sizeof(history.Op{})) + float64(len(o.RID))
 		}
 	}
 	perDrop := (kept - sent) / float64(max(res.Observed.Dropped, 1))

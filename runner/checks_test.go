@@ -3,10 +3,11 @@ package runner_test
 import (
 	"context"
 
+	"seckill-harness/checks"
+	"seckill-harness/history"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 func init() {
@@ -15,7 +16,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		out := &runner.CheckReport{Fill: func(r *reports.Report, h *runner.History) { rep.Fill(r, h, sut.WaitPolicy{}) }}
+		out := &runner.CheckReport{Fill: func(r *reports.Report, h *history.History) { rep.Fill(r, h, sut.WaitPolicy{}) }}
 		for _, c := range rep.Checks {
 			out.Checks = append(out.Checks, runner.Check{ID: c.ID, Name: c.Name, Status: c.Status, Detail: c.Detail, Evidence: c.Evidence})
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
 )
 
@@ -41,8 +42,8 @@ func BenchmarkComponentIDs(b *testing.B) {
 	a := lua.NewActivity("ids", "sku1", 1000, 2, time.Hour)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		_ = UserBucket(a, uint32(i))
-		_, _ = UserAndRequestID(uint32(i), uint32(i))
+		_ = history.UserBucket(a, uint32(i))
+		_, _ = history.UserAndRequestID(uint32(i), uint32(i))
 	}
 }
 
@@ -53,7 +54,7 @@ func BenchmarkComponentNewReserveCall(b *testing.B) {
 	st := lua.NewStore(testRDB, lua.Embedded(), []byte("bench"))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		uid, reqID := UserAndRequestID(uint32(i), uint32(i))
+		uid, reqID := history.UserAndRequestID(uint32(i), uint32(i))
 		if _, err := st.NewReserveCall(a, uid, reqID, time.Minute); err != nil {
 			b.Fatal(err)
 		}
@@ -82,13 +83,13 @@ func BenchmarkComponentClock(b *testing.B) {
 	_ = d
 }
 
-// BenchmarkComponentHistoryRecord: recording one operation (opStore.put).
+// BenchmarkComponentHistoryRecord: recording one operation (Store.put).
 func BenchmarkComponentHistoryRecord(b *testing.B) {
-	var s opStore
-	o := Op{RID: "x"}
+	var s history.Store
+	o := history.Op{RID: "x"}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		s.put(uint64(i%(4*opChunk)), o)
+		s.Put(uint64(i%(4<<16)), o)
 	}
 }
 
@@ -116,7 +117,7 @@ func benchEvalSha(b *testing.B, rdb *redis.ClusterClient) {
 	sha := lua.Embedded().Reserve.SHA1
 	calls := make([]lua.ReserveCall, b.N)
 	for i := range calls {
-		calls[i], _ = st.NewReserveCall(a, UserID(uint32(i)), RequestID(uint32(i)), time.Minute)
+		calls[i], _ = st.NewReserveCall(a, history.UserID(uint32(i)), history.RequestID(uint32(i)), time.Minute)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -142,7 +143,7 @@ func BenchmarkComponentStoreReserve(b *testing.B) {
 	}
 	calls := make([]lua.ReserveCall, b.N)
 	for i := range calls {
-		calls[i], _ = st.NewReserveCall(a, UserID(uint32(i)), RequestID(uint32(i)), time.Minute)
+		calls[i], _ = st.NewReserveCall(a, history.UserID(uint32(i)), history.RequestID(uint32(i)), time.Minute)
 	}
 	wctx := lua.WithWireStats(ctx, &lua.WireStats{})
 	b.ReportAllocs()
@@ -179,14 +180,14 @@ func benchEngineOp(b *testing.B, watched bool) {
 		tgt.Store.SetWatchdog(lua.NewWatchdog(testCluster, 0))
 	}
 	e := &engine{sale: tgt.Sale(), sys: tgt.System(), cfg: cfg, began: time.Now(), ctx: ctx,
-		wl: NewWorkload(1, cfg.Users, cfg.Mix, func(u uint32) uint32 { return a.BucketOf(UserID(u)) })}
+		wl: NewWorkload(1, cfg.Users, cfg.Mix, func(u uint32) uint32 { return a.BucketOf(history.UserID(u)) })}
 	wctx, release := withCallCtx(lua.WithWireStats(ctx, &lua.WireStats{})) // as a worker's
 	defer release()
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
-		e.store.put(uint64(i), e.execute(wctx, uint32(i), e.since()))
+		e.store.Put(uint64(i), e.execute(wctx, uint32(i), e.since()))
 	}
 	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/1e3/float64(b.N), "proc-cpu-µs/op")
 }

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"time"
+
+	"seckill-harness/history"
 )
 
 // Mode is open (paced by the schedule) or closed (workers as fast as they can).
@@ -46,6 +46,7 @@ type Mix struct {
 	SameUser       float64 `json:"same_user"`       // an earlier user with a new request_id
 	ForeignRequest float64 `json:"foreign_request"` // another user's request_id reused
 	Release        float64 `json:"release"`         // an earlier reservation fenced (RELEASE_PENDING) and compensated
+	Return         float64 `json:"return"`          // the user of an earlier release back with a new request_id
 }
 
 // Config is one run of the engine.
@@ -71,51 +72,7 @@ type Config struct {
 	SampleEvery time.Duration
 	// Generator is this process's share of a load split over several
 	// harness processes (zero: the whole load).
-	Generator Generator
-}
-
-// Generator is load generator Index of Count harness processes driving one
-// activity together (--generator I/N). Generator I uses only the user
-// indices and request indices congruent to I mod Count: ids stay "u<n>" and
-// "r<n>", never collide between generators, and stay a pure function of the
-// seed and (I, N). Users is the total over all generators. The zero value
-// (and 0/1) is the whole load, exactly as without generators.
-type Generator struct {
-	Index int
-	Count int
-}
-
-// N is the number of generators (at least 1).
-func (g Generator) N() int { return max(g.Count, 1) }
-
-// Split reports whether the load is shared with other generators: then no
-// run sees every operation, and checks of global counters against its
-// history are judged on the merge.
-func (g Generator) Split() bool { return g.Count > 1 }
-
-// String is "I/N".
-func (g Generator) String() string { return fmt.Sprintf("%d/%d", g.Index, g.N()) }
-
-// ParseGenerator reads "I/N" with 0 <= I < N.
-func ParseGenerator(s string) (Generator, error) {
-	i, n, ok := strings.Cut(strings.TrimSpace(s), "/")
-	gi, err1 := strconv.Atoi(i)
-	gn, err2 := strconv.Atoi(n)
-	if !ok || err1 != nil || err2 != nil {
-		return Generator{}, fmt.Errorf("generator %q: want I/N, e.g. 0/2 for the first of two generators", s)
-	}
-	g := Generator{Index: gi, Count: gn}
-	if gn < 1 {
-		return g, fmt.Errorf("generator %q: N must be at least 1", s)
-	}
-	return g, g.validate()
-}
-
-func (g Generator) validate() error {
-	if g.Count < 0 || g.Index < 0 || g.Index >= g.N() {
-		return fmt.Errorf("generator %d/%d: want 0 <= I < N", g.Index, g.Count)
-	}
-	return nil
+	Generator history.Generator
 }
 
 // Limits of the fields the history stores narrowed (Op): a value past one
@@ -176,7 +133,7 @@ func (c *Config) Validate() error {
 	} else if uint64(c.Users) > MaxUsers {
 		bad("users %d: at most %d (the history stores a user index in 32 bits)", c.Users, uint64(MaxUsers))
 	}
-	if err := c.Generator.validate(); err != nil {
+	if err := c.Generator.Validate(); err != nil {
 		errs = append(errs, err)
 	} else if c.Users > 0 && c.Users < c.Generator.N() {
 		bad("users %d: fewer than the %d generators (each needs users of its own)", c.Users, c.Generator.N())
@@ -203,12 +160,12 @@ func (c *Config) Validate() error {
 			bad("%s = %g: want a finite number of ops/s", name, v)
 		}
 	}
-	for name, v := range map[string]float64{"replay": m.Replay, "same_user": m.SameUser, "foreign_request": m.ForeignRequest, "release": m.Release} {
+	for name, v := range map[string]float64{"replay": m.Replay, "same_user": m.SameUser, "foreign_request": m.ForeignRequest, "release": m.Release, "return": m.Return} {
 		if math.IsNaN(v) || v < 0 || v > 1 {
 			bad("mix %s = %g: want a share between 0 and 1", name, v)
 		}
 	}
-	if s := m.Replay + m.SameUser + m.ForeignRequest + m.Release; s > 1+1e-9 {
+	if s := m.Replay + m.SameUser + m.ForeignRequest + m.Release + m.Return; s > 1+1e-9 {
 		bad("mix shares add up to %g: at most 1 (fresh requests take the rest)", s)
 	}
 	if c.Mode == ModeOpen {

@@ -15,7 +15,7 @@ func TestEngineImportsNoCheckerNorPipeline(t *testing.T) {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"seckill-harness/runner/checks", "seckill-harness/runner/pipeline",
+		for _, banned := range []string{"seckill-harness/checks", "seckill-harness/sut/pipeline",
 			"seckill-harness/runner/lifecycle", "github.com/jackc/pgx"} {
 			if strings.HasPrefix(dep, banned) {
 				t.Errorf("the engine (seckill-harness/runner) depends on %s", dep)

@@ -3,7 +3,7 @@
 // workload against the system under test (a sut.System, selling a
 // sut.Sale), records every operation in a compact history, and samples
 // the stock the system exposes during the run. It judges nothing: the
-// checks are in runner/checks, which read the history and the system's
+// checks are in checks, which read the history and the system's
 // state after the run.
 //
 // Latency is coordinated-omission free: every operation has an intended

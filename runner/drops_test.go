@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 	"time"
 	"unsafe"
+
+	"seckill-harness/history"
+	"seckill-harness/internal/clustertest"
 )
 
 // overloadConfig asks for far more than one worker and one in-flight slot
@@ -35,7 +37,7 @@ func TestDroppedOperationsAreCountedNotKept(t *testing.T) {
 		t.Fatalf("only %d dropped of %d scheduled at 200,000 ops/s on one in-flight slot", obs.Dropped, obs.Scheduled)
 	}
 	for i := range res.History.Ops {
-		if res.History.Ops[i].Outcome == OutcomeDropped {
+		if res.History.Ops[i].Outcome == history.OutcomeDropped {
 			t.Fatalf("the history keeps dropped operation %d (of %d dropped): drops must be counted, not kept", res.History.Ops[i].ID, obs.Dropped)
 		}
 	}
@@ -102,8 +104,8 @@ func TestDroppedOperationsCostNoMemoryEach(t *testing.T) {
 		// from run to run): the rest is what the drops cost.
 		var sent uint64
 		for i := range res.History.Ops {
-			if o := &res.History.Ops[i]; o.Outcome != OutcomeDropped {
-				sent += uint64(unsafe.Sizeof(Op{})) + uint64(len(o.RID))
+			if o := &res.History.Ops[i]; o.Outcome != history.OutcomeDropped {
+				sent += uint64(unsafe.Sizeof(history.Op{})) + uint64(len(o.RID))
 			}
 		}
 		runtime.KeepAlive(res)

@@ -12,21 +12,22 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"seckill-harness/internal/ctxsleep"
-	"seckill-harness/internal/hrsleep"
+	"seckill-harness/history"
+	"seckill-harness/internal/sleep"
 	"seckill-harness/lua"
-	"seckill-harness/runner/sut"
+	"seckill-harness/samplers/stock"
+	"seckill-harness/sut"
 )
 
 // Result is what a run produced: the history and the run's clock.
 type Result struct {
-	Config   Config        // the first phase's configuration
-	Phases   []PhaseResult // every load phase, in order
-	Began    time.Time     // wall clock of offset 0
-	Elapsed  time.Duration // from offset 0 to the last answer
-	History  *History      // the operations that were sent (dropped ones are in Drops)
-	Drops    Drops         // the operations that were dropped, counted by time
-	Samples  []StockSample // the I1 sampler's readings, if it ran
+	Config   Config                // the first phase's configuration
+	Phases   []PhaseResult         // every load phase, in order
+	Began    time.Time             // wall clock of offset 0
+	Elapsed  time.Duration         // from offset 0 to the last answer
+	History  *history.History      // the operations that were sent (dropped ones are in Drops)
+	Drops    Drops                 // the operations that were dropped, counted by time
+	Samples  []history.StockSample // the I1 sampler's readings, if it ran
 	Observed Observed
 	// ErrorTexts holds, per error class (CLUSTERDOWN, OTHER, …), the first
 	// distinct error texts the path answered: the evidence behind ERROR outcomes.
@@ -56,7 +57,7 @@ type Observed struct {
 	LateStarts int64 // started more than LateThreshold after their intended time
 	MaxLateBy  time.Duration
 	// PacerClock is what the open-loop pacer slept on ("timerfd" or
-	// "go-timer", see hrsleep); empty when no phase was open-loop.
+	// "go-timer", see internal/sleep); empty when no phase was open-loop.
 	PacerClock string
 	// CutAtTail counts the operations still unfinished Config.Tail after
 	// their phase's end: their context was cancelled, so a send on the
@@ -78,8 +79,8 @@ type options struct {
 	onStart       func(began time.Time)
 	progress      func(Progress)
 	progressEvery time.Duration
-	opObserver    func(*Op)
-	stockObserver func(StockSample)
+	opObserver    func(*history.Op)
+	stockObserver func(history.StockSample)
 	spool         bool
 	spoolDir      string
 	onAccepted    func(ctx context.Context, bucket uint32, rid string)
@@ -107,11 +108,13 @@ func WithAccepted(fn func(ctx context.Context, bucket uint32, rid string)) Optio
 // finished (dropped ones are not), from the worker that ran it: fn must be cheap and safe for
 // concurrent use (live metrics counters), and must not keep the pointer
 // after it returns (the worker reuses the Op).
-func WithOpObserver(fn func(*Op)) Option { return func(o *options) { o.opObserver = fn } }
+func WithOpObserver(fn func(*history.Op)) Option { return func(o *options) { o.opObserver = fn } }
 
 // WithStockObserver calls fn with every stock reading of the I1 sampler
 // (see Config.SampleEvery), from the sampler's goroutine.
-func WithStockObserver(fn func(StockSample)) Option { return func(o *options) { o.stockObserver = fn } }
+func WithStockObserver(fn func(history.StockSample)) Option {
+	return func(o *options) { o.stockObserver = fn }
+}
 
 // WithOnStart calls fn with the run's offset 0 just before the first
 // operation is scheduled (e.g. to start a fault timeline on the same clock).
@@ -140,24 +143,12 @@ func RunPhases(ctx context.Context, phases []Phase, sale sut.Sale, sys sut.Syste
 	}
 	first := phases[0].Config
 	a := sale.Activity
-	e := &engine{sale: sale, sys: sys, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return UserBucket(a, u) }, first.Generator)}
+	e := &engine{sale: sale, sys: sys, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return history.UserBucket(a, u) }, first.Generator)}
 	e.ctx = ctx
-	for _, ph := range phases {
-		if ph.Config.Mode != ModeClosed {
-			// One precise sleeper for the scheduling goroutine (phases run
-			// one after another), opened before offset 0. Without a
-			// timerfd it sleeps on Go timers, and the run says so.
-			e.sleep, _ = hrsleep.New()
-			defer e.sleep.Close()
-			break
-		}
-	}
 	if o.spool {
-		sp, err := newSpool(o.spoolDir)
-		if err != nil {
+		if err := e.store.SpoolTo(o.spoolDir); err != nil {
 			return nil, err
 		}
-		e.store.spool = sp
 	}
 	// The first phase's workers are running (parked on their gate) before
 	// offset 0: no goroutine is spawned on the load's clock.
@@ -166,7 +157,7 @@ func RunPhases(ctx context.Context, phases []Phase, sale sut.Sale, sys sut.Syste
 	// The history's first chunk is allocated, and the heap collected, before
 	// offset 0: the first operations neither zero megabytes nor meet a
 	// collection started by the run's own set-up garbage.
-	e.store.grow(0)
+	e.store.Grow(0)
 	runtime.GC()
 	e.began = time.Now()
 	e.observe = o.opObserver
@@ -217,15 +208,15 @@ func preparePhases(phases []Phase, a *lua.Activity) ([]vegeta.Pacer, error) {
 
 // startSampler starts the I1 sampler (every > 0) from the run's offset 0;
 // stop ends it and returns its readings.
-func (e *engine) startSampler(every time.Duration, observe func(StockSample)) (stop func() []StockSample) {
+func (e *engine) startSampler(every time.Duration, observe func(history.StockSample)) (stop func() []history.StockSample) {
 	sampleCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan []StockSample, 1)
+	done := make(chan []history.StockSample, 1)
 	if every > 0 {
-		go func() { done <- sampleStock(sampleCtx, e.sale.Activity, e.sys, e.began, every, observe) }()
+		go func() { done <- stock.Sample(sampleCtx, e.sale.Activity, e.sys, e.began, every, observe) }()
 	} else {
 		done <- nil
 	}
-	return func() []StockSample {
+	return func() []history.StockSample {
 		cancel()
 		return <-done
 	}
@@ -276,23 +267,19 @@ func (e *engine) runPhases(ctx context.Context, phases []Phase, pacers []vegeta.
 // finish fills res with the history, the drops, the error texts and what
 // the engine observed; an error is the spool's.
 func (e *engine) finish(res *Result) error {
-	if e.store.spool != nil {
-		sp, err := e.store.finishSpool()
-		if err != nil {
-			return err
-		}
-		res.History = &History{spool: sp}
-	} else {
-		res.History = &History{Ops: e.store.flatten()}
+	h, err := e.store.History()
+	if err != nil {
+		return err
 	}
+	res.History = h
 	res.ErrorTexts = e.errs.snapshot()
 	res.Drops = e.drops
 	res.Observed = Observed{Scheduled: int64(res.History.Len()) + e.drops.Total, Dropped: e.drops.Total, CutAtTail: e.cutAtTail.Load()}
-	if e.sleep != nil {
-		// A timer that failed during the run fell back to Go timers: the
-		// coarser clock is the one reported.
+	if e.paced {
+		// A timer that could not be had, or failed during the run, fell
+		// back to Go timers: the coarser clock is the one reported.
 		res.Observed.PacerClock = "go-timer" // the report's text warns of it
-		if e.sleep.Precise() {
+		if !e.coarse {
 			res.Observed.PacerClock = "timerfd"
 		}
 	}
@@ -315,16 +302,17 @@ type engine struct {
 	began      time.Time
 	phaseStart time.Duration // offset of the current phase
 	nextID     uint64        // first op id of the next phase
-	store      opStore
-	drops      Drops  // written by the scheduling goroutine only
-	sent       uint64 // operations handed to workers so far: the next opStore slot
+	store      history.Store
+	drops      Drops  // written under the open schedule's lock only
+	sent       uint64 // operations handed to workers so far: the next Store slot
 	wg         *sync.WaitGroup
 	ctx        context.Context                                      // the run's context, set by RunPhases
 	live       *liveStats                                           // nil unless progress is reported
-	observe    func(*Op)                                            // WithOpObserver's; nil: none
+	observe    func(*history.Op)                                    // WithOpObserver's; nil: none
 	onAccepted func(ctx context.Context, bucket uint32, rid string) // WithAccepted's; nil: none
 	errs       errorTexts                                           // the first error texts of each class
-	sleep      *hrsleep.Sleeper                                     // the open-loop pacer's; nil for closed-loop runs
+	paced      bool                                                 // an open-loop phase ran (Observed.PacerClock)
+	coarse     bool                                                 // one of its timers slept on Go timers
 	cutTail    context.CancelFunc                                   // cancels the current phase's workers (wait)
 	tailCut    *atomic.Bool                                         // the current phase's tail was cut
 	cutAtTail  atomic.Int64                                         // operations recorded after a tail was cut
@@ -369,7 +357,7 @@ func (e *engine) reportProgress(fn func(Progress), every time.Duration, total ti
 
 type scheduled struct {
 	id       uint32
-	slot     uint64 // index among the run's sent operations (opStore)
+	slot     uint64 // index among the run's sent operations (Store)
 	intended time.Duration
 }
 
@@ -392,82 +380,10 @@ func (e *engine) startPhase(ctx context.Context, p vegeta.Pacer) (loop func()) {
 	}
 }
 
-func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer, gate <-chan struct{}) func() {
-	queue := make(chan scheduled, e.cfg.MaxInFlight)
-	var inflight atomic.Int64
-	e.startWorkers(gate, func(wctx context.Context, record func(uint64, Op)) {
-		for s := range queue {
-			if wctx.Err() != nil && e.tailCut.Load() {
-				record(s.slot, e.notSent(s.id, s.intended)) // queued past the tail: never sent
-			} else {
-				record(s.slot, e.execute(wctx, s.id, s.intended))
-			}
-			inflight.Add(-1)
-		}
-	})
-	return func() { e.scheduleOpen(ctx, p, queue, &inflight) }
-}
-
-func (e *engine) scheduleOpen(ctx context.Context, p vegeta.Pacer, queue chan<- scheduled, inflight *atomic.Int64) {
-	var n uint64
-	base := e.nextID
-	last := e.phaseStart
-	for ctx.Err() == nil {
-		if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) {
-			break
-		}
-		// The pacer sees time since the phase began; intended times are
-		// offsets from the run's start.
-		elapsed := e.since() - e.phaseStart
-		if elapsed >= e.cfg.Duration {
-			break
-		}
-		wait, stop := p.Pace(elapsed, n)
-		if stop {
-			break
-		}
-		var intended time.Duration
-		if wait > 0 {
-			if elapsed+wait >= e.cfg.Duration {
-				break
-			}
-			intended = e.phaseStart + elapsed + wait
-			if !e.sleep.For(ctx, wait) {
-				break
-			}
-		} else {
-			// Behind schedule: the operation was due at some point since the
-			// last one; find exactly when, so its latency counts the wait.
-			intended = e.phaseStart + dueTime(p, n, last-e.phaseStart, elapsed)
-		}
-		last = intended
-		if base+n >= MaxOpsPerRun {
-			break // op ids are 32 bits
-		}
-		id := uint32(base + n)
-		n++
-		if e.live != nil {
-			e.live.scheduled.Add(1)
-		}
-		if inflight.Load() >= int64(e.cfg.MaxInFlight) {
-			// Counted, not kept: the op's id is skipped in the history.
-			e.drops.add(intended)
-			e.live.drop()
-			continue
-		}
-		inflight.Add(1)
-		queue <- scheduled{id: id, slot: e.sent, intended: intended}
-		e.sent++
-	}
-	e.nextID = base + n
-	close(queue)
-	e.wait()
-}
-
 func (e *engine) runClosed(ctx context.Context, gate <-chan struct{}) func() {
 	var next atomic.Uint64
 	var base, sentBase, limit uint64 // set when the gate opens
-	e.startWorkers(gate, func(wctx context.Context, record func(uint64, Op)) {
+	e.startWorkers(gate, func(wctx context.Context, record func(uint64, history.Op)) {
 		for ctx.Err() == nil {
 			// The phase's end is checked before an id is claimed, and no id
 			// past MaxOps is claimed: every claimed id is sent, so the
@@ -517,7 +433,7 @@ func claimID(next *atomic.Uint64, limit uint64) (uint64, bool) {
 // closed; each gets a context carrying its own lua.WireStats (so
 // per-operation wire counts are deltas of it) and its own reusable
 // per-send deadline (callCtx).
-func (e *engine) startWorkers(gate <-chan struct{}, loop func(wctx context.Context, record func(slot uint64, o Op))) {
+func (e *engine) startWorkers(gate <-chan struct{}, loop func(wctx context.Context, record func(slot uint64, o history.Op))) {
 	e.wg = &sync.WaitGroup{}
 	phaseCtx, cut := context.WithCancel(e.ctx)
 	e.cutTail, e.tailCut = cut, &atomic.Bool{}
@@ -532,8 +448,8 @@ func (e *engine) startWorkers(gate <-chan struct{}, loop func(wctx context.Conte
 			// One Op per worker for the observers' pointer: taking &o of
 			// the parameter moved every operation to the heap (one
 			// allocation per operation).
-			cur := new(Op)
-			loop(wctx, func(slot uint64, o Op) {
+			cur := new(history.Op)
+			loop(wctx, func(slot uint64, o history.Op) {
 				if tailCut.Load() {
 					e.cutAtTail.Add(1)
 				}
@@ -542,7 +458,7 @@ func (e *engine) startWorkers(gate <-chan struct{}, loop func(wctx context.Conte
 				if e.observe != nil {
 					e.observe(cur)
 				}
-				e.store.put(slot, *cur)
+				e.store.Put(slot, *cur)
 			})
 		}()
 	}
@@ -569,21 +485,21 @@ func (e *engine) wait() {
 
 // execute runs operation id and returns its record. Errors of the operation
 // are data in the record, never a Go error.
-func (e *engine) execute(ctx context.Context, id uint32, intended time.Duration) Op {
+func (e *engine) execute(ctx context.Context, id uint32, intended time.Duration) history.Op {
 	k, u, r := e.wl.Op(uint64(id))
-	return e.executeOp(ctx, Op{ID: id, Kind: k, User: u, Req: r, Intended: intended})
+	return e.executeOp(ctx, history.Op{ID: id, Kind: k, User: u, Req: r, Intended: intended})
 }
 
 // notSent is the record of operation id, scheduled but never sent: its
 // phase's tail was cut before a worker took it (Config.Tail).
-func (e *engine) notSent(id uint32, intended time.Duration) Op {
+func (e *engine) notSent(id uint32, intended time.Duration) history.Op {
 	k, u, r := e.wl.Op(uint64(id))
-	return Op{ID: id, Kind: k, User: u, Req: r, Intended: intended, Bucket: uint16(UserBucket(e.sale.Activity, u)), Outcome: OutcomeDropped}
+	return history.Op{ID: id, Kind: k, User: u, Req: r, Intended: intended, Bucket: uint16(history.UserBucket(e.sale.Activity, u)), Outcome: history.OutcomeDropped}
 }
 
 // executeOp runs an operation whose kind, user and request are set.
-func (e *engine) executeOp(ctx context.Context, op Op) Op {
-	op.Bucket = uint16(UserBucket(e.sale.Activity, op.User))
+func (e *engine) executeOp(ctx context.Context, op history.Op) history.Op {
+	op.Bucket = uint16(history.UserBucket(e.sale.Activity, op.User))
 	op.Start = e.since()
 	k := op.Kind
 	if k.IsReserve() {
@@ -600,20 +516,20 @@ func (e *engine) executeOp(ctx context.Context, op Op) Op {
 
 // reserve sends reserve.lua and, after an UNKNOWN or a transient refusal,
 // re-sends the very same call (same request_id, reservation_id, message_id).
-func (e *engine) reserve(ctx context.Context, op *Op) {
-	uid, reqID := UserAndRequestID(op.User, op.Req)
+func (e *engine) reserve(ctx context.Context, op *history.Op) {
+	uid, reqID := history.UserAndRequestID(op.User, op.Req)
 	call, err := e.sale.IDs.NewReserveCall(e.sale.Activity, uid, reqID, e.cfg.TTL)
 	if err != nil {
-		op.Outcome, op.ErrClass = OutcomeError, ErrOther
-		e.errs.note(ErrOther, err)
+		op.Outcome, op.ErrClass = history.OutcomeError, history.ErrOther
+		e.errs.note(history.ErrOther, err)
 		return
 	}
 	attempts := 0
 	if ws := lua.WireStatsFrom(ctx); ws != nil {
 		ta, mv, ask := ws.TryAgain.Load(), ws.Moved.Load(), ws.Ask.Load()
 		defer func() {
-			op.TryAgain = sat8(int(ws.TryAgain.Load() - ta))
-			op.Redirs = sat8(int(ws.Moved.Load() - mv + ws.Ask.Load() - ask))
+			op.TryAgain = history.Sat8(int(ws.TryAgain.Load() - ta))
+			op.Redirs = history.Sat8(int(ws.Moved.Load() - mv + ws.Ask.Load() - ask))
 		}()
 	}
 	path := e.sys
@@ -625,50 +541,51 @@ func (e *engine) reserve(ctx context.Context, op *Op) {
 		res, err := path.Reserve(cctx, call)
 		cancel()
 		attempts += res.Attempts
-		op.Sends = sat8(send + 1)
+		op.Sends = history.Sat8(send + 1)
 		if errors.Is(err, sut.ErrAnsweredLocally) {
-			op.Outcome, op.ErrClass = OutcomeLocalSoldOut, ErrNone
+			op.Outcome, op.ErrClass = history.OutcomeLocalSoldOut, history.ErrNone
 			break
 		}
 		if res.EvalFallback {
-			op.Flags |= FlagEvalFallback
+			op.Flags |= history.FlagEvalFallback
 		}
 		if err == nil {
-			op.Outcome, op.ErrClass, op.RID = Outcome(res.Code), ErrNone, res.ReservationID
+			op.Outcome, op.ErrClass, op.RID = history.Outcome(res.Code), history.ErrNone, res.ReservationID
 			if res.Replay {
-				op.Flags |= FlagReplay
+				op.Flags |= history.FlagReplay
 			}
+			setRemaining(op, res.Counted, res.Remaining)
 			if w := res.Wait; w.Sent {
-				op.Flags |= FlagWaitSent
+				op.Flags |= history.FlagWaitSent
 				op.WaitUs = uint32(min(w.Latency.Microseconds(), math.MaxUint32))
 				if w.Confirmed {
-					op.Flags |= FlagWaitConfirmed
+					op.Flags |= history.FlagWaitConfirmed
 				}
 			}
 			break
 		}
-		op.Outcome, op.ErrClass = Classify(err)
+		op.Outcome, op.ErrClass = history.Classify(err)
 		e.errs.note(op.ErrClass, err)
-		if op.Outcome == OutcomeUnknown {
-			op.Flags |= FlagHadUnknown
+		if op.Outcome == history.OutcomeUnknown {
+			op.Flags |= history.FlagHadUnknown
 		}
-		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !ctxsleep.For(ctx, e.cfg.RetryBackoff) {
+		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !sleep.For(ctx, e.cfg.RetryBackoff) {
 			break
 		}
 	}
-	op.Attempts = sat8(attempts)
+	op.Attempts = history.Sat8(attempts)
 	// A refusal of the last send says nothing of an earlier send whose reply
 	// was lost: that one may have run. The operation's outcome is unknown.
-	if op.Outcome == OutcomeError && op.HadUnknown() {
-		op.Outcome = OutcomeUnknown
+	if op.Outcome == history.OutcomeError && op.HadUnknown() {
+		op.Outcome = history.OutcomeUnknown
 	}
 }
 
 // release fences an earlier reservation (RESERVED/SEND_UNKNOWN/ENQUEUED/REJECTED
 // -> RELEASE_PENDING) and compensates it; the outcome is compensate.lua's code.
-func (e *engine) release(ctx context.Context, op *Op) {
+func (e *engine) release(ctx context.Context, op *history.Op) {
 	a := e.sale.Activity
-	uid, reqID := UserAndRequestID(op.User, op.Req)
+	uid, reqID := history.UserAndRequestID(op.User, op.Req)
 	rid := e.sale.IDs.ReservationIDFor(a, uid, reqID)
 	sc := a.Scope(uint32(op.Bucket))
 	op.RID = rid
@@ -676,23 +593,36 @@ func (e *engine) release(ctx context.Context, op *Op) {
 		cctx, cancel := callTimeout(ctx, e.cfg.CallTimeout)
 		res, err := e.sys.Release(cctx, sc, uid, rid)
 		cancel()
-		op.Sends = sat8(send + 1)
-		op.Attempts = sat8(int(op.Attempts) + 2)
+		op.Sends = history.Sat8(send + 1)
+		op.Attempts = history.Sat8(int(op.Attempts) + 2)
 		if err == nil {
-			op.Outcome, op.ErrClass = Outcome(res.Code), ErrNone
+			op.Outcome, op.ErrClass = history.Outcome(res.Code), history.ErrNone
+			setRemaining(op, res.Counted, res.Available)
 			return
 		}
-		op.Outcome, op.ErrClass = Classify(err)
+		op.Outcome, op.ErrClass = history.Classify(err)
 		e.errs.note(op.ErrClass, err)
-		if op.Outcome == OutcomeUnknown {
-			op.Flags |= FlagHadUnknown
+		if op.Outcome == history.OutcomeUnknown {
+			op.Flags |= history.FlagHadUnknown
 		}
-		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !ctxsleep.For(ctx, e.cfg.RetryBackoff) {
-			if op.Outcome == OutcomeError && op.HadUnknown() {
-				op.Outcome = OutcomeUnknown // an earlier send may have run
+		if !lua.Retryable(err) || send >= e.cfg.RetrySends || ctx.Err() != nil || !sleep.For(ctx, e.cfg.RetryBackoff) {
+			if op.Outcome == history.OutcomeError && op.HadUnknown() {
+				op.Outcome = history.OutcomeUnknown // an earlier send may have run
 			}
 			return
 		}
+	}
+}
+
+// setRemaining records the count an answer carried (Op.Remaining) when it
+// carried one that fits (the contract's -1 means none).
+func setRemaining(op *history.Op, counted bool, n int64) {
+	if counted && n >= 0 && n <= math.MaxInt32 {
+		op.Remaining = int32(n)
+		op.Flags |= history.FlagRemaining
+	} else {
+		op.Remaining = 0
+		op.Flags &^= history.FlagRemaining
 	}
 }
 
@@ -711,7 +641,7 @@ func NewStepper(cfg Config, sale sut.Sale, sys sut.System) *Stepper {
 }
 
 // Do runs op (its kind, user and request set), intended now.
-func (s *Stepper) Do(ctx context.Context, op Op) Op {
+func (s *Stepper) Do(ctx context.Context, op history.Op) history.Op {
 	op.Intended = s.e.since()
 	return s.e.executeOp(ctx, op)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
@@ -47,14 +48,14 @@ func TestOpenLoopRunPassesEveryInvariant(t *testing.T) {
 		if int(o.ID) != i {
 			t.Fatalf("history not indexed by id at %d", i)
 		}
-		if o.Outcome == OutcomeDropped {
+		if o.Outcome == history.OutcomeDropped {
 			continue
 		}
 		if o.End < o.Start || o.Start < 0 || o.Intended < 0 || o.Sends == 0 {
 			t.Fatalf("op %+v has impossible times", o)
 		}
 	}
-	// The pacer sleeps on the kernel's high-resolution timer (hrsleep),
+	// The pacer sleeps on the kernel's high-resolution timer (internal/sleep),
 	// not on ~1 ms grained Go timers, and the run says so.
 	if res.Observed.PacerClock != "timerfd" {
 		t.Fatalf("pacer clock %q, want timerfd", res.Observed.PacerClock)
@@ -76,11 +77,11 @@ func TestOpenLoopRunPassesEveryInvariant(t *testing.T) {
 	if len(res.Samples) == 0 {
 		t.Fatal("the I1 sampler took no sample")
 	}
-	kinds := map[Kind]int{}
+	kinds := map[history.Kind]int{}
 	for _, o := range ops {
 		kinds[o.Kind]++
 	}
-	if kinds[KindReplay] == 0 || kinds[KindSameUser] == 0 || kinds[KindForeignRequest] == 0 || kinds[KindRelease] == 0 {
+	if kinds[history.KindReplay] == 0 || kinds[history.KindSameUser] == 0 || kinds[history.KindForeignRequest] == 0 || kinds[history.KindRelease] == 0 {
 		t.Fatalf("mix not exercised: %v", kinds)
 	}
 }
@@ -131,7 +132,7 @@ func TestWorkloadIsDeterministic(t *testing.T) {
 		if u1 >= 1000 {
 			t.Fatalf("user %d out of range", u1)
 		}
-		if k1 == KindFresh {
+		if k1 == history.KindFresh {
 			if uint64(r1) != i {
 				t.Fatal("a fresh op must mint its own request")
 			}
@@ -235,13 +236,13 @@ func TestPhasesContinueOneClockAndOneWorkload(t *testing.T) {
 		if inSecond && o.Intended < res.Phases[1].Start {
 			t.Fatalf("op %d of phase 2 intended at %v, before the phase", o.ID, o.Intended)
 		}
-		if inSecond && o.Kind == KindReplay {
+		if inSecond && o.Kind == history.KindReplay {
 			replays++
 			if uint64(o.Req) >= res.Phases[1].FirstOp {
 				t.Fatalf("phase-2 replay of a request %d that phase 1 did not send", o.Req)
 			}
 		}
-		if !inSecond && o.Kind != KindFresh {
+		if !inSecond && o.Kind != history.KindFresh {
 			t.Fatalf("phase 1 op %d is %s, its mix is all fresh", o.ID, o.Kind)
 		}
 	}
@@ -273,7 +274,7 @@ func TestProgressSnapshots(t *testing.T) {
 	last := snaps[len(snaps)-1]
 	answered := int64(0)
 	for _, o := range res.History.Ops {
-		if o.Outcome != OutcomeDropped {
+		if o.Outcome != history.OutcomeDropped {
 			answered++
 		}
 	}
@@ -293,7 +294,7 @@ func TestReplayOnlySegmentSpreadsOverEarlierRequests(t *testing.T) {
 	targets := map[uint32]int{}
 	for i := uint64(2000); i < 10000; i++ {
 		k, _, r := w.Op(i)
-		if k != KindReplay || r >= 2000 {
+		if k != history.KindReplay || r >= 2000 {
 			t.Fatalf("op %d: %s of request %d", i, k, r)
 		}
 		targets[r]++
@@ -332,7 +333,7 @@ func TestClosedPhasesSendEveryIDTheyClaim(t *testing.T) {
 		if uint64(o.ID) != uint64(i) {
 			t.Fatalf("op %d has id %d: the ids have a gap", i, o.ID)
 		}
-		if i > 0 && (o.Kind != KindReplay || o.Req != 0 || o.Outcome != Outcome(lua.Accepted)) {
+		if i > 0 && (o.Kind != history.KindReplay || o.Req != 0 || o.Outcome != history.Outcome(lua.Accepted)) {
 			t.Fatalf("op %d: %s of request %d answered %s; every op after the first replays request 0", i, o.Kind, o.Req, o.OutcomeName())
 		}
 	}
@@ -346,7 +347,7 @@ func TestReplayOnlySegmentAfterOneOpReplaysOpZero(t *testing.T) {
 	w.StartSegment(1, Mix{Replay: 1})
 	_, u0, _ := w.Op(0)
 	for i := uint64(1); i < 100000; i++ {
-		if k, u, r := w.Op(i); k != KindReplay || u != u0 || r != 0 {
+		if k, u, r := w.Op(i); k != history.KindReplay || u != u0 || r != 0 {
 			t.Fatalf("op %d: %s of user %d request %d; want a replay of op 0 (user %d)", i, k, u, r, u0)
 		}
 	}

@@ -1,6 +1,10 @@
 package runner
 
-import "sync"
+import (
+	"sync"
+
+	"seckill-harness/history"
+)
 
 // errTextsPerClass bounds the error texts kept per class: the first few
 // distinct ones say what went wrong; the count is in the history.
@@ -16,8 +20,8 @@ type errorTexts struct {
 
 // note records err's text under class c when it is one of the first
 // distinct texts of that class.
-func (t *errorTexts) note(c ErrClass, err error) {
-	if err == nil || c == ErrNone {
+func (t *errorTexts) note(c history.ErrClass, err error) {
+	if err == nil || c == history.ErrNone {
 		return
 	}
 	msg := err.Error()

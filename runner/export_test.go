@@ -4,12 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
-// The engine's tests judge their runs with the checker (runner/checks),
+// The engine's tests judge their runs with the checker (checks),
 // which imports the engine: checks_test.go (package runner_test) sets
 // Verify, and these test-only types carry its answer back.
 
@@ -34,9 +35,9 @@ func (t Target) System() sut.System {
 
 // CheckInput is the part of checks.CheckInput the engine's tests set.
 type CheckInput struct {
-	History   *History
-	Samples   []StockSample
-	Generator Generator
+	History   *history.History
+	Samples   []history.StockSample
+	Generator history.Generator
 }
 
 // Check is one verdict of checks.Check.
@@ -48,7 +49,7 @@ type Check struct {
 // CheckReport is checks.CheckReport as the engine's tests read it.
 type CheckReport struct {
 	Checks []Check
-	Fill   func(rep *reports.Report, h *History) // checks.CheckReport.Fill
+	Fill   func(rep *reports.Report, h *history.History) // checks.CheckReport.Fill
 }
 
 const (
@@ -93,12 +94,12 @@ type scripted struct {
 	t   *testing.T
 	tgt Target
 	e   *engine
-	h   History
+	h   history.History
 }
 
-func (s *scripted) do(k Kind, user, req uint32) Op {
+func (s *scripted) do(k history.Kind, user, req uint32) history.Op {
 	s.t.Helper()
-	op := s.e.executeOp(context.Background(), Op{ID: uint32(len(s.h.Ops)), Kind: k, User: user, Req: req, Intended: s.e.since()})
+	op := s.e.executeOp(context.Background(), history.Op{ID: uint32(len(s.h.Ops)), Kind: k, User: user, Req: req, Intended: s.e.since()})
 	if op.Outcome < 0 {
 		s.t.Fatalf("op %+v failed: %s", op, op.ErrClass)
 	}
@@ -117,5 +118,5 @@ func (s *scripted) verify() *CheckReport {
 
 func (s *scripted) scope(user uint32) lua.Scope {
 	a := s.tgt.Activity
-	return a.Scope(a.BucketOf(UserID(user)))
+	return a.Scope(a.BucketOf(history.UserID(user)))
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"reflect"
-	"seckill-harness/internal/clustertest"
 	"testing"
 	"time"
+
+	"seckill-harness/history"
+	"seckill-harness/internal/clustertest"
 )
 
 // Generators of one split load never share a user or a request id, stay
@@ -19,12 +21,12 @@ func TestGeneratorsNeverCollide(t *testing.T) {
 		userOwner := map[uint32]int{}
 		reqOwner := map[uint32]int{}
 		for i := 0; i < n; i++ {
-			g := Generator{Index: i, Count: n}
+			g := history.Generator{Index: i, Count: n}
 			w := NewGeneratorWorkload(7, users, mix, buckets, g)
 			again := NewGeneratorWorkload(7, users, mix, buckets, g)
 			w.StartSegment(ops/2, Mix{Replay: 0.5})
 			again.StartSegment(ops/2, Mix{Replay: 0.5})
-			kinds := map[Kind]int{}
+			kinds := map[history.Kind]int{}
 			for op := uint64(0); op < ops; op++ {
 				k, u, r := w.Op(op)
 				if k2, u2, r2 := again.Op(op); k2 != k || u2 != u || r2 != r {
@@ -35,10 +37,10 @@ func TestGeneratorsNeverCollide(t *testing.T) {
 					t.Fatalf("%s op %d: user %d request %d not ≡ %d mod %d (or beyond %d users)", g, op, u, r, i, n, users)
 				}
 				if o, ok := userOwner[u]; ok && o != i {
-					t.Fatalf("user %s used by generators %d and %d of %d", UserID(u), o, i, n)
+					t.Fatalf("user %s used by generators %d and %d of %d", history.UserID(u), o, i, n)
 				}
 				if o, ok := reqOwner[r]; ok && o != i {
-					t.Fatalf("request %s used by generators %d and %d of %d", RequestID(r), o, i, n)
+					t.Fatalf("request %s used by generators %d and %d of %d", history.RequestID(r), o, i, n)
 				}
 				userOwner[u], reqOwner[r] = i, i
 			}
@@ -52,7 +54,7 @@ func TestGeneratorsNeverCollide(t *testing.T) {
 	}
 	// One generator is the whole load, op for op.
 	whole := NewWorkload(7, users, mix, buckets)
-	one := NewGeneratorWorkload(7, users, mix, buckets, Generator{Index: 0, Count: 1})
+	one := NewGeneratorWorkload(7, users, mix, buckets, history.Generator{Index: 0, Count: 1})
 	for op := uint64(0); op < ops; op++ {
 		k, u, r := whole.Op(op)
 		if k2, u2, r2 := one.Op(op); k != k2 || u != u2 || r != r2 {
@@ -62,16 +64,16 @@ func TestGeneratorsNeverCollide(t *testing.T) {
 }
 
 func TestParseGenerator(t *testing.T) {
-	if g, err := ParseGenerator("1/3"); err != nil || g != (Generator{1, 3}) || !g.Split() || g.String() != "1/3" {
+	if g, err := history.ParseGenerator("1/3"); err != nil || g != (history.Generator{Index: 1, Count: 3}) || !g.Split() || g.String() != "1/3" {
 		t.Fatalf("1/3: %v %v", g, err)
 	}
 	for _, bad := range []string{"3/3", "-1/2", "1", "a/b", "0/0", "1/0"} {
-		if _, err := ParseGenerator(bad); err == nil {
+		if _, err := history.ParseGenerator(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
 	c := DefaultConfig()
-	c.Users, c.Generator = 2, Generator{0, 3}
+	c.Users, c.Generator = 2, history.Generator{Index: 0, Count: 3}
 	if err := c.Validate(); err == nil {
 		t.Error("2 users for 3 generators accepted")
 	}
@@ -92,7 +94,7 @@ func TestHistoryJSONLRoundTrip(t *testing.T) {
 	if err := res.History.WriteJSONL(&buf); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadJSONL(bytes.NewReader(buf.Bytes()))
+	back, err := history.ReadJSONL(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,20 +103,20 @@ func TestHistoryJSONLRoundTrip(t *testing.T) {
 	}
 	for i := range back.Ops {
 		want := res.History.Ops[i]
-		want.Flags &^= FlagEvalFallback
+		want.Flags &^= history.FlagEvalFallback
 		us := func(d time.Duration) time.Duration { return d.Truncate(time.Microsecond) }
 		want.Intended, want.Start, want.End = us(want.Intended), us(want.Start), us(want.End)
-		if want.Outcome != OutcomeError {
-			want.ErrClass = ErrNone
+		if want.Outcome != history.OutcomeError {
+			want.ErrClass = history.ErrNone
 		}
-		if want.Outcome == OutcomeDropped {
+		if want.Outcome == history.OutcomeDropped {
 			want.Start, want.End = 0, 0
 		}
 		if !reflect.DeepEqual(back.Ops[i], want) {
 			t.Fatalf("op %d:\n got %+v\nwant %+v", i, back.Ops[i], want)
 		}
 	}
-	if _, err := ReadJSONL(bytes.NewReader([]byte("{\"op\":1,\"kind\":\"fresh\",\"user\":\"x1\"}\n"))); err == nil {
+	if _, err := history.ReadJSONL(bytes.NewReader([]byte("{\"op\":1,\"kind\":\"fresh\",\"user\":\"x1\"}\n"))); err == nil {
 		t.Error("a bad user id was accepted")
 	}
 }
@@ -126,7 +128,7 @@ func TestSplitGeneratorSkipsGlobalChecks(t *testing.T) {
 	tgt := newTarget(t, 30, 2)
 	cfg := DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 400, 500*time.Millisecond, 200, 8
-	cfg.Generator = Generator{Index: 1, Count: 2}
+	cfg.Generator = history.Generator{Index: 1, Count: 2}
 	res, err := Run(context.Background(), cfg, tgt.Sale(), tgt.System())
 	if err != nil {
 		t.Fatal(err)

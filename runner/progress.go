@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"seckill-harness/history"
 )
 
 // Progress is a live snapshot of a run, taken about once a second.
@@ -53,21 +55,21 @@ func (l *liveStats) drop() {
 	}
 }
 
-func (l *liveStats) record(o *Op) {
+func (l *liveStats) record(o *history.Op) {
 	if l == nil {
 		return
 	}
 	switch {
-	case o.Outcome == OutcomeDropped:
+	case o.Outcome == history.OutcomeDropped:
 		l.dropped.Add(1)
 		return
-	case o.Outcome == OutcomeUnknown:
+	case o.Outcome == history.OutcomeUnknown:
 		l.unknown.Add(1)
-	case o.Outcome == OutcomeError:
+	case o.Outcome == history.OutcomeError:
 		l.errors.Add(1)
 	case o.Accepted():
 		l.accepted.Add(1)
-	case o.Kind.IsReserve() && o.Outcome == Outcome(15):
+	case o.Kind.IsReserve() && o.Outcome == history.Outcome(15):
 		l.soldOut.Add(1)
 	default:
 		l.other.Add(1)

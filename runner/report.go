@@ -1,8 +1,9 @@
 package runner
 
 import (
+	"seckill-harness/history"
 	"seckill-harness/reports"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // ReportMeta is what a report needs besides the run and its checks.
@@ -32,8 +33,8 @@ func BuildReport(res *Result, meta ReportMeta) (*reports.Report, *reports.Record
 	rec.SetLateStartThreshold(cfg.LateThreshold)
 	var wire int64
 	for _, o := range res.History.All() {
-		s := reports.Sample{Intended: o.Intended, Start: o.Start, End: o.End, Outcome: o.OutcomeName(), Dropped: o.Outcome == OutcomeDropped}
-		if o.Outcome == OutcomeError {
+		s := reports.Sample{Intended: o.Intended, Start: o.Start, End: o.End, Outcome: o.OutcomeName(), Dropped: o.Outcome == history.OutcomeDropped}
+		if o.Outcome == history.OutcomeError {
 			s.ErrorClass = o.ErrClass.String()
 		}
 		rec.Add(s)
@@ -89,6 +90,6 @@ func shapeParams(c Config) map[string]any {
 	case "spike":
 		m["peak"], m["spike_at_s"], m["ramp_up_s"], m["hold_s"], m["ramp_down_s"] = s.Peak, s.SpikeAt.Seconds(), s.RampUp.Seconds(), s.Hold.Seconds(), s.RampDown.Seconds()
 	}
-	m["mix"] = map[string]float64{"replay": c.Mix.Replay, "same_user": c.Mix.SameUser, "foreign_request": c.Mix.ForeignRequest, "release": c.Mix.Release}
+	m["mix"] = map[string]float64{"replay": c.Mix.Replay, "same_user": c.Mix.SameUser, "foreign_request": c.Mix.ForeignRequest, "release": c.Mix.Release, "return": c.Mix.Return}
 	return m
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
@@ -92,12 +93,12 @@ func TestI4CountsAReleaseWhoseReplyWasLost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tgt, cutter := cutTarget(t, 5, lua.Embedded().Compensate)
 			s := &scripted{t: t, tgt: tgt, e: &engine{cfg: smallConfig(), sale: tgt.Sale(), sys: tgt.System(), began: time.Now()}}
-			first := s.do(KindFresh, 7, 1)
+			first := s.do(history.KindFresh, 7, 1)
 			again := func() {
 				if tc.reserveFirst { // the bug: the one-per-user marker vanishes
-					testRDB.Del(context.Background(), s.scope(7).UserKey(UserID(7)))
+					testRDB.Del(context.Background(), s.scope(7).UserKey(history.UserID(7)))
 				}
-				if op := s.do(KindSameUser, 7, 2); !op.Accepted() || op.RID == first.RID {
+				if op := s.do(history.KindSameUser, 7, 2); !op.Accepted() || op.RID == first.RID {
 					t.Fatalf("setup: the user reserving again got %s (%s)", op.OutcomeName(), op.RID)
 				}
 			}
@@ -105,8 +106,8 @@ func TestI4CountsAReleaseWhoseReplyWasLost(t *testing.T) {
 				again()
 			}
 			cutter.armed.Store(true)
-			rel := s.do(KindRelease, 7, 1)
-			if cutter.cut.Load() != 1 || !rel.HadUnknown() || rel.Sends < 2 || rel.Outcome != Outcome(lua.CompensateAlreadyReleased) {
+			rel := s.do(history.KindRelease, 7, 1)
+			if cutter.cut.Load() != 1 || !rel.HadUnknown() || rel.Sends < 2 || rel.Outcome != history.Outcome(lua.CompensateAlreadyReleased) {
 				t.Fatalf("setup: cut %d replies; release %s after %d sends (had unknown %v); want one cut, then ALREADY_RELEASED on a re-send",
 					cutter.cut.Load(), rel.OutcomeName(), rel.Sends, rel.HadUnknown())
 			}
@@ -136,19 +137,19 @@ func TestI9CountsAReleaseWhoseReplyWasLost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tgt, cutter := cutTarget(t, 1, lua.Embedded().Compensate)
 			s := &scripted{t: t, tgt: tgt, e: &engine{cfg: smallConfig(), sale: tgt.Sale(), sys: tgt.System(), began: time.Now()}}
-			s.do(KindFresh, 1, 1)
-			if op := s.do(KindFresh, 2, 2); op.Outcome != Outcome(lua.SoldOut) {
+			s.do(history.KindFresh, 1, 1)
+			if op := s.do(history.KindFresh, 2, 2); op.Outcome != history.Outcome(lua.SoldOut) {
 				t.Fatalf("setup: the second user got %s, want SOLD_OUT", op.OutcomeName())
 			}
 			cutter.armed.Store(true)
-			if rel := s.do(KindRelease, 1, 1); cutter.cut.Load() != 1 || !rel.HadUnknown() || rel.Outcome != Outcome(lua.CompensateAlreadyReleased) {
+			if rel := s.do(history.KindRelease, 1, 1); cutter.cut.Load() != 1 || !rel.HadUnknown() || rel.Outcome != history.Outcome(lua.CompensateAlreadyReleased) {
 				t.Fatalf("setup: cut %d replies, release %s", cutter.cut.Load(), rel.OutcomeName())
 			}
 			if tc.soldOutAfter { // the bug: the bucket refuses while it holds the unit
 				ctx, sk := context.Background(), s.scope(3).StockKey()
 				testRDB.HIncrBy(ctx, sk, "available", -1)
 				testRDB.HIncrBy(ctx, sk, "initial", -1)
-				if op := s.do(KindFresh, 3, 3); op.Outcome != Outcome(lua.SoldOut) {
+				if op := s.do(history.KindFresh, 3, 3); op.Outcome != history.Outcome(lua.SoldOut) {
 					t.Fatalf("setup: got %s, want SOLD_OUT", op.OutcomeName())
 				}
 				testRDB.HIncrBy(ctx, sk, "available", 1)

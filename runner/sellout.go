@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
 )
 
@@ -30,7 +31,7 @@ type SellOut struct {
 // counts acknowledged distinct reservations per bucket in answer order; a
 // bucket is sold out when that count reaches its share of the stock. Releases
 // are not modelled (compare runs have none).
-func AnalyzeSellOut(h *History, a *lua.Activity) SellOut {
+func AnalyzeSellOut(h *history.History, a *lua.Activity) SellOut {
 	type ack struct {
 		end    time.Duration
 		bucket uint16
@@ -43,7 +44,7 @@ func AnalyzeSellOut(h *History, a *lua.Activity) SellOut {
 			seen[o.RID] = true
 			acks = append(acks, ack{o.End, o.Bucket})
 		}
-		if o.Kind.IsReserve() && o.Outcome == Outcome(lua.SoldOut) {
+		if o.Kind.IsReserve() && o.Outcome == history.Outcome(lua.SoldOut) {
 			soldOut = append(soldOut, ack{o.End, o.Bucket})
 		}
 	}

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // silent is a system under test that never answers: every send waits for
@@ -55,11 +56,11 @@ func TestTailCutsWhatANeverAnsweringSystemHolds(t *testing.T) {
 	var unknown, dropped, errs int
 	for _, o := range res.History.All() {
 		switch o.Outcome {
-		case OutcomeUnknown:
+		case history.OutcomeUnknown:
 			unknown++
-		case OutcomeDropped:
+		case history.OutcomeDropped:
 			dropped++
-		case OutcomeError:
+		case history.OutcomeError:
 			errs++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 )
@@ -84,7 +85,7 @@ func TestWarmStartIsReadyBeforeTheFirstOperation(t *testing.T) {
 	// operation lost (a timed-out or cut call closes its connection).
 	lost := uint32(0)
 	for _, o := range res.History.Ops {
-		if o.Outcome == OutcomeUnknown || o.Outcome == OutcomeError {
+		if o.Outcome == history.OutcomeUnknown || o.Outcome == history.OutcomeError {
 			lost += uint32(o.Sends)
 		}
 	}
@@ -95,7 +96,7 @@ func TestWarmStartIsReadyBeforeTheFirstOperation(t *testing.T) {
 		t.Fatalf("only %d ops", len(res.History.Ops))
 	}
 	for _, o := range res.History.Ops {
-		if o.Flags&FlagEvalFallback != 0 {
+		if o.Flags&history.FlagEvalFallback != 0 {
 			t.Fatalf("op %d met NOSCRIPT: the scripts were not loaded before t=0", o.ID)
 		}
 	}

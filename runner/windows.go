@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/reports"
 )
 
@@ -50,7 +51,7 @@ func FaultPhases(ws []FaultWindow, end time.Duration) []reports.PhaseSpan {
 // the first successful answer, the longest stretch without a successful
 // answer on the hot bucket, and acknowledged reservations later lost.
 // settle extends the window after the heal (recovery is often after it).
-func WindowEvidence(h *History, w FaultWindow, end, settle time.Duration, hotBucket uint16, lost map[string]bool) map[string]any {
+func WindowEvidence(h *history.History, w FaultWindow, end, settle time.Duration, hotBucket uint16, lost map[string]bool) map[string]any {
 	from := w.InjectedAt
 	to := end
 	if w.Healed {
@@ -63,17 +64,17 @@ func WindowEvidence(h *History, w FaultWindow, end, settle time.Duration, hotBuc
 	firstSuccess := time.Duration(-1)
 	var successEnds []time.Duration
 	for _, o := range h.All() {
-		if o.Outcome == OutcomeDropped {
+		if o.Outcome == history.OutcomeDropped {
 			continue
 		}
 		success := o.Outcome >= 0
 		if o.Intended >= from && o.Intended < to {
 			ops++
 			outcomes[o.OutcomeName()]++
-			if o.Outcome == OutcomeUnknown {
+			if o.Outcome == history.OutcomeUnknown {
 				unknown++
 			}
-			if o.Outcome == OutcomeError {
+			if o.Outcome == history.OutcomeError {
 				errClasses[o.ErrClass.String()]++
 			}
 		}

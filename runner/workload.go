@@ -1,33 +1,8 @@
 package runner
 
 import (
-	"seckill-harness/lua"
-	"strconv"
+	"seckill-harness/history"
 )
-
-// Kind is the kind of one operation.
-type Kind uint8
-
-// Operation kinds.
-const (
-	KindFresh          Kind = iota // a new user's first request
-	KindReplay                     // an earlier request re-sent with the same ids
-	KindSameUser                   // an earlier user with a new request_id
-	KindForeignRequest             // another user reusing an earlier request_id
-	KindRelease                    // fence an earlier reservation (RELEASE_PENDING) and compensate it
-)
-
-var kindNames = [...]string{"fresh", "replay", "same_user", "foreign_request", "release"}
-
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return "kind" + strconv.Itoa(int(k))
-}
-
-// IsReserve reports whether the operation calls reserve.lua.
-func (k Kind) IsReserve() bool { return k != KindRelease }
 
 // Workload decides operation i — its kind, user and request — as a pure
 // function of the seed and i, so a run is reproducible from --seed whatever
@@ -51,13 +26,15 @@ type Workload struct {
 // segment: from op index `from` on, kinds are drawn with these thresholds.
 type segment struct {
 	from       uint64
-	thresholds [4]uint64
+	thresholds [5]uint64
 }
 
-func thresholdsOf(m Mix) [4]uint64 {
-	var t [4]uint64
+// thresholdsOf is m's cumulative shares in kind order (KindReplay ..
+// KindReturn), scaled to 2^53.
+func thresholdsOf(m Mix) [5]uint64 {
+	var t [5]uint64
 	cum := 0.0
-	for i, share := range []float64{m.Replay, m.SameUser, m.ForeignRequest, m.Release} {
+	for i, share := range []float64{m.Replay, m.SameUser, m.ForeignRequest, m.Release, m.Return} {
 		cum += share
 		t[i] = uint64(cum * float64(1<<53))
 	}
@@ -80,13 +57,13 @@ func (w *Workload) StartSegment(from uint64, m Mix) {
 // request_id is given to another user of the same bucket, since request
 // results are cached per bucket.
 func NewWorkload(seed int64, users int, m Mix, bucketOf func(user uint32) uint32) *Workload {
-	return NewGeneratorWorkload(seed, users, m, bucketOf, Generator{})
+	return NewGeneratorWorkload(seed, users, m, bucketOf, history.Generator{})
 }
 
 // NewGeneratorWorkload is generator g's share of the workload of seed over
 // users users in total (see Workload). bucketOf takes global user indices.
 // users must be at least g.N().
-func NewGeneratorWorkload(seed int64, users int, m Mix, bucketOf func(user uint32) uint32, g Generator) *Workload {
+func NewGeneratorWorkload(seed int64, users int, m Mix, bucketOf func(user uint32) uint32, g history.Generator) *Workload {
 	if bucketOf == nil {
 		bucketOf = func(uint32) uint32 { return 0 }
 	}
@@ -115,56 +92,30 @@ func NewGeneratorWorkload(seed int64, users int, m Mix, bucketOf func(user uint3
 	return w
 }
 
-// UserID is the id of user u.
-func UserID(u uint32) string { return prefixed('u', u) }
-
-// RequestID is the id of request r.
-func RequestID(r uint32) string { return prefixed('r', r) }
-
-// prefixed is p followed by n in decimal, with one allocation.
-func prefixed(p byte, n uint32) string {
-	var buf [11]byte
-	return string(appendPrefixed(buf[:0], p, n))
-}
-
-// appendPrefixed appends p and n in decimal to b.
-func appendPrefixed(b []byte, p byte, n uint32) []byte {
-	return strconv.AppendUint(append(b, p), uint64(n), 10)
-}
-
-// UserAndRequestID is UserID(u) and RequestID(r) from one allocation.
-func UserAndRequestID(u, r uint32) (userID, requestID string) {
-	var buf [22]byte
-	b := appendPrefixed(buf[:0], 'u', u)
-	n := len(b)
-	s := string(appendPrefixed(b, 'r', r))
-	return s[:n], s[n:]
-}
-
-// UserBucket is the bucket of user u in a (a.BucketOf(UserID(u))) without
-// an allocation: the id is built on the stack, only hashed.
-func UserBucket(a *lua.Activity, u uint32) uint32 {
-	var buf [11]byte
-	b := appendPrefixed(buf[:0], 'u', u)
-	return a.BucketOf(string(b))
-}
-
 // Op returns operation i: its kind, its user and its request index (global
 // indices: with a Generator I/N both are congruent to I mod N).
-func (w *Workload) Op(i uint64) (Kind, uint32, uint32) {
+func (w *Workload) Op(i uint64) (history.Kind, uint32, uint32) {
 	k := w.kind(i)
-	if k == KindFresh {
-		return KindFresh, w.global(w.freshUser(i)), w.request(i)
+	if k == history.KindFresh {
+		return history.KindFresh, w.global(w.freshUser(i)), w.request(i)
 	}
 	j, ok := w.earlierFresh(i)
 	if !ok {
-		return KindFresh, w.global(w.freshUser(i)), w.request(i)
+		return history.KindFresh, w.global(w.freshUser(i)), w.request(i)
 	}
 	switch k {
-	case KindReplay, KindRelease:
+	case history.KindReplay, history.KindRelease:
 		return k, w.global(w.freshUser(j)), w.request(j)
-	case KindSameUser:
+	case history.KindSameUser:
 		return k, w.global(w.freshUser(j)), w.request(i)
+	case history.KindReturn:
+		// the user an earlier release op released, back with a new request
+		if r, ok := w.earlierRelease(i); ok {
+			if rj, ok := w.earlierFresh(r); ok {
+				return k, w.global(w.freshUser(rj)), w.request(i)
+			}
+		}
+		return history.KindSameUser, w.global(w.freshUser(j)), w.request(i)
 	default: // KindForeignRequest: the next other user (of this generator) of the same bucket
 		owner := w.freshUser(j)
 		b := w.bucketOf(w.global(owner))
@@ -173,7 +124,7 @@ func (w *Workload) Op(i uint64) (Kind, uint32, uint32) {
 				return k, w.global(u), w.request(j)
 			}
 		}
-		return KindReplay, w.global(owner), w.request(j)
+		return history.KindReplay, w.global(owner), w.request(j)
 	}
 }
 
@@ -184,9 +135,9 @@ func (w *Workload) global(u uint32) uint32 { return uint32(uint64(u)*w.gn + w.gi
 // indices are 32-bit: a generator's ops past 2^32/N would wrap.
 func (w *Workload) request(i uint64) uint32 { return uint32(i*w.gn + w.gi) }
 
-func (w *Workload) kind(i uint64) Kind {
+func (w *Workload) kind(i uint64) history.Kind {
 	if i == 0 {
-		return KindFresh
+		return history.KindFresh
 	}
 	r := splitmix(w.seed^(i*0x9e3779b97f4a7c15)) >> 11
 	seg := w.segments[0]
@@ -197,10 +148,10 @@ func (w *Workload) kind(i uint64) Kind {
 	}
 	for k, t := range seg.thresholds {
 		if r < t {
-			return Kind(k + 1)
+			return history.Kind(k + 1)
 		}
 	}
-	return KindFresh
+	return history.KindFresh
 }
 
 func (w *Workload) freshUser(i uint64) uint32 { return uint32((w.mult*(i%w.users) + w.add) % w.users) }
@@ -215,7 +166,7 @@ func (w *Workload) earlierFresh(i uint64) (uint64, bool) {
 	var spans []span
 	var total uint64
 	for k, sg := range w.segments {
-		if sg.from >= i || sg.thresholds[3] >= 1<<53 { // starts later, or no fresh share
+		if sg.from >= i || sg.thresholds[len(sg.thresholds)-1] >= 1<<53 { // starts later, or no fresh share
 			continue
 		}
 		to := i
@@ -226,7 +177,7 @@ func (w *Workload) earlierFresh(i uint64) (uint64, bool) {
 		total += to - sg.from
 	}
 	if total == 0 {
-		return 0, w.kind(0) == KindFresh
+		return 0, w.kind(0) == history.KindFresh
 	}
 	r := splitmix(w.seed^(i*0xbf58476d1ce4e5b9)^0xabcdef) % total
 	var j, lo uint64
@@ -239,7 +190,7 @@ func (w *Workload) earlierFresh(i uint64) (uint64, bool) {
 		}
 	}
 	for steps := 0; steps < 256; steps++ {
-		if w.kind(j) == KindFresh {
+		if w.kind(j) == history.KindFresh {
 			return j, true
 		}
 		if j == lo {
@@ -247,7 +198,24 @@ func (w *Workload) earlierFresh(i uint64) (uint64, bool) {
 		}
 		j--
 	}
-	return 0, w.kind(0) == KindFresh
+	return 0, w.kind(0) == history.KindFresh
+}
+
+// earlierRelease picks a release operation before i: from a point drawn
+// uniformly below i, the nearest release at or before it (at most 4096
+// steps back); false when there is none.
+func (w *Workload) earlierRelease(i uint64) (uint64, bool) {
+	j := splitmix(w.seed^(i*0x94d049bb133111eb)^0x7e7e7e) % i
+	for steps := 0; steps < 4096; steps++ {
+		if w.kind(j) == history.KindRelease {
+			return j, true
+		}
+		if j == 0 {
+			break
+		}
+		j--
+	}
+	return 0, false
 }
 
 func splitmix(x uint64) uint64 {

@@ -124,7 +124,7 @@ func (s *Scenario) member(name string) (*Scenario, error) {
 	} else {
 		return nil, fmt.Errorf("unknown scenario %q; built-ins: %s (or a path to a .yaml file)", name, strings.Join(builtinNames(), ", "))
 	}
-	for _, kv := range s.sets {
+	for _, kv := range s.parsed.sets {
 		if err := m.Set(kv); err != nil {
 			return nil, err
 		}

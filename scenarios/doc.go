@@ -85,7 +85,7 @@
 //	    timeout: 2s               # per send; a timed-out send is UNKNOWN
 //	    retries: 3                # same-id re-sends after UNKNOWN/TRYAGAIN
 //	    retry_backoff: 50ms
-//	    mix: {replay: 0, same_user: 0, foreign_request: 0, release: 0}
+//	    mix: {replay: 0, same_user: 0, foreign_request: 0, release: 0, return: 0}
 //	faults:                       # the fault timeline (as --fault)
 //	  - kind: failover            # required: a registered kind
 //	    name: kill                # default: the kind (kind#2, … for repeats)
@@ -94,7 +94,7 @@
 //	    target: hot-master        # the kind's target parameter
 //	    params: {mode: kill}      # the kind's other parameters
 //	pipeline:                     # the rest of the reserve path beside the
-//	                              # load (runner/pipeline); absent: off
+//	                              # load (sut/pipeline); absent: off
 //	  seed: 42                    # default: the scenario's seed
 //	  mq:                         # the simulated MQ, per send:
 //	    ack: 0.9                  #   shares in [0, 1]; ack + error +
@@ -198,7 +198,7 @@
 // A pipeline: section (even an empty one, "pipeline: {}") runs the
 // asynchronous half of the reserve path beside the load and drains it
 // afterwards: Scenario.Pipeline and Scenario.Drain. Every field not written
-// takes runner/pipeline.DefaultConfig's value: every send acked (mq.ack 1,
+// takes sut/pipeline.DefaultConfig's value: every send acked (mq.ack 1,
 // error 0, timeout 0, lost 0; timeout_delivered 0.5 and timeout_after 20ms
 // apply once timeout > 0), no rejects and no consumer lag (order.reject 0,
 // order.delay 0, 8 order workers), the dispatcher polling every 20ms for

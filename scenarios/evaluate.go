@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/reports"
-	"seckill-harness/runner/checks"
 )
 
 // Evaluate judges the scenario's assertions against a finished report and

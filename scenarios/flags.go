@@ -9,7 +9,7 @@ import (
 
 	"seckill-harness/faults"
 	"seckill-harness/runner"
-	"seckill-harness/runner/pipeline"
+	"seckill-harness/sut/pipeline"
 )
 
 // FlagSource is the Source of a scenario made from command-line flags.
@@ -40,7 +40,8 @@ var flagFields = map[string]string{
 	"max-ops": "phases[0].max_ops", "timeout": "phases[0].timeout", "retries": "phases[0].retries",
 	"mix-replay": "phases[0].mix.replay", "mix-same-user": "phases[0].mix.same_user",
 	"mix-foreign-request": "phases[0].mix.foreign_request", "mix-release": "phases[0].mix.release",
-	"slope": "phases[0].slope", "amplitude": "phases[0].amplitude", "period": "phases[0].period",
+	"mix-return": "phases[0].mix.return",
+	"slope":      "phases[0].slope", "amplitude": "phases[0].amplitude", "period": "phases[0].period",
 	"peak": "phases[0].peak", "spike-at": "phases[0].spike_at", "ramp-up": "phases[0].ramp_up",
 	"hold": "phases[0].hold", "ramp-down": "phases[0].ramp_down",
 	"users": "activity.users", "stock": "activity.stock", "buckets": "activity.buckets",
@@ -71,14 +72,14 @@ func FromFlags(f Flags) *Scenario {
 	s := &Scenario{Name: f.Name, Seed: c.Seed, RateScale: 1, Topology: f.Topology, Path: DefaultPath,
 		Activity: Activity{Stock: f.Stock, Buckets: f.Buckets, Users: c.Users, ReservationTTL: c.TTL},
 		Phases:   []Phase{{Name: defaultPhaseName, Config: c}},
-		Pipeline: f.Pipeline, Drain: f.Drain, Source: FlagSource, pos: map[string]pos{}}
+		Pipeline: f.Pipeline, Drain: f.Drain, Source: FlagSource, parsed: parseState{pos: map[string]pos{}}}
 	if d, ok := f.Given["duration"]; ok {
-		s.pos["phases"] = pos{flag: "--duration " + d} // the limits on the whole load
+		s.parsed.pos["phases"] = pos{flag: "--duration " + d} // the limits on the whole load
 	}
 	var mix []string // the shares' sum is judged on the mix as a whole
 	for name, val := range f.Given {
 		if path, ok := flagFields[name]; ok {
-			s.pos[path] = pos{flag: "--" + name + " " + val}
+			s.parsed.pos[path] = pos{flag: "--" + name + " " + val}
 			if strings.HasPrefix(name, "mix-") {
 				mix = append(mix, "--"+name+" "+val)
 			}
@@ -86,7 +87,7 @@ func FromFlags(f Flags) *Scenario {
 	}
 	if len(mix) > 0 {
 		sort.Strings(mix)
-		s.pos["phases[0].mix"] = pos{flag: strings.Join(mix, " ")}
+		s.parsed.pos["phases[0].mix"] = pos{flag: strings.Join(mix, " ")}
 	}
 	return s
 }
@@ -116,10 +117,10 @@ func (s *Scenario) AddFaultFlags(specs []string) error {
 		if count[p.Kind] > 1 {
 			name = fmt.Sprintf("%s#%d", p.Kind, count[p.Kind])
 		}
-		if s.pos == nil {
-			s.pos = map[string]pos{}
+		if s.parsed.pos == nil {
+			s.parsed.pos = map[string]pos{}
 		}
-		s.pos[fmt.Sprintf("faults[%d]", len(s.Faults))] = pos{flag: "--fault " + text}
+		s.parsed.pos[fmt.Sprintf("faults[%d]", len(s.Faults))] = pos{flag: "--fault " + text}
 		s.Faults = append(s.Faults, FaultSpec{Name: name, Kind: p.Kind, At: p.At, For: p.For, Target: target, Params: params})
 	}
 	return nil
@@ -129,8 +130,8 @@ func (s *Scenario) AddFaultFlags(specs []string) error {
 // "path", "wait.replicas"): errors about the field name flagText
 // ("--path foo") instead of the file line, and the field counts as written.
 func (s *Scenario) MarkFlag(path, flagText string) {
-	if s.pos == nil {
-		s.pos = map[string]pos{}
+	if s.parsed.pos == nil {
+		s.parsed.pos = map[string]pos{}
 	}
-	s.pos[path] = pos{flag: flagText}
+	s.parsed.pos[path] = pos{flag: flagText}
 }

@@ -3,10 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"math"
-	"time"
 
 	"seckill-harness/runner"
 )
@@ -34,19 +31,12 @@ const (
 	MaxPhases       = 1_000
 	MaxFaults       = 256
 	MaxSuiteMembers = 256
-	// MaxLoadDuration is the longest load (the sum of the phases'
-	// durations): the report's per-second time series holds one point per
-	// second of it.
-	MaxLoadDuration = 24 * time.Hour
-	// MaxRate is the highest arrival rate (ops/s, rate_scale applied) a
-	// phase's shape may reach: more than one harness process can schedule;
-	// split a larger load over generators (--generator I/N).
-	MaxRate = 1_000_000
-	// MaxPlannedOps bounds the operations a scenario's open phases may
-	// schedule (peak rate × duration, or max_ops when smaller, summed over
-	// the phases). The history keeps about 64 bytes per operation in
-	// memory and about 250 bytes per line in history.jsonl.
-	MaxPlannedOps = 50_000_000
+	// MaxLoadDuration, MaxRate and MaxPlannedOps are the engine's limits on
+	// one process's load (runner.MaxLoadDuration, runner.MaxRate,
+	// runner.MaxPlannedOps), applied to a file with its positions.
+	MaxLoadDuration = runner.MaxLoadDuration
+	MaxRate         = runner.MaxRate
+	MaxPlannedOps   = runner.MaxPlannedOps
 )
 
 // ResolveContext is Resolve that gives up when ctx is done (e.g. on the
@@ -111,88 +101,30 @@ func checkBrackets(source string, data []byte) error {
 	return nil
 }
 
-// peakRate is the highest arrival rate c's shape reaches (ops/s).
-func peakRate(c runner.Config) float64 {
-	sh := c.Shape
-	switch sh.Kind {
-	case "linear":
-		return max(sh.Rate, sh.Rate+sh.Slope*c.Duration.Seconds())
-	case "sine":
-		return sh.Rate + max(sh.Amplitude, 0)
-	case "spike":
-		return max(sh.Rate, sh.Peak)
-	}
-	return sh.Rate
-}
-
-// plannedOps is an upper bound on the operations an open phase schedules:
-// its peak rate over its duration, or max_ops when that is smaller. A
-// closed phase without max_ops has no bound known in advance (0).
-func plannedOps(c runner.Config) float64 {
-	n := math.Inf(1)
-	if c.Mode == runner.ModeOpen {
-		n = peakRate(c) * c.Duration.Seconds()
-	}
-	if c.MaxOps > 0 {
-		n = min(n, float64(c.MaxOps))
-	}
-	if math.IsInf(n, 1) {
-		return 0
-	}
-	return n
-}
-
-// CheckLoad applies a scenario's limits on the load (finite rates,
-// MaxRate per phase, MaxLoadDuration, MaxPlannedOps) to phases that were
-// not read from a scenario (capacity's steps, a library caller's plan):
-// lifecycle.Execute calls it before anything starts, so no plan escapes
-// the limits a file is held to.
-func CheckLoad(phases []runner.Phase) error {
-	s := &Scenario{Source: "the plan", RateScale: 1}
-	for _, p := range phases {
-		s.Phases = append(s.Phases, Phase{Name: p.Name, Config: p.Config})
-	}
-	v := &validator{s: s}
-	finite := true
-	for i := range s.Phases {
-		finite = v.finiteRates(i, "") && finite
-	}
-	if finite {
-		v.limits()
-	}
-	return errors.Join(v.errs...)
-}
-
 // limits checks the load a (non-suite) scenario asks for against
 // MaxRate, MaxLoadDuration and MaxPlannedOps (the counts of phases,
 // faults and suite members are checked when the file is decoded).
 func (v *validator) limits() {
-	s := v.s
-	var total time.Duration
-	var ops float64
+	v.problems(runner.LoadLimits(v.s.runnerPhases()))
+}
+
+// problems reports each of the engine's load problems at the field of the
+// file that gave it.
+func (v *validator) problems(probs []runner.LoadProblem) {
+	for _, p := range probs {
+		if p.Phase < 0 {
+			v.bad("phases", "%s", p.Msg)
+			continue
+		}
+		v.bad(v.s.phaseField(p.Phase)(p.Field), "%s", p.Msg)
+	}
+}
+
+// runnerPhases is the scenario's phases as the engine's.
+func (s *Scenario) runnerPhases() []runner.Phase {
+	out := make([]runner.Phase, len(s.Phases))
 	for i, p := range s.Phases {
-		at := s.phaseField(i)
-		c := p.Config
-		if c.Duration > 0 {
-			total += c.Duration
-		}
-		if c.Mode == runner.ModeOpen {
-			if r := peakRate(c); r > MaxRate {
-				key := "rate"
-				if c.Shape.Rate <= MaxRate {
-					key = map[string]string{"linear": "slope", "sine": "amplitude", "spike": "peak"}[c.Shape.Kind]
-				}
-				v.bad(at(key), "the shape reaches %g ops/s: at most %d ops/s per phase (one harness process cannot schedule more; split the load over generators with --generator I/N, or lower rate/rate_scale)", r, MaxRate)
-			}
-		}
-		if c.Duration > 0 {
-			ops += plannedOps(c)
-		}
+		out[i] = runner.Phase{Name: p.Name, Config: p.Config}
 	}
-	if total > MaxLoadDuration {
-		v.bad("phases", "the phases last %s in all: at most %s of load per scenario (the report keeps a point per second); shorten the phases or split them into a suite", total, MaxLoadDuration)
-	}
-	if ops > MaxPlannedOps {
-		v.bad("phases", "the phases may schedule %.0f operations (peak rate × duration, or max_ops): at most %d per run (the history keeps every one in memory); lower the rates or durations, set max_ops, or split the load over generators", ops, MaxPlannedOps)
-	}
+	return out
 }

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/faults"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/pipeline"
+	"seckill-harness/sut/pipeline"
 )
 
 // The pipeline: section: the asynchronous rest of the reserve path
-// (runner/pipeline) run beside the load, and the drain after it.
+// (sut/pipeline) run beside the load, and the drain after it.
 
 // DefaultDrain is how long the pipeline may take after the load when
 // pipeline.drain is not written (the run command's --drain default).
@@ -82,9 +82,9 @@ func (d *dec) pipeline(root *node) {
 	c.CallTimeout = d.dur(pm, "call_timeout", "pipeline.call_timeout", c.CallTimeout)
 	s.Drain = d.dur(pm, "drain", "pipeline.drain", DefaultDrain)
 
-	s.defects = d.strs(pm, "defects", "pipeline.defects")
+	s.parsed.defects = d.strs(pm, "defects", "pipeline.defects")
 	var known []string
-	for _, n := range s.defects {
+	for _, n := range s.parsed.defects {
 		if slices.Contains(pipeline.DefectNames(), n) {
 			known = append(known, n)
 		}
@@ -207,7 +207,7 @@ func (v *validator) pipelineSettings(c *pipeline.Config) {
 func (v *validator) pipelineDefects() {
 	valid := pipeline.DefectNames()
 	seen := map[string]int{}
-	for i, n := range v.s.defects {
+	for i, n := range v.s.parsed.defects {
 		path := fmt.Sprintf("pipeline.defects[%d]", i)
 		if !slices.Contains(valid, n) {
 			msg := fmt.Sprintf("%q: unknown defect; valid defects (negative controls, each makes a P- or E-check fail): %s", n, strings.Join(valid, ", "))

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"seckill-harness/reports"
-	"seckill-harness/runner/pipeline"
+	"seckill-harness/sut/pipeline"
 )
 
 // schemaAt is the schema of a SetKeys pattern ("pipeline.mq.timeout",

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"seckill-harness/runner/history"
+	"seckill-harness/reports/results"
 )
 
 // regressions decodes regressions: (figure → "20%" or "off"); a value
@@ -15,11 +15,11 @@ func (d *dec) regressions(root *node) {
 	if m == nil || m.kind != mapNode {
 		return
 	}
-	d.s.regressionText = map[string]string{}
+	d.s.parsed.regressionText = map[string]string{}
 	d.s.Regressions = map[string]float64{}
 	for _, k := range m.keys {
 		text := d.str(m, k, "regressions."+k, "")
-		d.s.regressionText[k] = text
+		d.s.parsed.regressionText[k] = text
 		if v, ok := parseRegression(text); ok {
 			d.s.Regressions[k] = v
 		}
@@ -44,20 +44,20 @@ func parseRegression(text string) (float64, bool) {
 
 // regressions checks regressions:: known figures, each a percentage or off.
 func (v *validator) regressions() {
-	names := history.RegressionNames()
-	keys := make([]string, 0, len(v.s.regressionText))
-	for k := range v.s.regressionText {
+	names := results.RegressionNames()
+	keys := make([]string, 0, len(v.s.parsed.regressionText))
+	for k := range v.s.parsed.regressionText {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
 		path := "regressions." + k
-		if !history.KnownRegression(k) {
+		if !results.KnownRegression(k) {
 			v.bad(path, "%q: unknown figure; valid: %s, or one of p50, p99, p999, throughput of a phase as phase.<phase name>.p99", k, strings.Join(names, ", "))
 			continue
 		}
-		if _, ok := parseRegression(v.s.regressionText[k]); !ok {
-			v.bad(path, "%q: want a percentage from 0%% to 1000%% like 20%% (how much worse than the baseline the figure may be), or off", v.s.regressionText[k])
+		if _, ok := parseRegression(v.s.parsed.regressionText[k]); !ok {
+			v.bad(path, "%q: want a percentage from 0%% to 1000%% like 20%% (how much worse than the baseline the figure may be), or off", v.s.parsed.regressionText[k])
 		}
 	}
 }

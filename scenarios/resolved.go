@@ -47,8 +47,8 @@ func (s *Scenario) Resolved() map[string]any {
 	}
 	if s.IsSuite() {
 		m["suite"] = append([]string(nil), s.Suite...)
-		if len(s.sets) > 0 {
-			m["set"] = append([]string(nil), s.sets...)
+		if len(s.parsed.sets) > 0 {
+			m["set"] = append([]string(nil), s.parsed.sets...)
 		}
 		return m
 	}
@@ -65,9 +65,9 @@ func (s *Scenario) Resolved() map[string]any {
 	if len(s.TolerateEvents) > 0 {
 		m["tolerate_events"] = append([]string(nil), s.TolerateEvents...)
 	}
-	if len(s.regressionText) > 0 {
+	if len(s.parsed.regressionText) > 0 {
 		rm := map[string]any{}
-		for k, t := range s.regressionText {
+		for k, t := range s.parsed.regressionText {
 			rm[k] = t
 		}
 		m["regressions"] = rm
@@ -120,7 +120,7 @@ func phaseMap(p Phase, start string) map[string]any {
 		"concurrency": c.Concurrency, "max_ops": c.MaxOps, "timeout": c.CallTimeout.String(),
 		"retries": c.RetrySends, "retry_backoff": c.RetryBackoff.String(),
 		"mix": map[string]float64{"replay": c.Mix.Replay, "same_user": c.Mix.SameUser,
-			"foreign_request": c.Mix.ForeignRequest, "release": c.Mix.Release},
+			"foreign_request": c.Mix.ForeignRequest, "release": c.Mix.Release, "return": c.Mix.Return},
 	}
 	if c.Mode == runner.ModeOpen {
 		pm["max_in_flight"] = c.MaxInFlight

@@ -15,8 +15,8 @@ import (
 	"seckill-harness/internal/fileref"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
+	"seckill-harness/sut/pipeline"
 )
 
 // DefaultPath is the reserve path a scenario drives unless it names another.
@@ -58,18 +58,18 @@ type Scenario struct {
 	Topology  Topology
 	Activity  Activity
 	Path      string // reserve path: "reference" or a name the caller passes to ValidateFor
-	// Adapter is a contract adapter file (runner/adapter) naming the
+	// Adapter is a contract adapter file (sut/adapter) naming the
 	// system under test in place of the reference: a team's own reserve
 	// script. Written in a file it is relative to the file's directory;
 	// here it is resolved ("" : none).
 	Adapter string
 	// ServiceCmd starts the access service under test as a child of the
-	// run (runner/servicechild: `sh -c`, the service contract's
+	// run (sut/servicechild: `sh -c`, the service contract's
 	// environment, stopped by its process group); "": none. ServiceReady
 	// is its readiness URL ("": http://<its SECKILL_LISTEN>/healthz).
 	ServiceCmd, ServiceReady string
 	// Service is a running access service put under test over HTTP in
-	// place of the reference (runner/httpsut): `service: {url: URL,
+	// place of the reference (sut/httpsut): `service: {url: URL,
 	// mapping: FILE}`. The mapping file, written in a file, is relative to
 	// the file's directory; here it is resolved. Zero: none.
 	Service Service
@@ -84,7 +84,7 @@ type Scenario struct {
 	// tolerated: true but the verdict line does not name them. Unplanned
 	// events never fail a run by themselves.
 	TolerateEvents []string
-	// Regressions bound, per figure (runner/history.RegressionNames: p50,
+	// Regressions bound, per figure (reports/results.RegressionNames: p50,
 	// p99, p999, service_p50, service_p99, throughput; and per phase,
 	// "phase.<name>.p99"), how much worse than the results history's
 	// baseline a run may be under run --baseline before it fails: 0.2 is
@@ -119,6 +119,13 @@ type Scenario struct {
 	Suite  []string
 	Source string // the file path, or "builtin:<name>"
 
+	parsed parseState // what Parse and Set keep of the document for Validate and Set
+}
+
+// parseState is what Parse (and Set) keep of the document the scenario
+// was read from: where each value came from, for Validate's messages,
+// and the values as written, for Validate and Set.
+type parseState struct {
 	tree     *node
 	pos      map[string]pos
 	phaseSrc []map[string]string // per phase: field → the path that gave its value
@@ -231,7 +238,7 @@ type Assertions struct {
 	// the stock, I6 acknowledged reservations lost) to the fewest failures
 	// expected: a demonstration scenario. The run is green when the check
 	// failed with at least that count (reported "expected"), red when it
-	// did not (lifecycle.Plan.ExpectFail). nil: none expected.
+	// did not (lifecycle.Plan.Judging.ExpectFail). nil: none expected.
 	ExpectFail map[string]int64
 	// MaxUnknownRatio bounds unknown.total / totals.ops (nil: not asserted).
 	MaxUnknownRatio *float64
@@ -317,7 +324,7 @@ func decode(source string, tree *node) (*Scenario, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	s := &Scenario{Source: source, tree: tree, pos: map[string]pos{}}
+	s := &Scenario{Source: source, parsed: parseState{tree: tree, pos: map[string]pos{}}}
 	d := &dec{s: s}
 	d.scenario(tree)
 	if len(d.errs) > 0 {
@@ -353,7 +360,7 @@ func (d *dec) file(m *node, key, path string) string {
 
 func (d *dec) mark(path string, n *node) {
 	if n != nil {
-		d.s.pos[path] = n.pos
+		d.s.parsed.pos[path] = n.pos
 	}
 }
 
@@ -362,7 +369,7 @@ func (d *dec) section(m *node, key, path string) *node {
 	v := m.get(key)
 	if v != nil {
 		if kp, ok := m.keyPos[key]; ok {
-			d.s.pos[path] = kp
+			d.s.parsed.pos[path] = kp
 		} else {
 			d.mark(path, v)
 		}
@@ -558,7 +565,7 @@ func (d *dec) phases(root *node) {
 			c.Shape.Peak *= k
 		}
 		s.Phases = append(s.Phases, Phase{Name: name, Config: c})
-		s.phaseSrc = append(s.phaseSrc, ps.src)
+		s.parsed.phaseSrc = append(s.parsed.phaseSrc, ps.src)
 	}
 }
 
@@ -638,7 +645,7 @@ func (d *dec) phaseMix(ps *phaseSource, c *runner.Config) {
 	for _, f := range []struct {
 		key string
 		dst *float64
-	}{{"replay", &c.Mix.Replay}, {"same_user", &c.Mix.SameUser}, {"foreign_request", &c.Mix.ForeignRequest}, {"release", &c.Mix.Release}} {
+	}{{"replay", &c.Mix.Replay}, {"same_user", &c.Mix.SameUser}, {"foreign_request", &c.Mix.ForeignRequest}, {"release", &c.Mix.Release}, {"return", &c.Mix.Return}} {
 		mm, mp := it.get("mix"), path+".mix"
 		if !mm.has(f.key) && defs.get("mix").has(f.key) {
 			mm, mp = defs.get("mix"), "defaults.mix"

@@ -76,7 +76,7 @@ var shapeParams = map[string][]string{
 }
 
 var mixSchema = &schema{t: tMap, fields: []field{
-	{"replay", sFloat}, {"same_user", sFloat}, {"foreign_request", sFloat}, {"release", sFloat},
+	{"replay", sFloat}, {"same_user", sFloat}, {"foreign_request", sFloat}, {"release", sFloat}, {"return", sFloat},
 }}
 
 // loadFields are the fields of a load phase (and of defaults:, without name).

@@ -40,7 +40,7 @@ func (s *Scenario) Set(kv string) error {
 	if !ok || key == "" {
 		return fmt.Errorf("--set %q: want key=value (e.g. activity.stock=10); valid keys: %s", kv, setKeyList())
 	}
-	if s.tree == nil {
+	if s.parsed.tree == nil {
 		return fmt.Errorf("--set %s: the scenario was not read by Parse, Load, Builtin or Resolve", kv)
 	}
 	segs := strings.Split(key, ".")
@@ -48,15 +48,15 @@ func (s *Scenario) Set(kv string) error {
 		switch segs[0] {
 		case "name", "description", "proves", "suite":
 		default:
-			s.sets = append(s.sets, kv)
+			s.parsed.sets = append(s.parsed.sets, kv)
 			if _, err := s.Members(); err != nil {
-				s.sets = s.sets[:len(s.sets)-1]
+				s.parsed.sets = s.parsed.sets[:len(s.parsed.sets)-1]
 				return fmt.Errorf("--set %s on suite %s (forwarded to every member): %w", kv, s.Name, err)
 			}
 			return nil
 		}
 	}
-	tree := s.tree.clone()
+	tree := s.parsed.tree.clone()
 	a := &assigner{s: s, kv: kv, key: key, val: strings.TrimSpace(val)}
 	if err := a.assign(tree, rootSchema, segs, ""); err != nil {
 		return fmt.Errorf("--set %s: %w", kv, err)
@@ -65,7 +65,7 @@ func (s *Scenario) Set(kv string) error {
 	if err != nil {
 		return err
 	}
-	ns.sets = s.sets
+	ns.parsed.sets = s.parsed.sets
 	*s = *ns
 	return nil
 }

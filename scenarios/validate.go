@@ -11,15 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/faults"
 	"seckill-harness/internal/fileref"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/adapter"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/httpsut"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
+	"seckill-harness/sut/adapter"
+	"seckill-harness/sut/httpsut"
 )
 
 // InvariantIDs are the invariants a scenario may require: every id of the
@@ -98,7 +98,7 @@ func (v *validator) bad(path, format string, args ...any) {
 // where is the source position of path, or of its nearest enclosing entry.
 func (s *Scenario) where(path string) string {
 	for p := path; p != ""; p = parentPath(p) {
-		if ps, ok := s.pos[p]; ok {
+		if ps, ok := s.parsed.pos[p]; ok {
 			return where(s.Source, ps)
 		}
 	}
@@ -115,7 +115,7 @@ func parentPath(p string) string {
 
 // given reports whether path was written (in the file or by --set).
 func (s *Scenario) given(path string) bool {
-	_, ok := s.pos[path]
+	_, ok := s.parsed.pos[path]
 	return ok
 }
 
@@ -285,7 +285,7 @@ func (v *validator) phase(i int) {
 	shares := []struct {
 		key string
 		v   float64
-	}{{"replay", m.Replay}, {"same_user", m.SameUser}, {"foreign_request", m.ForeignRequest}, {"release", m.Release}}
+	}{{"replay", m.Replay}, {"same_user", m.SameUser}, {"foreign_request", m.ForeignRequest}, {"release", m.Release}, {"return", m.Return}}
 	sum := 0.0
 	var parts []string
 	inRange := true
@@ -315,8 +315,8 @@ func (v *validator) phase(i int) {
 // own, or defaults').
 func (s *Scenario) phaseField(i int) func(key string) string {
 	return func(key string) string {
-		if i < len(s.phaseSrc) {
-			if p, ok := s.phaseSrc[i][key]; ok {
+		if i < len(s.parsed.phaseSrc) {
+			if p, ok := s.parsed.phaseSrc[i][key]; ok {
 				return p
 			}
 		}
@@ -393,20 +393,11 @@ func (v *validator) shape(i int, scaled string) {
 }
 
 // finiteRates refuses a NaN or infinite rate, slope, amplitude or peak of
-// phase i (flags and explore's draws can carry them; a file cannot).
+// phase i's shape (runner.FiniteRates) and reports whether all are finite.
 func (v *validator) finiteRates(i int, scaled string) bool {
-	sh, at := v.s.Phases[i].Config.Shape, v.s.phaseField(i)
-	finite := true
-	for _, x := range []struct {
-		key string
-		v   float64
-	}{{"rate", sh.Rate}, {"slope", sh.Slope}, {"amplitude", sh.Amplitude}, {"peak", sh.Peak}} {
-		if math.IsNaN(x.v) || math.IsInf(x.v, 0) {
-			v.bad(at(x.key), "%g%s: want a finite number of ops/s (e.g. 2000)", x.v, scaled)
-			finite = false
-		}
-	}
-	return finite
+	probs := runner.FiniteRates(i, v.s.Phases[i].Config, scaled)
+	v.problems(probs)
+	return len(probs) == 0
 }
 
 // planOne builds the fault's Planned (through faults.Plan, like --fault).
@@ -799,7 +790,7 @@ func (v *validator) suite() {
 	s := v.s
 	for _, key := range []string{"phases", "defaults", "faults", "pipeline", "assertions"} {
 		// pipeline: turns the pipeline on even when empty.
-		if s.tree.has(key) || key == "pipeline" && s.tree.get(key) != nil {
+		if s.parsed.tree.has(key) || key == "pipeline" && s.parsed.tree.get(key) != nil {
 			v.bad(key, "a suite (suite: is set) has no %s of its own: put them in the member scenarios", key)
 		}
 	}

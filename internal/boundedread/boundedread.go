@@ -31,7 +31,7 @@ func Check(path string, limit int64, what, fix string) (os.FileInfo, error) {
 		return nil, statError(what, path, fix, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s %s is not a regular file (%s): the harness reads only regular files; %s", what, path, kind(st), fix)
+		return nil, fmt.Errorf("%s %s is not a regular file (%s): the harness reads only regular files; %s", what, path, Kind(st.Mode()), fix)
 	}
 	if limit > 0 && st.Size() > limit {
 		return nil, tooLarge(what, path, st.Size(), limit, fix)
@@ -127,18 +127,20 @@ type wrapped struct {
 func (e *wrapped) Error() string { return e.msg }
 func (e *wrapped) Unwrap() error { return e.err }
 
-func kind(st os.FileInfo) string {
-	m := st.Mode()
+// Kind names the kind of a file that is not a regular one: "a
+// directory", "a character device", "a named pipe", …; any other mode is
+// named by its letters ("mode ...").
+func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
-	case m&os.ModeCharDevice != 0:
+	case m&fs.ModeCharDevice != 0:
 		return "a character device"
-	case m&os.ModeDevice != 0:
+	case m&fs.ModeDevice != 0:
 		return "a device"
-	case m&os.ModeNamedPipe != 0:
+	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe"
-	case m&os.ModeSocket != 0:
+	case m&fs.ModeSocket != 0:
 		return "a socket"
 	}
 	return "mode " + m.String()

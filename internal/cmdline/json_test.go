@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"seckill-harness/internal/exitcode"
@@ -25,8 +26,18 @@ func TestExitOfInconclusive(t *testing.T) {
 	var out bytes.Buffer
 	(&Summary{}).Write(&out, err)
 	var v RunJSON
-	if e := json.Unmarshal(out.Bytes(), &v); e != nil || v.ExitCode != 3 || v.Verdict != "INCONCLUSIVE" || v.ExitMeaning != "inconclusive: the stand could not sustain the plan" {
+	if e := json.Unmarshal(out.Bytes(), &v); e != nil || v.ExitCode != 3 || v.Verdict != "INCONCLUSIVE" || v.ExitMeaning != exitcode.Meaning(exitcode.Inconclusive) {
 		t.Fatalf("run --json: %+v (%v)", v, e)
+	}
+	// A fault that missed the system under test is the other inconclusive
+	// run: its exit meaning says so, not that the stand starved.
+	missed := reports.Assertion{Name: "fault failover reached the system under test", Status: reports.StatusInconclusive,
+		Detail: "failover acted on 127.0.0.1:7001, which served none of the system's Redis traffic"}
+	err = lifecycle.Judge(&lifecycle.Result{Report: &reports.Report{Assertions: []reports.Assertion{missed}}})
+	out.Reset()
+	(&Summary{}).Write(&out, err)
+	if e := json.Unmarshal(out.Bytes(), &v); e != nil || v.ExitCode != 3 || !strings.Contains(v.ExitMeaning, "a fault missed the system under test") {
+		t.Fatalf("run --json of a missed fault: %+v (%v), want exit 3 meaning a fault missed the system under test", v, e)
 	}
 	failed := &lifecycle.Result{Report: &reports.Report{
 		Invariants: []reports.Invariant{{ID: "I6", Name: "no_lost_ack", Status: reports.StatusFail}},

@@ -9,12 +9,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"seckill-harness/runner/history"
+	"seckill-harness/reports/results"
+	"seckill-harness/reports/trend"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/trend"
 )
 
-// Results are the results-history flags (runner/history): where a
+// Results are the results-history flags (reports/results): where a
 // command appends its record (--results-history DIR, --results-db URL)
 // and, for run, the history it is judged against (--baseline HISTORY).
 type Results struct {
@@ -44,7 +44,7 @@ func ResultsFlags(f *pflag.FlagSet, r *Results, use ResultsUse) {
 		return
 	}
 	f.StringVar(&r.Dir, "results-history", "", "append this command's record (scenario, its content hash, the system under test, harness, machine, verdict, figures, per-second samples) to the results history in this directory: one JSON-lines file per scenario, the newest 400 records each (see docs/TRENDS.md: Nightly results)")
-	f.StringVar(&r.DB, "results-db", "", "append the record to PostgreSQL instead: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass); table "+history.Table+", created if missing")
+	f.StringVar(&r.DB, "results-db", "", "append the record to PostgreSQL instead: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass); table "+results.Table+", created if missing")
 	if use == ResultsBaseline {
 		f.StringVar(&r.Baseline, "baseline", "", "judge the run against the results history HISTORY (a --results-history directory or a postgres:// URL): the same scenario and content hash on machines with the same cores, the newest 14 runs; a regression beyond the scenario's regressions: (default p99 20%, throughput 10%) with Mann-Whitney p < 0.01 on the per-second samples fails the run (exit 1); fewer than 5 such runs: says so, does not fail")
 	}
@@ -54,7 +54,7 @@ func ResultsFlags(f *pflag.FlagSet, r *Results, use ResultsUse) {
 // with warnings (a skipped corrupt entry) printed to warn. The returned
 // func closes them. An unusable store is an error naming the flag (exit 2).
 func (r *Results) Open(ctx context.Context, out *lifecycle.Output, warn io.Writer) (closeAll func(), err error) {
-	var opened []history.Store
+	var opened []results.Store
 	closeAll = func() {
 		for _, s := range opened {
 			_ = s.Close()
@@ -62,18 +62,18 @@ func (r *Results) Open(ctx context.Context, out *lifecycle.Output, warn io.Write
 	}
 	w := func(msg string) { fmt.Fprintf(warn, "warning: results history: %s\n", msg) }
 	if r.Dir != "" || r.DB != "" {
-		st, err := history.Open(ctx, history.Options{Dir: r.Dir, DBURL: r.DB, Warn: w})
+		st, err := results.Open(ctx, results.Options{Dir: r.Dir, DBURL: r.DB, Warn: w})
 		if err != nil {
 			return closeAll, err
 		}
 		opened, out.Results = append(opened, st), st
 	}
 	if r.Baseline != "" {
-		o := history.Options{Dir: r.Baseline, Warn: w}
+		o := results.Options{Dir: r.Baseline, Warn: w}
 		if strings.HasPrefix(r.Baseline, "postgres://") || strings.HasPrefix(r.Baseline, "postgresql://") {
-			o = history.Options{DBURL: r.Baseline, Warn: w}
+			o = results.Options{DBURL: r.Baseline, Warn: w}
 		}
-		st, err := history.Open(ctx, o)
+		st, err := results.Open(ctx, o)
 		if err != nil {
 			return closeAll, fmt.Errorf("--baseline: %w", err)
 		}
@@ -96,9 +96,9 @@ func (r *Results) TrendSource(ctx context.Context, warn io.Writer) (trend.Source
 		}
 	}
 	w := func(msg string) { fmt.Fprintf(warn, "warning: results history: %s\n", msg) }
-	st, err := history.Open(ctx, history.Options{Dir: r.Dir, DBURL: r.DB, Warn: w})
+	st, err := results.Open(ctx, results.Options{Dir: r.Dir, DBURL: r.DB, Warn: w})
 	if err != nil {
 		return nil, func() {}, err
 	}
-	return history.Source(ctx, st), func() { _ = st.Close() }, nil
+	return results.Source(ctx, st), func() { _ = st.Close() }, nil
 }

@@ -2,16 +2,18 @@ package cmdline
 
 import (
 	"fmt"
-	"seckill-harness/lua"
-	"seckill-harness/runner"
-	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/planner"
-	"seckill-harness/scenarios"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"seckill-harness/history"
+	"seckill-harness/lua"
+	"seckill-harness/runner"
+	"seckill-harness/runner/lifecycle"
+	"seckill-harness/runner/planner"
+	"seckill-harness/scenarios"
+	"seckill-harness/sut/pipeline"
 )
 
 // Run are run's flags: the ad-hoc load, the cluster, the system under
@@ -23,33 +25,49 @@ type Run struct {
 	sale     Sale   // --users (into cfg.Users), --stock, --buckets
 	mode     string // --mode, into cfg.Mode
 	shape    string // --shape, into cfg.Shape.Kind
-	out      string
-	history  string
 	luaDir   string
 	adapter  string // --adapter
 	strict   bool   // --strict-preflight
 	service  ServiceFlags
 	scenario string
 	faults   []string
-	progress string
-	metrics  string // --metrics-addr
 	sets     []string
 	path     string
-	pipeline bool
-	pg       string
-	pgKeep   bool
-	drain    time.Duration
+
+	report runReportFlags   // --out, --history, --progress, --metrics-addr
+	pipe   runPipelineFlags // --pipeline, --pg, --pg-keep, --drain
+	split  runSplitFlags    // --generator, --activity, --activity-wait
 
 	// Summary collects the runs' summaries with --json (AddRunJSON); nil without it.
 	Summary *Summary
 	results Results // --results-history, --results-db, --baseline
 
 	wait         Wait
-	generator    string // --generator I/N
-	activity     string
-	activityWait time.Duration
 	localSoldOut time.Duration // --local-soldout TTL
 	child        ServiceChild
+}
+
+// runReportFlags are where a run writes and what it shows as it goes.
+type runReportFlags struct {
+	out      string // --out
+	history  string // --history
+	progress string // --progress
+	metrics  string // --metrics-addr
+}
+
+// runPipelineFlags are the pipeline beside the load and its order store.
+type runPipelineFlags struct {
+	on    bool          // --pipeline
+	pg    string        // --pg
+	keep  bool          // --pg-keep
+	drain time.Duration // --drain
+}
+
+// runSplitFlags are a load split over several harness processes.
+type runSplitFlags struct {
+	generator string        // --generator I/N
+	activity  string        // --activity
+	wait      time.Duration // --activity-wait
 }
 
 // RunFlags registers run's flags on f, in the order --help has always
@@ -64,8 +82,8 @@ func RunFlags(f *pflag.FlagSet) *Run {
 	f.IntVar(&c.Concurrency, "concurrency", 64, "workers: requests on the wire at once")
 	f.StringVar(&o.shape, "shape", "constant", "arrival curve: constant, linear, sine, spike")
 	f.Int64Var(&c.Seed, "seed", 42, "seed of the workload (users, requests, mix)")
-	f.StringVar(&o.out, "out", "out", "directory for report.json, report.html, summary.md, junit.xml, latency.hgrm, latency.hlog and the history")
-	f.StringVar(&o.history, "history", "", "write the operation history as JSONL to this file (relative to --out unless absolute)")
+	f.StringVar(&o.report.out, "out", "out", "directory for report.json, report.html, summary.md, junit.xml, latency.hgrm, latency.hlog and the history")
+	f.StringVar(&o.report.history, "history", "", "write the operation history as JSONL to this file (relative to --out unless absolute)")
 	f.StringVar(&o.luaDir, "lua-dir", "", "directory with reserve.lua, transition.lua, compensate.lua (default: the embedded scripts)")
 	f.IntVar(&c.MaxInFlight, "max-in-flight", c.MaxInFlight, "open loop: operations scheduled but not finished; over it an operation is dropped (and counted)")
 	f.IntVar(&c.MaxOps, "max-ops", 0, "stop after this many operations (0: no cap)")
@@ -76,6 +94,7 @@ func RunFlags(f *pflag.FlagSet) *Run {
 	f.Float64Var(&c.Mix.SameUser, "mix-same-user", c.Mix.SameUser, "share of earlier users sending a new request_id")
 	f.Float64Var(&c.Mix.ForeignRequest, "mix-foreign-request", c.Mix.ForeignRequest, "share of request_ids reused by another user")
 	f.Float64Var(&c.Mix.Release, "mix-release", c.Mix.Release, "share of releases (fence + compensate) of an earlier reservation")
+	f.Float64Var(&c.Mix.Return, "mix-return", c.Mix.Return, "share of users an earlier release released reserving again with a new request_id")
 	f.Float64Var(&c.Shape.Slope, "slope", 0, "linear: ops/s added every second")
 	f.Float64Var(&c.Shape.Amplitude, "amplitude", 0, "sine: amplitude in ops/s")
 	f.DurationVar(&c.Shape.Period, "period", 0, "sine: period")
@@ -88,10 +107,10 @@ func RunFlags(f *pflag.FlagSet) *Run {
 	WaitFlags(f, &o.wait)
 	f.StringVar(&o.scenario, "name", "adhoc", "name of the run in the report")
 	f.StringArrayVar(&o.sets, "set", nil, "with a scenario: override a field, key=value (repeatable), e.g. activity.stock=5000, phases.0.rate=800, seed=7")
-	f.BoolVar(&o.pipeline, "pipeline", false, "run the rest of the reserve path beside the load: send_pending dispatcher, simulated MQ, orders, releases, expiry (default settings; scenarios set them in pipeline:)")
-	f.StringVar(&o.pg, "pg", "", "PostgreSQL for the pipeline's orders: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass, never printed); the run creates its own schema and drops it. Default: a throwaway local PostgreSQL the run starts and removes")
-	f.BoolVar(&o.pgKeep, "pg-keep", false, "with --pg: leave the run's schema (orders, inbox, ledger, stock) in the database for a look with psql; the log names it")
-	f.DurationVar(&o.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may go, after the load, without bringing one more reservation to ORDER_CREATED or RELEASED (the drain ends then, or at 30x this in all)")
+	f.BoolVar(&o.pipe.on, "pipeline", false, "run the rest of the reserve path beside the load: send_pending dispatcher, simulated MQ, orders, releases, expiry (default settings; scenarios set them in pipeline:)")
+	f.StringVar(&o.pipe.pg, "pg", "", "PostgreSQL for the pipeline's orders: postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass, never printed); the run creates its own schema and drops it. Default: a throwaway local PostgreSQL the run starts and removes")
+	f.BoolVar(&o.pipe.keep, "pg-keep", false, "with --pg: leave the run's schema (orders, inbox, ledger, stock) in the database for a look with psql; the log names it")
+	f.DurationVar(&o.pipe.drain, "drain", 10*time.Second, "with --pipeline: how long the stages may go, after the load, without bringing one more reservation to ORDER_CREATED or RELEASED (the drain ends then, or at 30x this in all)")
 	f.DurationVar(&o.localSoldOut, "local-soldout", 0, "TTL of a local sold-out flag in front of the path: SOLD_OUT sets it per bucket, Redis Pub/Sub tells the other service instances, requests are answered LOCAL_SOLD_OUT until it expires (0: none; overrides a scenario's local_soldout)")
 	AdapterFlag(f, &o.adapter)
 	StrictPreflightFlag(f, &o.strict)
@@ -99,12 +118,12 @@ func RunFlags(f *pflag.FlagSet) *Run {
 	ServiceChildFlags(f, &o.child)
 	ServiceFlag(f, &o.service)
 	f.StringVar(&o.path, "path", "", "reserve path to drive: reference (default) or a known-bad variant (negative control; see 'seckill-harness selftest')")
-	f.StringVar(&o.metrics, "metrics-addr", "", "serve live Prometheus metrics on http://127.0.0.1:PORT/metrics while the run goes on (loopback only; e.g. 127.0.0.1:9464)")
-	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (a rewritten line on a terminal, a plain line every 5 s otherwise), tty, plain, off")
+	f.StringVar(&o.report.metrics, "metrics-addr", "", "serve live Prometheus metrics on http://127.0.0.1:PORT/metrics while the run goes on (loopback only; e.g. 127.0.0.1:9464)")
+	f.StringVar(&o.report.progress, "progress", "auto", "live progress on stderr: auto (a rewritten line on a terminal, a plain line every 5 s otherwise), tty, plain, off")
 	f.StringArrayVar(&o.faults, "fault", nil, "inject a fault: KIND:key=value,... with at= (offset) and for= (duration); repeatable; see 'seckill-harness faults'")
-	f.StringVar(&o.generator, "generator", "", "I/N: be load generator I of N harness processes against one --cluster redis://… and one --activity; generator I uses the users and request ids ≡ I mod N (--users is the total; --rate, --concurrency, --max-ops are this generator's). Writes --history (default history.jsonl) and generator.json for 'seckill-harness verify'")
-	f.StringVar(&o.activity, "activity", "", "activity id to run on (required with --generator I/N, N > 1; the same on every generator): generator 0 sets it up, the others join it; nobody tears it down (see 'seckill-harness verify')")
-	f.DurationVar(&o.activityWait, "activity-wait", 2*time.Minute, "generators 1..N-1: how long to wait for generator 0 to set the --activity up")
+	f.StringVar(&o.split.generator, "generator", "", "I/N: be load generator I of N harness processes against one --cluster redis://… and one --activity; generator I uses the users and request ids ≡ I mod N (--users is the total; --rate, --concurrency, --max-ops are this generator's). Writes --history (default history.jsonl) and generator.json for 'seckill-harness verify'")
+	f.StringVar(&o.split.activity, "activity", "", "activity id to run on (required with --generator I/N, N > 1; the same on every generator): generator 0 sets it up, the others join it; nobody tears it down (see 'seckill-harness verify')")
+	f.DurationVar(&o.split.wait, "activity-wait", 2*time.Minute, "generators 1..N-1: how long to wait for generator 0 to set the --activity up")
 	return o
 }
 
@@ -138,7 +157,7 @@ func (o *Run) Scenario(cmd *cobra.Command, args []string) (*scenarios.Scenario, 
 	if err := o.parseGenerator(); err != nil {
 		return nil, err
 	}
-	if err := lifecycle.CheckProgressMode(o.progress); err != nil {
+	if err := lifecycle.CheckProgressMode(o.report.progress); err != nil {
 		return nil, err
 	}
 	return o.scenarioOf(cmd, args)
@@ -147,18 +166,18 @@ func (o *Run) Scenario(cmd *cobra.Command, args []string) (*scenarios.Scenario, 
 // parseGenerator reads --generator into the load config and checks the
 // flags that go with it.
 func (o *Run) parseGenerator() error {
-	if o.generator != "" {
-		g, err := runner.ParseGenerator(o.generator)
+	if o.split.generator != "" {
+		g, err := history.ParseGenerator(o.split.generator)
 		if err != nil {
 			return fmt.Errorf("--generator: %w", err)
 		}
 		o.cfg.Generator = g
 	}
-	if o.cfg.Generator.Split() && o.activity == "" {
+	if o.cfg.Generator.Split() && o.split.activity == "" {
 		return fmt.Errorf("--generator %s needs --activity NAME: every generator must drive the same activity (pick a new name per split load)", o.cfg.Generator)
 	}
-	if o.activity != "" {
-		if err := lua.ValidateID("activity_id", o.activity); err != nil {
+	if o.split.activity != "" {
+		if err := lua.ValidateID("activity_id", o.split.activity); err != nil {
 			return fmt.Errorf("--activity: %w", err)
 		}
 	}
@@ -172,17 +191,17 @@ func (o *Run) parseGenerator() error {
 func (o *Run) scenarioOf(cmd *cobra.Command, args []string) (*scenarios.Scenario, error) {
 	f := o.sale.Flags(cmd, o.cluster)
 	f.Name, f.Load = o.scenario, o.cfg
-	if o.pipeline {
+	if o.pipe.on {
 		cfg := pipeline.DefaultConfig()
 		cfg.Seed = o.cfg.Seed
-		f.Pipeline, f.Drain = &cfg, o.drain
+		f.Pipeline, f.Drain = &cfg, o.pipe.drain
 	}
 	var seed *int64
 	if cmd.Flags().Changed("seed") {
 		seed = &o.cfg.Seed
 	}
 	s, err := planner.ForRun(cmd.Context(), args, f, o.sets, seed)
-	if err == nil && s.IsSuite() && o.activity != "" {
+	if err == nil && s.IsSuite() && o.split.activity != "" {
 		err = fmt.Errorf("%s is a suite: --activity and --generator take one scenario (a member), not a suite", s.Name)
 	}
 	return s, err
@@ -193,12 +212,12 @@ func (o *Run) inputs(cmd *cobra.Command) planner.Inputs {
 	return planner.Inputs{Cluster: o.cluster, Given: cmd.Flags().Changed, LuaDir: o.luaDir,
 		Overrides: o.wait.Over(planner.Overrides{Faults: o.faults, Path: o.path, Adapter: o.adapter, StrictPreflight: o.strict, LocalSoldOut: o.localSoldOut,
 			Service: o.service.URL, ServiceMapping: o.service.Mapping, ServiceCmd: o.child.Cmd, ServiceReady: o.child.Ready}),
-		Generator: o.cfg.Generator, ActivityID: o.activity, ActivityWait: o.activityWait, PostgresURL: o.pg, PostgresKeep: o.pgKeep}
+		Generator: o.cfg.Generator, ActivityID: o.split.activity, ActivityWait: o.split.wait, PostgresURL: o.pipe.pg, PostgresKeep: o.pipe.keep}
 }
 
 // output is where a run writes, from the run flags.
 func (o *Run) output(cmd *cobra.Command) lifecycle.Output {
-	out := lifecycle.Output{Dir: o.out, History: o.history, Progress: o.progress, ErrOut: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), Logger: Logger(cmd), MetricsAddr: o.metrics}
+	out := lifecycle.Output{Dir: o.report.out, History: o.report.history, Progress: o.report.progress, ErrOut: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), Logger: Logger(cmd), MetricsAddr: o.report.metrics}
 	if o.Summary != nil {
 		out.Log, out.OnOutcome = cmd.ErrOrStderr(), o.Summary.OnOutcome
 	}

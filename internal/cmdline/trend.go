@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"seckill-harness/runner/trend"
+	"seckill-harness/reports/trend"
 )
 
 // Trend are trend's flags: the source of the series (--series FILE, or

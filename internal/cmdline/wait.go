@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"seckill-harness/runner/planner"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // Wait are --wait-replicas and --wait-timeout (run, compare): the reserve

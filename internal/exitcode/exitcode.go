@@ -4,7 +4,10 @@
 // error to its exit code; every other error is a harness or usage error.
 package exitcode
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // The exit codes. They are a contract: never renumber.
 const (
@@ -15,27 +18,44 @@ const (
 	// HarnessError: bad input, an unreachable cluster, a missing binary,
 	// an interrupted run: the run could not be judged.
 	HarnessError = 2
-	// Inconclusive: the only failures were inconclusive assertions: latency
-	// or throughput ones the stand could not sustain, or a fault that
-	// missed the system under test (its target served none of the
-	// system's Redis traffic); no invariant failed (ErrInconclusive).
+	// Inconclusive: no check failed, but the run could not show a pass:
+	// its only shortfalls are inconclusive assertions, each for one of
+	// InconclusiveReasons (ErrInconclusive). Invariants are never
+	// inconclusive.
 	Inconclusive = 3
 )
+
+// InconclusiveReasons are what makes an assertion inconclusive, and so a
+// run whose only shortfalls they are exit 3, in the words Meaning,
+// ErrInconclusive, the CLI's help and the docs use: a latency or
+// throughput assertion failed in seconds where the machine starved the
+// load generator (the lifecycle's InconclusiveRule), or a fault aimed
+// where the system under test keeps its sale acted on masters that served
+// none of its Redis traffic (MissedRule). A new cause of an inconclusive
+// assertion adds its reason here; a test holds the docs to this list.
+var InconclusiveReasons = []string{
+	"the stand could not sustain the plan",
+	"a fault missed the system under test",
+}
+
+// inconclusive is code 3's meaning: "inconclusive: no check failed, but
+// <reason>, or <reason>".
+var inconclusive = "inconclusive: no check failed, but " + strings.Join(InconclusiveReasons, ", or ")
 
 // ErrChecksFailed is returned by a command whose run completed but whose
 // checks failed: exit 1, not 2.
 var ErrChecksFailed = errors.New("checks failed")
 
 // ErrInconclusive is returned by a command whose run completed with no
-// failed check but inconclusive latency or throughput assertions: exit 3.
-var ErrInconclusive = errors.New("inconclusive: the stand could not sustain the plan")
+// failed check but inconclusive assertions (InconclusiveReasons): exit 3.
+var ErrInconclusive = errors.New(inconclusive)
 
 // meanings are the codes as run --json and catalogue --json state them.
 var meanings = map[int]string{
 	Pass:         "every check passed",
 	CheckFailed:  "a check or assertion failed",
 	HarnessError: "harness or usage error: the run could not be judged",
-	Inconclusive: "inconclusive: the stand could not sustain the plan",
+	Inconclusive: inconclusive,
 }
 
 // verdicts are the codes as a one-word verdict.

@@ -2,7 +2,8 @@
 // files and from leaking into its messages.
 //
 // A path written inside a file (a scenario's adapter: and
-// service.mapping:, a suite's members, an adapter file's script:) is
+// service.mapping:, a suite's members, an adapter file's script:, a
+// generator.json's history) is
 // resolved against that file's directory and must stay inside it, or
 // inside the directory the user names with --files-root (SetRoot); a
 // symlink that leads out is refused, and so is anything but a regular
@@ -22,6 +23,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"seckill-harness/internal/boundedread"
 )
 
 // Flag is the command-line flag that names the root (SetRoot).
@@ -140,19 +143,6 @@ func Cause(err error) error {
 }
 
 // Kind names the kind of a file that is not a regular one: "a directory",
-// "a named pipe", ….
-func Kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "mode " + m.String()
-}
+// "a named pipe", …; it is boundedread.Kind, the one classifier of paths
+// the harness refuses to read.
+func Kind(m fs.FileMode) string { return boundedread.Kind(m) }

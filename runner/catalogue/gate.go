@@ -13,7 +13,7 @@ import (
 
 	"seckill-harness/internal/exitcode"
 	"seckill-harness/reports"
-	"seckill-harness/runner/history"
+	"seckill-harness/reports/results"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
 )
@@ -31,7 +31,7 @@ type Settings struct {
 	Level  slog.Level // the runs' log records at this level and above go to catalogue.log
 	// Results, when set, is the results history every run (and suite)
 	// appends its record to (--results-history, --results-db).
-	Results history.Store
+	Results results.Store
 }
 
 // RunGate runs the catalogue as the command does: it checks the settings
@@ -80,7 +80,7 @@ func RunGate(ctx context.Context, stdout, stderr io.Writer, st Settings) error {
 // (planner.BuildSuite with in, then lifecycle.Suite.Run), with progress
 // off and its output and its log records at level and above into log;
 // with results (nil: none) each run appends its record there.
-func ScenarioRunner(in planner.Inputs, log io.Writer, level slog.Level, results history.Store) Runner {
+func ScenarioRunner(in planner.Inputs, log io.Writer, level slog.Level, results results.Store) Runner {
 	return func(ctx context.Context, name, dir string, done func(Run)) error {
 		s, err := planner.Resolve(ctx, name, nil, nil)
 		if err != nil {

@@ -17,9 +17,10 @@ const (
 	// ExpectedFail: the run passed because every failure it declared
 	// (assertions.expect_fail) came with at least its minimum count.
 	ExpectedFail Outcome = "expected-fail"
-	// Inconclusive: the stand could not sustain the plan; the only failed
-	// checks are latency/throughput SLOs judged inconclusive
-	// (reports.Report.IsInconclusive; the run exits 3).
+	// Inconclusive: no check failed, but the run could not show a pass:
+	// its only shortfalls are inconclusive assertions (the stand could not
+	// sustain the plan, or a fault missed the system under test:
+	// reports.Report.IsInconclusive; the run exits 3).
 	Inconclusive Outcome = "inconclusive"
 	// Fail: a check failed that the scenario does not expect to fail, or
 	// an expected failure came with fewer than its minimum.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // Axis is what a compare varies between its runs: a name and its values,

@@ -108,3 +108,21 @@ func TestCapacityStepBoundBy(t *testing.T) {
 		t.Fatalf("held step: held %v, stand_bound %v, bound_by %q", s.Held, s.StandBound, s.BoundBy)
 	}
 }
+
+// The report's capacity section carries each step's bound as compare.json's
+// steps do: a stand-bound step and a step the system broke keep their
+// stand_bound and bound_by.
+func TestCapacityReportStepsSayWhatBoundThem(t *testing.T) {
+	stand, system := judged(stepReport(true, 40, 2), 0.3), judged(stepReport(false, 0, 30), 0.97)
+	if !stand.StandBound || system.StandBound || system.BoundBy == "" {
+		t.Fatalf("fixtures: stand %v %q, system %v %q", stand.StandBound, stand.BoundBy, system.StandBound, system.BoundBy)
+	}
+	system.Rate = 2000
+	sr := &SearchResult[Step]{Steps: []SearchStep[Step]{{Step: system}, {Step: stand}}}
+	cr := capacityResultOf(sr, CapacityOptions{SloP99: 10 * time.Millisecond, StepDuration: 4 * time.Second})
+	for i, want := range []Step{stand, system} {
+		if got := cr.Steps[i]; got.RateOpsPerS != want.Rate || got.StandBound != want.StandBound || got.BoundBy != want.BoundBy {
+			t.Errorf("capacity step %d: rate %.0f stand_bound %v bound_by %q, want %.0f %v %q", i, got.RateOpsPerS, got.StandBound, got.BoundBy, want.Rate, want.StandBound, want.BoundBy)
+		}
+	}
+}

@@ -160,7 +160,7 @@ func searchCapacity(ctx context.Context, log io.Writer, p *lifecycle.Plan, co Ca
 		defer st.Close()
 		s.stand = st
 	}
-	s.id = p.ActivityID
+	s.id = p.Activity.ID
 	if s.id == "" {
 		s.id = "capacity"
 		if !s.stand.Cluster.Owned() {
@@ -180,7 +180,7 @@ func (s *searcher) probe(ctx context.Context, rate float64, ph SearchPhase) (boo
 	cfg.Mode, cfg.Shape, cfg.Duration, cfg.MaxOps = runner.ModeOpen, runner.Shape{Kind: "constant", Rate: rate}, co.StepDuration, 0
 	q.Stock, cfg.Users = pathSizing(s.path, p.Stock, p.Buckets, cfg.Users, scenarioDemand(p), rate*co.StepDuration.Seconds())
 	q.Phases = []runner.Phase{{Name: fmt.Sprintf("%.0f ops/s", rate), Config: cfg}}
-	q.Faults, q.FaultNames, q.Evaluate, q.Stand, q.ActivityID = nil, nil, nil, s.stand, s.id
+	q.Faults, q.FaultNames, q.Judging.Evaluate, q.Stand, q.Activity.ID = nil, nil, nil, s.stand, s.id
 	q.Name = fmt.Sprintf("%s capacity step %d (%s, %.0f ops/s)", p.Name, s.n, ph, rate)
 	cpu := &loadCPU{}
 	q.OnLoad = cpu.onLoad

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"seckill-harness/reports"
-	"seckill-harness/runner/history"
+	"seckill-harness/reports/results"
 	"seckill-harness/runner/lifecycle"
 )
 
@@ -54,7 +54,7 @@ func Capacity(ctx context.Context, log io.Writer, p *lifecycle.Plan, co Capacity
 		return false, err
 	}
 	fmt.Fprintf(log, "capacity: %s\n", strings.Join(files, ", "))
-	_ = history.AppendReport(ctx, out.Results, sum, history.KindCapacity, out.Dir, out.ErrOut)
+	_ = results.AppendReport(ctx, out.Results, sum, results.KindCapacity, out.Dir, out.ErrOut)
 	return sr.Held > 0, nil
 }
 
@@ -130,7 +130,7 @@ func capacityResultOf(sr *SearchResult[Step], co CapacityOptions) *reports.Capac
 		s := ss.Step
 		cr.Steps = append(cr.Steps, reports.CapacityStep{RateOpsPerS: s.Rate, ThroughputOpsPerS: s.ThroughputOpsPerS,
 			DurationS: co.StepDuration.Seconds(), Ops: s.ops, Errors: s.errors, Dropped: s.Dropped,
-			LatencyMs: s.latency, Passed: s.Held, Phase: string(ss.Phase)})
+			LatencyMs: s.latency, Passed: s.Held, Phase: string(ss.Phase), StandBound: s.StandBound, BoundBy: s.BoundBy})
 	}
 	sort.SliceStable(cr.Steps, func(i, j int) bool { return cr.Steps[i].RateOpsPerS < cr.Steps[j].RateOpsPerS })
 	return cr

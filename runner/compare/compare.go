@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"seckill-harness/reports"
-	"seckill-harness/runner/history"
+	"seckill-harness/reports/results"
 	"seckill-harness/runner/lifecycle"
 )
 
@@ -239,7 +239,7 @@ func (w written) write(ctx context.Context, log io.Writer, rows []Row, out lifec
 		return false, err
 	}
 	fmt.Fprintf(log, "compare: %s\n", strings.Join(files, ", "))
-	_ = history.AppendReport(ctx, out.Results, w.sum, history.KindCompare, dir, out.ErrOut)
+	_ = results.AppendReport(ctx, out.Results, w.sum, results.KindCompare, dir, out.ErrOut)
 	return passed, nil
 }
 

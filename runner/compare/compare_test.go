@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
 )
 
 // The compare defaults include the 32-bucket split a pre-sale test must
@@ -185,17 +186,17 @@ func TestParseVariants(t *testing.T) {
 // The refused window spans the first to the last NOREPLICAS answer; other
 // errors do not count; the table says "no WAIT" for a variant without it.
 func TestVariantRowRefusals(t *testing.T) {
-	h := &runner.History{Ops: []runner.Op{
-		{Outcome: runner.OutcomeError, ErrClass: runner.ErrNoReplicas, End: 2500 * time.Millisecond},
-		{Outcome: runner.OutcomeError, ErrClass: runner.ErrConnect, End: 9 * time.Second},
-		{Outcome: runner.OutcomeError, ErrClass: runner.ErrNoReplicas, End: 4 * time.Second},
-		{Outcome: runner.Outcome(0), End: 5 * time.Second},
+	h := &history.History{Ops: []history.Op{
+		{Outcome: history.OutcomeError, ErrClass: history.ErrNoReplicas, End: 2500 * time.Millisecond},
+		{Outcome: history.OutcomeError, ErrClass: history.ErrConnect, End: 9 * time.Second},
+		{Outcome: history.OutcomeError, ErrClass: history.ErrNoReplicas, End: 4 * time.Second},
+		{Outcome: history.Outcome(0), End: 5 * time.Second},
 	}}
-	n, from, to := refusals(h, runner.ErrNoReplicas)
+	n, from, to := refusals(h, history.ErrNoReplicas)
 	if n != 2 || from != 2.5 || to != 4 {
 		t.Fatalf("refusals %d from %.2f to %.2f, want 2 from 2.50 to 4.00", n, from, to)
 	}
-	if n, from, to := refusals(&runner.History{}, runner.ErrNoReplicas); n != 0 || from != -1 || to != -1 {
+	if n, from, to := refusals(&history.History{}, history.ErrNoReplicas); n != 0 || from != -1 || to != -1 {
 		t.Fatalf("no refusal: %d %.2f %.2f", n, from, to)
 	}
 	cells := variantView.table.cells(Row{Variant: "min-replicas", Run: &Run{NoReplicas: 2, RefusedFromS: 2.5, RefusedToS: 4, Passed: true}})

@@ -3,9 +3,10 @@ package compare
 import (
 	"path/filepath"
 
+	"seckill-harness/checks"
+	"seckill-harness/history"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
 	"seckill-harness/runner/lifecycle"
 )
 
@@ -98,7 +99,7 @@ func runRow(v Value, q *lifecycle.Plan, res *lifecycle.Result, dir string, cpu *
 	if w := rep.Wait; w != nil {
 		r.LostConfirmed, r.WaitP99Ms = &w.LostConfirmed, &w.LatencyMs.P99
 	}
-	r.NoReplicas, r.RefusedFromS, r.RefusedToS = refusals(res.Result.History, runner.ErrNoReplicas)
+	r.NoReplicas, r.RefusedFromS, r.RefusedToS = refusals(res.Result.History, history.ErrNoReplicas)
 	return r
 }
 
@@ -137,10 +138,10 @@ func (r *Run) sellOut(so runner.SellOut) {
 // refusals counts the operations that ended refused with class c and the
 // first and last time (seconds into the load) one was answered; -1, -1
 // when none was.
-func refusals(h *runner.History, c runner.ErrClass) (n int64, fromS, toS float64) {
+func refusals(h *history.History, c history.ErrClass) (n int64, fromS, toS float64) {
 	fromS, toS = -1, -1
 	for _, o := range h.All() {
-		if o.Outcome != runner.OutcomeError || o.ErrClass != c {
+		if o.Outcome != history.OutcomeError || o.ErrClass != c {
 			continue
 		}
 		n++

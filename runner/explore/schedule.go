@@ -8,9 +8,9 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"seckill-harness/checks"
 	"seckill-harness/faults"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
 	"seckill-harness/runner/planner"
 	"seckill-harness/scenarios"
 )

@@ -12,7 +12,7 @@ import (
 
 	"seckill-harness/internal/exitcode"
 	"seckill-harness/reports"
-	"seckill-harness/runner/history"
+	"seckill-harness/reports/results"
 )
 
 // write writes summary.json, summary.txt and junit.xml to dir.
@@ -113,12 +113,12 @@ func (s *Summary) WriteJUnit(w io.Writer) error {
 
 // Record is the exploration's results-history record: its schedules run,
 // findings and wall time; exit 1 with a finding.
-func (s *Summary) Record(out string) history.Record {
+func (s *Summary) Record(out string) results.Record {
 	exit := exitcode.Pass
 	if len(s.Findings) > 0 {
 		exit = exitcode.CheckFailed
 	}
-	r := history.Summary(history.KindExplore, "explore", s.StartedAt, exit,
+	r := results.Summary(results.KindExplore, "explore", s.StartedAt, exit,
 		map[string]float64{"runs": float64(len(s.Runs)), "findings": float64(len(s.Findings)), "wall_s": s.Seconds})
 	r.Run = out
 	return r

@@ -23,10 +23,10 @@ import (
 // judgeMissed turns into the run's inconclusive verdict. rep.Aim says how
 // the run's hot-* targets are chosen. began is the load's start.
 func (x *execution) aimFaults(rep *reports.Report, began time.Time) {
-	if x.tl == nil || x.tl.Env == nil {
+	if x.fault.tl == nil || x.fault.tl.Env == nil {
 		return
 	}
-	env := x.tl.Env
+	env := x.fault.tl.Env
 	chosen := env.ChosenBy()
 	if len(x.plan.Faults) > 0 {
 		rep.Aim = &reports.Aim{ChosenBy: chosen, Slots: env.HotSlots}
@@ -48,7 +48,7 @@ func (x *execution) aimFaults(rep *reports.Report, began time.Time) {
 			from = began
 		}
 		fa.WindowS = math.Round(at.Sub(from).Seconds()*1000) / 1000
-		fa.ByMaster = x.servers.Served(from, at)
+		fa.ByMaster = x.obs.servers.Served(from, at)
 		for a, n := range fa.ByMaster {
 			fa.Commands += n
 			for _, m := range masters {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"seckill-harness/internal/clustertest"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +17,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seckill-harness/compose"
+	"seckill-harness/internal/clustertest"
 	"seckill-harness/internal/exitcode"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/adapter"
-	"seckill-harness/runner/httpsut"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
+	"seckill-harness/sut/adapter"
+	"seckill-harness/sut/httpsut"
 )
 
 // skuShop is the access service of the aim tests, written here and not
@@ -199,7 +199,7 @@ func TestFaultsAimAtTheServiceSale(t *testing.T) {
 	cfg.Mix = runner.Mix{}
 	plan := func(name, owner string) *Plan {
 		return &Plan{Name: "aim-" + name, Stand: st, Cluster: ClusterSpec{Masters: 3, Replicas: 1}, Stock: 100000, Buckets: 1,
-			ActivityID: activityAway(t, st.Cluster, owner, "aim-"+name), Phases: []runner.Phase{{Name: "load", Config: cfg}}}
+			Activity: ActivityPlan{ID: activityAway(t, st.Cluster, owner, "aim-"+name)}, Phases: []runner.Phase{{Name: "load", Config: cfg}}}
 	}
 
 	// The reference path and the reference contract as an adapter file aim
@@ -222,8 +222,8 @@ func TestFaultsAimAtTheServiceSale(t *testing.T) {
 	for _, c := range []struct {
 		p        *Plan
 		chosenBy string
-	}{{ref, "reference contract keys"}, {viaFile, "adapter hash_tag {a:" + viaFile.ActivityID + ":s:sku1:v:1:b:0}"}} {
-		hot := masterOfSlot(t, st.Cluster, compose.KeySlot(lua.NewActivity(c.p.ActivityID, "sku1", 1, 1, time.Hour).Scope(0).StockKey()))
+	}{{ref, "reference contract keys"}, {viaFile, "adapter hash_tag {a:" + viaFile.Activity.ID + ":s:sku1:v:1:b:0}"}} {
+		hot := masterOfSlot(t, st.Cluster, compose.KeySlot(lua.NewActivity(c.p.Activity.ID, "sku1", 1, 1, time.Hour).Scope(0).StockKey()))
 		oc, err := Execute(ctx, c.p, Output{Dir: t.TempDir()})
 		if err != nil {
 			t.Fatalf("%s: %v", c.p.Name, err)

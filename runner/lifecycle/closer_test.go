@@ -10,7 +10,7 @@ import (
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // closingSystem is the reference path with a Close (io.Closer), as a

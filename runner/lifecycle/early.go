@@ -19,7 +19,7 @@ import (
 // the run starts (--service-cmd) is waited for by its readiness probe.
 func (x *execution) reachService(ctx context.Context) error {
 	sut := x.plan.SystemUnderTest
-	if sut == nil || sut.Kind != "service" || sut.URL == "" || x.plan.ServiceCmd != "" {
+	if sut == nil || sut.Kind != "service" || sut.URL == "" || x.plan.Service.Cmd != "" {
 		return nil
 	}
 	u, err := url.Parse(sut.URL)

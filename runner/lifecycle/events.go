@@ -5,11 +5,11 @@ import (
 	"slices"
 	"strings"
 
+	"seckill-harness/checks"
 	"seckill-harness/faults"
+	"seckill-harness/history"
 	"seckill-harness/reports"
-	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/servers"
+	"seckill-harness/samplers/servers"
 )
 
 // eventLeadS is how long before an event a check's violation may still be
@@ -41,11 +41,11 @@ func (x *execution) events(rep *reports.Report) {
 	})
 	rep.UnplannedEvents, rep.AttributedEvents = servers.Attribute(evs, faultCauses(x.plan.Faults, x.plan.FaultNames), interval)
 	for i := range rep.UnplannedEvents {
-		rep.UnplannedEvents[i].Tolerated = slices.Contains(x.plan.TolerateEvents, rep.UnplannedEvents[i].What)
+		rep.UnplannedEvents[i].Tolerated = slices.Contains(x.plan.Judging.TolerateEvents, rep.UnplannedEvents[i].What)
 	}
-	var h *runner.History
-	if x.res != nil {
-		h = x.res.History
+	var h *history.History
+	if x.load.res != nil {
+		h = x.load.res.History
 	}
 	annotateChecks(rep, h)
 }
@@ -132,7 +132,7 @@ func faultCauses(planned []*faults.Planned, names []string) []servers.Cause {
 // appends a sentence naming them to its detail. A check's violations span
 // what its evidence dates (checks.ViolationSpan); without a date, the
 // whole load.
-func annotateChecks(rep *reports.Report, h *runner.History) {
+func annotateChecks(rep *reports.Report, h *history.History) {
 	for i := range rep.Invariants {
 		inv := &rep.Invariants[i]
 		if inv.Status != reports.StatusFail {

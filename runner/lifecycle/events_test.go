@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"seckill-harness/checks"
 	"seckill-harness/reports"
-	"seckill-harness/runner/checks"
 )
 
 // A failing check names the unplanned events and planned faults near its

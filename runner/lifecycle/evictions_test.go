@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
 )
 
 // K2 through the whole run: with the hot master's memory full and an

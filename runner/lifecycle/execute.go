@@ -10,70 +10,43 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/host"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/servicechild"
-	"seckill-harness/runner/sut"
-	"seckill-harness/scenarios"
-	"seckill-harness/servers"
+	"seckill-harness/sut"
+	"seckill-harness/sut/pipeline"
 )
 
-// execution is the state of one Execute, passed from step to step.
+// execution is the state of one Execute, passed from step to step. It
+// holds what several steps share; the state of one concern is a struct of
+// its own (state.go), written by the step that owns it and read by the
+// later ones.
 type execution struct {
-	plan    *Plan
-	out     Output
-	scripts *lua.Scripts
-	act     *lua.Activity
-	stand   *Stand
-	owned   bool // the stand was opened here (and is closed here)
-	gi      *GenInfo
-	store   *lua.Store // the reference scripts on the stand, keyed by the run's secret (ids, the pipeline)
-	sale    sut.Sale
-	sys     sut.System // the system under test, with its wrappers (WAIT, local sold-out flag)
-	tl      *faults.Timeline
-	pl      *pipeline.Pipeline
-	orders  *pipeline.Orders // the pipeline's PostgreSQL order store
-	// orderServer says which PostgreSQL holds the orders (report.json
-	// pipeline.order_db.server): "local throwaway postgres://…", "docker
-	// container <id> (<image>)", "existing postgres://…" (never credentials).
-	orderServer string
-	cleanup     []func()          // run in reverse order on the way out
-	flag        *sut.LocalSoldOut // the path's local sold-out flag; nil: none
-	pre         *sut.Preflight    // what the system's pre-flight found; nil: it has none
+	plan     *Plan
+	out      Output
+	cleanup  []func()     // run in reverse order on the way out
+	madeDirs []string     // the output directories prepare made (missingDirs), deepest first
+	scripts  *lua.Scripts // prepare: the path's scripts
+	act      *lua.Activity
+	gi       *GenInfo // a split load's generator (joinActivity); nil: none
+	stand    *Stand
 
-	lag          []compose.ReplicationSample // replication lag, sampled beside the load
-	watchdog     *lua.Watchdog
-	busyErr      error // a script still running on a node after the load
-	stopTimeline context.CancelFunc
-	healed       bool
-	healErr      error
+	sut     sutState      // set up the system under test
+	fault   faultState    // start the faults … heal
+	pipe    pipelineState // start the faults and the pipeline … drain
+	service serviceState  // start the service
+	obs     observers     // observe the servers
+	load    loadState     // drive the load
+	settled settleState   // heal
+	judged  checkState    // check
 
-	res         *runner.Result
-	runErr      error
-	interrupted string                // why the load stopped early ("" = it ran to its end)
-	checkErr    error                 // the final state could not be read back
-	evicted     *checks.EvictionFacts // the nodes' evictions over the run (K2)
-	healthErr   error
-	ev          *pipeline.Evidence
-	poolReport  *reports.Pool
-	chk         *checks.CheckReport
-	outcome     *Result          // the run's result, once assembled
-	warm        *reports.WarmUp  // what warmUp readied before t=0
-	servers     *servers.Sampler // the nodes' view, sampled beside the load
-	host        *host.Sampler    // the machine's and the harness's view, sampled beside the load
-	live        *metrics.Live    // --metrics-addr's server; nil: none
-
-	madeDirs []string            // the output directories prepare made (missingDirs), deepest first
-	svc      *servicechild.Child // the service under test started as a child; nil: none
-	svcConns *connSampler        // its connections, sorted (service_behind_proxies)
-	pgURL    string              // the orders' database with the run's schema, for the service child
+	warm    *reports.WarmUp // what warmUp readied before t=0
+	outcome *Result         // the run's result, once assembled
 }
 
 // Execute runs a plan from start to finish (see the package doc for the
@@ -97,9 +70,9 @@ func Execute(ctx context.Context, p *Plan, out Output) (*Result, error) {
 	if out.OnOutcome != nil {
 		out.OnOutcome(out.Dir, x.outcome)
 	}
-	if x.checkErr != nil {
+	if x.judged.err != nil {
 		// The partial report is written; the run itself could not be judged.
-		return x.outcome, x.checkErr
+		return x.outcome, x.judged.err
 	}
 	return x.outcome, nil
 }
@@ -129,8 +102,8 @@ func (x *execution) steps(after *afterLoad) []step {
 		{"heal", func(context.Context) error {
 			ctx := after.begin()
 			x.heal()
-			x.busyErr = x.watchdog.EnsureNotBusy(ctx)
-			x.healthErr = settle(ctx, x.out.logger(), x.stand, len(x.plan.Faults) > 0)
+			x.settled.busyErr = x.sut.watchdog.EnsureNotBusy(ctx)
+			x.settled.healthErr = settle(ctx, x.out.logger(), x.stand, len(x.plan.Faults) > 0)
 			return nil
 		}},
 		{"drain", func(ctx context.Context) error { x.drain(ctx, after); return nil }},
@@ -177,20 +150,20 @@ func (x *execution) prepare(ctx context.Context) error {
 			return err
 		}
 	}
-	scripts, err := LoadScripts(p.LuaDir)
+	scripts, err := LoadScripts(p.Lua.Dir)
 	if err != nil {
 		return err
 	}
 	x.scripts = scripts
-	if p.PostgresURL != "" && p.Pipeline == nil {
+	if p.Postgres.URL != "" && p.Pipeline == nil {
 		return errors.New("--pg holds the pipeline's orders, and this run has no pipeline: add --pipeline (or run a scenario with a pipeline: section)")
 	}
-	if p.PostgresKeep && p.PostgresURL == "" {
+	if p.Postgres.Keep && p.Postgres.URL == "" {
 		return errors.New("--pg-keep leaves the run's schema in an existing database: add --pg postgres://user@host:port/db (the throwaway local PostgreSQL is removed with its files)")
 	}
 	if p.Generator.Split() {
 		switch {
-		case p.ActivityID == "" || !p.SharedActivity:
+		case p.Activity.ID == "" || !p.Activity.Shared:
 			return fmt.Errorf("--generator %s needs --activity NAME", p.Generator)
 		case p.Stand == nil && !p.Cluster.Shared():
 			return fmt.Errorf("--generator %s needs a cluster every generator reaches: --cluster redis://host:port[,host:port…] (a %s cluster would be this process's own)", p.Generator, p.Cluster.Spec)
@@ -201,13 +174,13 @@ func (x *execution) prepare(ctx context.Context) error {
 	for i := range p.Phases {
 		p.Phases[i].Config.Generator = p.Generator
 	}
-	if p.SharedActivity && x.out.History == "" {
+	if p.Activity.Shared && x.out.History == "" {
 		x.out.History = "history.jsonl" // 'verify' reads it back
 	}
 	if err := p.Phases[0].Config.Validate(); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
-	if err := scenarios.CheckLoad(p.Phases); err != nil {
+	if err := runner.CheckLoad(p.Phases); err != nil {
 		return fmt.Errorf("invalid load: %w", err)
 	}
 	if err := p.Wait.Validate(); err != nil {
@@ -217,7 +190,7 @@ func (x *execution) prepare(ctx context.Context) error {
 	if window <= 0 {
 		window = p.Duration() + time.Hour
 	}
-	id := p.ActivityID
+	id := p.Activity.ID
 	if id == "" {
 		id = fmt.Sprintf("run%d", time.Now().UnixMilli())
 	}
@@ -246,12 +219,12 @@ func (x *execution) openStand(ctx context.Context) error {
 	}
 	spec := x.plan.Cluster
 	spec.ReplicationProxies = spec.ReplicationProxies || faults.NeedReplicationProxies(x.plan.Faults)
-	spec.ServiceRouting = x.plan.ServiceCmd != ""
+	spec.ServiceRouting = x.plan.Service.Cmd != ""
 	st, err := OpenStand(ctx, x.out.logger(), spec, x.plan.MaxConcurrency(), len(x.plan.Faults) > 0)
 	if err != nil {
 		return err
 	}
-	x.stand, x.owned = st, true
+	x.stand = st
 	x.cleanup = append(x.cleanup, st.Close)
 	return nil
 }
@@ -283,7 +256,7 @@ func (x *execution) guard(ctx context.Context) error {
 		return err
 	}
 	s.LocalSoldOut = x.plan.LocalSoldOut.TTL > 0
-	s.Service = x.plan.ServiceCmd != ""
+	s.Service = x.plan.Service.Cmd != ""
 	var errs []error
 	for _, p := range x.plan.Faults {
 		errs = append(errs, faults.Available(p, s))
@@ -298,15 +271,15 @@ func (x *execution) setUp(ctx context.Context) error {
 	if secret == nil {
 		secret = SecretFor(first.Seed)
 	}
-	x.store = lua.NewStore(rdb, x.scripts, secret)
+	x.sut.store = lua.NewStore(rdb, x.scripts, secret)
 	// A script that runs too long (a team's loop) is killed, and no node is
 	// left answering BUSY when the harness exits.
-	x.watchdog = lua.NewWatchdog(x.stand.Cluster, p.ScriptLimit)
-	x.store.SetWatchdog(x.watchdog)
-	x.sys = sut.NewReference(x.store)
+	x.sut.watchdog = lua.NewWatchdog(x.stand.Cluster, p.Lua.ScriptLimit)
+	x.sut.store.SetWatchdog(x.sut.watchdog)
+	x.sut.sys = sut.NewReference(x.sut.store)
 	if p.Path != nil {
-		x.sys = p.Path(x.store)
-		if c, ok := x.sys.(io.Closer); ok {
+		x.sut.sys = p.Path(x.sut.store)
+		if c, ok := x.sut.sys.(io.Closer); ok {
 			// A system that holds something running (an in-process
 			// service started by its Setup) is stopped with the run.
 			x.cleanup = append(x.cleanup, func() { _ = c.Close() })
@@ -318,9 +291,9 @@ func (x *execution) setUp(ctx context.Context) error {
 	if err := x.joinActivity(ctx); err != nil {
 		return err
 	}
-	x.sale = sut.Sale{Activity: x.act, IDs: x.store}
+	x.sut.sale = sut.Sale{Activity: x.act, IDs: x.sut.store}
 	if p.Wait.Enabled() {
-		x.sys = sut.Waiting{System: x.sys, Policy: p.Wait}
+		x.sut.sys = sut.Waiting{System: x.sut.sys, Policy: p.Wait}
 		log.Info(fmt.Sprintf("reserve: %s, on the connection that ran the script", p.Wait))
 	}
 	if err := x.wrapLocalSoldOut(ctx); err != nil {
@@ -337,26 +310,26 @@ func (x *execution) setUp(ctx context.Context) error {
 // are A1's facts; one that Refuses refuses the load (driveLoad runs none),
 // the others let it run; a pre-flight that cannot run is a harness error.
 func (x *execution) preflight(ctx context.Context) error {
-	pf, ok := sut.Ability[sut.Preflighter](x.sys)
+	pf, ok := sut.Ability[sut.Preflighter](x.sut.sys)
 	if !ok {
 		return nil
 	}
 	found, err := pf.Preflight(ctx, x.act)
 	if err != nil {
-		return fmt.Errorf("the pre-flight of %s: %w", x.sys.Name(), err)
+		return fmt.Errorf("the pre-flight of %s: %w", x.sut.sys.Name(), err)
 	}
-	x.pre = &sut.Preflight{System: x.sys.Name(), Findings: found}
+	x.sut.pre = &sut.Preflight{System: x.sut.sys.Name(), Findings: found}
 	log := x.out.logger()
 	for _, f := range found {
 		log.Warn(f.String())
 	}
 	switch {
-	case x.pre.Refused():
-		log.Warn(fmt.Sprintf("pre-flight: %s refused before the load (%d finding(s), check A1): no load runs", x.sys.Name(), len(found)))
+	case x.sut.pre.Refused():
+		log.Warn(fmt.Sprintf("pre-flight: %s refused before the load (%d finding(s), check A1): no load runs", x.sut.sys.Name(), len(found)))
 	case len(found) > 0:
-		log.Warn(fmt.Sprintf("pre-flight: %s not cluster-safe (%d finding(s), check A1 fails), but Redis ran every sample call: the load runs, so the other checks and the faults show what the shape costs", x.sys.Name(), len(found)))
+		log.Warn(fmt.Sprintf("pre-flight: %s not cluster-safe (%d finding(s), check A1 fails), but Redis ran every sample call: the load runs, so the other checks and the faults show what the shape costs", x.sut.sys.Name(), len(found)))
 	default:
-		log.Info(fmt.Sprintf("pre-flight: %s touched only the keys it passes in KEYS, one slot per call", x.sys.Name()))
+		log.Info(fmt.Sprintf("pre-flight: %s touched only the keys it passes in KEYS, one slot per call", x.sut.sys.Name()))
 	}
 	return nil
 }
@@ -365,14 +338,14 @@ func (x *execution) preflight(ctx context.Context) error {
 // is set up later, by setUpActivity, once the service is started).
 func (x *execution) joinActivity(ctx context.Context) error {
 	p, log, rdb := x.plan, x.out.logger(), x.stand.Client
-	pv, ok := sut.Ability[sut.Provisioner](x.sys)
+	pv, ok := sut.Ability[sut.Provisioner](x.sut.sys)
 	if !ok {
-		return fmt.Errorf("the system under test %q cannot set up an activity (it has no sut.Provisioner)", x.sys.Name())
+		return fmt.Errorf("the system under test %q cannot set up an activity (it has no sut.Provisioner)", x.sut.sys.Name())
 	}
-	if !p.SharedActivity {
+	if !p.Activity.Shared {
 		return nil
 	}
-	act, gi, err := joinActivity(ctx, log, rdb, pv, x.act, p.Generator, p.ActivityWait, p.Phases[0].Config)
+	act, gi, err := joinActivity(ctx, log, rdb, pv, x.act, p.Generator, p.Activity.Wait, p.Phases[0].Config)
 	if err != nil {
 		return err
 	}
@@ -392,10 +365,10 @@ func (x *execution) joinActivity(ctx context.Context) error {
 // self-test's and explore's many runs on one cluster), or always for a
 // system set up through its service's API (sut.ServiceProvisioner).
 func (x *execution) setUpActivity(ctx context.Context) error {
-	if x.plan.SharedActivity {
+	if x.plan.Activity.Shared {
 		return nil // joined by joinActivity
 	}
-	pv, _ := sut.Ability[sut.Provisioner](x.sys)
+	pv, _ := sut.Ability[sut.Provisioner](x.sut.sys)
 	if err := pv.Setup(ctx, x.act); err != nil {
 		return err
 	}
@@ -414,11 +387,11 @@ func (x *execution) wrapLocalSoldOut(ctx context.Context) error {
 	if p.Generator.Split() {
 		return fmt.Errorf("--local-soldout with --generator %s: the flag's figures are one process's; run it without --generator", p.Generator)
 	}
-	flag, err := sut.NewLocalSoldOut(ctx, x.stand.Client, x.act, x.sys, p.LocalSoldOut)
+	flag, err := sut.NewLocalSoldOut(ctx, x.stand.Client, x.act, x.sut.sys, p.LocalSoldOut)
 	if err != nil {
 		return err
 	}
-	x.flag, x.sys = flag, flag
+	x.sut.flag, x.sut.sys = flag, flag
 	x.cleanup = append(x.cleanup, flag.Close)
 	x.out.logger().Info(fmt.Sprintf("local sold-out flag: TTL %s, %v service instances, notices on %s", p.LocalSoldOut.TTL, flag.NoticeState()["instances"], sut.SoldOutChannel(x.act)))
 	return nil
@@ -433,16 +406,16 @@ func (x *execution) teardown() {
 	tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	log, act := x.out.logger(), x.act
-	pv, ok := sut.Ability[sut.Provisioner](x.sys)
+	pv, ok := sut.Ability[sut.Provisioner](x.sut.sys)
 	if !ok {
 		return // set up by other means: nothing of it to remove
 	}
-	if x.pl != nil {
-		x.pl.Stop() // nothing of the pipeline writes to the activity once it is removed
+	if x.pipe.pl != nil {
+		x.pipe.pl.Stop() // nothing of the pipeline writes to the activity once it is removed
 	}
 	n, err := pv.Teardown(tctx, act)
 	if sp, ok := pv.(sut.ServiceProvisioner); ok && sp.ThroughService() && err != nil {
-		log.Warn(fmt.Sprintf("teardown of activity %s through %s: %v", act.ID, x.sys.Name(), err))
+		log.Warn(fmt.Sprintf("teardown of activity %s through %s: %v", act.ID, x.sut.sys.Name(), err))
 		return
 	}
 	if err != nil {
@@ -450,7 +423,7 @@ func (x *execution) teardown() {
 		return
 	}
 	if sp, ok := pv.(sut.ServiceProvisioner); ok && sp.ThroughService() {
-		log.Info(fmt.Sprintf("teardown: activity %s removed through %s's teardown calls (and %d keys of it by the harness)", act.ID, x.sys.Name(), n))
+		log.Info(fmt.Sprintf("teardown: activity %s removed through %s's teardown calls (and %d keys of it by the harness)", act.ID, x.sut.sys.Name(), n))
 		return
 	}
 	log.Info(fmt.Sprintf("teardown: removed the %d keys of activity %s", n, act.ID))
@@ -459,13 +432,13 @@ func (x *execution) teardown() {
 // startFaults arms the fault timeline (it starts with the load) and
 // starts the async pipeline beside the load when the plan has one.
 func (x *execution) startFaults(ctx context.Context) error {
-	tl, err := newTimeline(ctx, x.out.logger(), x.stand, x.act, x.sys, x.plan.Faults)
+	tl, err := newTimeline(ctx, x.out.logger(), x.stand, x.act, x.sut.sys, x.plan.Faults)
 	if err != nil {
 		return err
 	}
-	x.tl = tl
-	if x.flag != nil {
-		tl.Env.SoldOutNotices = x.flag
+	x.fault.tl = tl
+	if x.sut.flag != nil {
+		tl.Env.SoldOutNotices = x.sut.flag
 	}
 	if x.plan.Pipeline != nil {
 		pc := *x.plan.Pipeline
@@ -476,13 +449,13 @@ func (x *execution) startFaults(ctx context.Context) error {
 			}
 			pc.Orders = orders
 		}
-		x.orders = pc.Orders
-		x.pl = pipeline.New(pc, x.store, x.act)
-		if err := x.pl.Start(ctx); err != nil {
+		x.pipe.orders = pc.Orders
+		x.pipe.pl = pipeline.New(pc, x.sut.store, x.act)
+		if err := x.pipe.pl.Start(ctx); err != nil {
 			return fmt.Errorf("pipeline: %w", err)
 		}
-		x.cleanup = append(x.cleanup, x.pl.Stop)
-		tl.Env.Pipeline = x.pl
+		x.cleanup = append(x.cleanup, x.pipe.pl.Stop)
+		tl.Env.Pipeline = x.pipe.pl
 	}
 	return nil
 }
@@ -502,8 +475,8 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 	var db *compose.PostgresDB
 	var err error
 	switch {
-	case x.plan.PostgresURL != "":
-		db, err = compose.OpenPostgres(ctx, x.plan.PostgresURL, compose.PostgresDBOptions{MaxConns: 32, Keep: x.plan.PostgresKeep})
+	case x.plan.Postgres.URL != "":
+		db, err = compose.OpenPostgres(ctx, x.plan.Postgres.URL, compose.PostgresDBOptions{MaxConns: 32, Keep: x.plan.Postgres.Keep})
 	case x.stand.Cluster.Provider() == compose.ProviderDocker:
 		// --cluster docker: the order database is a container too.
 		db, err = compose.StartDockerPostgresDB(ctx, compose.DockerPostgresOptions{}, compose.PostgresDBOptions{MaxConns: 32})
@@ -514,158 +487,158 @@ func (x *execution) openOrders(ctx context.Context) (*pipeline.Orders, error) {
 		return nil, err
 	}
 	x.cleanup = append(x.cleanup, func() { _ = db.Close() })
-	x.pgURL = serviceDBURL(x.plan.PostgresURL, db)
+	x.pipe.pgURL = serviceDBURL(x.plan.Postgres.URL, db)
 	kept := ""
 	switch {
-	case x.plan.PostgresKeep:
+	case x.plan.Postgres.Keep:
 		kept = " (kept after the run: --pg-keep)"
-		x.orderServer = "existing " + db.Redacted()
+		x.pipe.orderServer = "existing " + db.Redacted()
 	case db.Docker() != nil:
 		dp := db.Docker()
 		kept = fmt.Sprintf(" (container %.12s of %s, ready in %v, removed after the run)", dp.ContainerID(), dp.Image(), dp.Ready().Round(time.Millisecond))
-		x.orderServer = fmt.Sprintf("docker container %.12s (%s)", dp.ContainerID(), dp.Image())
+		x.pipe.orderServer = fmt.Sprintf("docker container %.12s (%s)", dp.ContainerID(), dp.Image())
 	case db.Local() != nil:
-		x.orderServer = "local throwaway " + db.Redacted()
+		x.pipe.orderServer = "local throwaway " + db.Redacted()
 	default:
-		x.orderServer = "existing " + db.Redacted()
+		x.pipe.orderServer = "existing " + db.Redacted()
 	}
 	x.out.logger().Info(fmt.Sprintf("pipeline: orders in PostgreSQL %s, schema %s%s", db.Redacted(), db.Schema(), kept))
 	return pipeline.OpenOrders(ctx, db.Pool(), pipeline.OrdersOptions{})
 }
 
 func (x *execution) driveLoad(ctx context.Context) error {
-	if x.pre.Refused() {
+	if x.sut.pre.Refused() {
 		// Refused by the pre-flight: no operation is sent; the checks
 		// judge the untouched activity and A1 the findings.
-		x.servers.Stop()
-		x.host.Stop()
-		x.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &runner.History{}}
+		x.obs.servers.Stop()
+		x.obs.host.Stop()
+		x.load.res = &runner.Result{Config: x.plan.Phases[0].Config, Began: time.Now(), History: &history.History{}}
 		return nil
 	}
 	// The load's end stops the timeline's schedule (heal), not an
 	// injection under way: that one completes and is healed.
-	x.stopTimeline = x.tl.Stop
+	x.fault.stopTimeline = x.fault.tl.Stop
 	opts := []runner.Option{runner.WithOnStart(func(began time.Time) {
-		x.host.SetOrigin(began)
-		x.tl.Start(ctx, began)
+		x.obs.host.SetOrigin(began)
+		x.fault.tl.Start(ctx, began)
 	})}
-	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.tl.Active(), "+") }, x.liveProgress()); pp != nil {
+	if pp := progressOption(x.out.Progress, x.out.ErrOut, func() string { return strings.Join(x.fault.tl.Active(), "+") }, x.liveProgress()); pp != nil {
 		opts = append(opts, pp)
 	}
 	opts = append(opts, x.liveOptions()...)
 	// The history streams to disk as the run goes (soak-length runs hold a
 	// few chunks, not every operation); every reader streams it back.
 	opts = append(opts, runner.WithHistorySpool(""))
-	if x.pl.ServiceSends() {
-		opts = append(opts, runner.WithAccepted(x.pl.ServiceSend))
+	if x.pipe.pl.ServiceSends() {
+		opts = append(opts, runner.WithAccepted(x.pipe.pl.ServiceSend))
 	}
 	var ended func()
 	if x.plan.OnLoad != nil {
 		ended = x.plan.OnLoad(ctx, x.stand.Cluster)
 	}
-	res, runErr := runner.RunPhases(ctx, x.plan.Phases, x.sale, x.sys, opts...)
+	res, runErr := runner.RunPhases(ctx, x.plan.Phases, x.sut.sale, x.sut.sys, opts...)
 	if ended != nil {
 		ended()
 	}
-	x.servers.Stop() // the series end with the load
-	x.host.Stop()
+	x.obs.servers.Stop() // the series end with the load
+	x.obs.host.Stop()
 	if res != nil {
 		// report.pool and servers.pool: the servers sampler's one series.
-		x.poolReport = reports.PoolOf(x.stand.PoolSize, x.servers.Pool(res.Began))
-		if pr := x.poolReport; x.plan.Cluster.PoolSize > 0 || pr.Waits > 0 || pr.Timeouts > 0 {
+		x.load.poolReport = reports.PoolOf(x.stand.PoolSize, x.obs.servers.Pool(res.Began))
+		if pr := x.load.poolReport; x.plan.Cluster.PoolSize > 0 || pr.Waits > 0 || pr.Timeouts > 0 {
 			fmt.Fprintf(x.out.log(), "pool: %d connection(s) per node, %d wait(s) for a connection (%.0f ms in all), %d pool timeout(s), at most %d connections open\n",
 				pr.Size, pr.Waits, pr.WaitMs, pr.Timeouts, pr.MaxConns)
 		}
 		// Replication lag was read in every round of the servers sampler.
-		x.lag = x.servers.Replication(res.Began)
+		x.load.lag = x.obs.servers.Replication(res.Began)
 	}
 	if res == nil {
 		return runErr
 	}
-	x.res, x.runErr = res, runErr
+	x.load.res, x.load.runErr = res, runErr
 	if n := res.Observed.CutAtTail; n > 0 {
 		x.out.logger().Warn(fmt.Sprintf("load: %d operation(s) still unfinished %s after the load's end (one send's deadline and backoff) were cut: those on the wire are UNKNOWN, those not yet sent DROPPED", n, res.Config.Tail()))
 	}
 	if runErr != nil {
-		x.interrupted = runErr.Error()
+		x.load.interrupted = runErr.Error()
 		if cause := context.Cause(ctx); cause != nil {
-			x.interrupted = cause.Error() // names the signal
+			x.load.interrupted = cause.Error() // names the signal
 		}
 	}
 	return nil
 }
 
 // heal stops the timeline and heals every fault, once, on a fresh context
-// (the load's may be cancelled).
+// of HealBudget (the load's may be cancelled; a signal does not cut it).
 func (x *execution) heal() {
-	if x.healed || x.tl == nil {
+	if x.fault.healed || x.fault.tl == nil {
 		return
 	}
-	x.healed = true
-	if x.stopTimeline != nil {
-		x.stopTimeline()
+	x.fault.healed = true
+	if x.fault.stopTimeline != nil {
+		x.fault.stopTimeline()
 	}
-	hctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	hctx, cancel := context.WithTimeout(context.Background(), HealBudget)
 	defer cancel()
-	x.healErr = x.tl.HealAll(hctx)
+	x.fault.healErr = x.fault.tl.HealAll(hctx)
 }
 
 // drain lets the pipeline bring its reservations to an end (unless the run
 // was interrupted) and collects its evidence; the reconciliation runs on
 // after, the context of the steps from heal on.
 func (x *execution) drain(ctx context.Context, after *afterLoad) {
-	if x.pl == nil {
+	if x.pipe.pl == nil {
 		return
 	}
 	if d := x.plan.Drain; d > 0 && ctx.Err() == nil {
 		x.out.logger().Info(fmt.Sprintf("pipeline: draining for up to %s", d))
 		// A drain that times out is a finding (P2 lists the stuck), not a harness error.
-		if err := x.pl.Drain(ctx, d); err != nil && !errors.Is(err, pipeline.ErrDrainTimeout) {
+		if err := x.pipe.pl.Drain(ctx, d); err != nil && !errors.Is(err, pipeline.ErrDrainTimeout) {
 			x.out.logger().Warn(fmt.Sprintf("pipeline: drain: %v", err))
 		}
 	}
 	// The load's ACCEPTED answers: reconciliation names a reservation Redis
 	// lost before any order from them alone.
-	x.pl.Acknowledged(checks.AcceptedReservations(x.res.History))
+	x.pipe.pl.Acknowledged(checks.AcceptedReservations(x.load.res.History))
 	rctx, cancel := context.WithTimeout(after.begin(), time.Minute)
-	if _, err := x.pl.Reconcile(rctx); err != nil {
+	if _, err := x.pipe.pl.Reconcile(rctx); err != nil {
 		x.out.logger().Warn(fmt.Sprintf("pipeline: reconciliation: %v", err))
 	}
 	cancel()
-	x.pl.Stop()
-	x.ev = x.pl.Evidence()
+	x.pipe.pl.Stop()
+	x.pipe.ev = x.pipe.pl.Evidence()
 }
 
 // check reads the final state back and judges the invariants (and the
 // pipeline's checks when it ran). When the state cannot be read (a cluster
-// still failing over after Ctrl-C, say), the checks are empty and checkErr
+// still failing over after Ctrl-C, say), the checks are empty and judged.err
 // says why: the partial report is still written.
 func (x *execution) check(ctx context.Context) {
-	x.evicted = x.evictions(ctx)
+	x.judged.evicted = x.evictions(ctx)
 	if err := x.judge(ctx); err != nil {
-		x.checkErr = err
+		x.judged.err = err
 		// The servers' own counters still judge (an evicted stock hash is
 		// a reason the state cannot be read).
-		x.chk = &checks.CheckReport{Checks: checks.JudgeServerSide(&checks.Facts{Evictions: x.evicted})}
+		x.judged.chk = &checks.CheckReport{Checks: checks.JudgeServerSide(&checks.Facts{Evictions: x.judged.evicted})}
 	}
 }
 
 func (x *execution) judge(ctx context.Context) error {
-	history := x.res.History
-	if x.ev != nil {
-		history = checks.WithPipelineReleases(x.res.History, x.ev, x.res.Began)
+	history := x.load.res.History
+	if x.pipe.ev != nil {
+		history = checks.WithPipelineReleases(x.load.res.History, x.pipe.ev, x.load.res.Began)
 	}
 	// One read of the state: the invariants and, with a pipeline, its
 	// checks down to the order database.
-	chk, err := checks.Judge(ctx, x.sale, x.sys, checks.CheckInput{History: history, Samples: x.res.Samples,
+	chk, err := checks.Judge(ctx, x.sut.sale, x.sut.sys, checks.CheckInput{History: history, Samples: x.load.res.Samples,
 		FaultsInjected: len(x.plan.Faults) > 0, LocalSoldOutTTL: x.plan.LocalSoldOut.TTL, Generator: x.plan.Generator,
-		Pipeline: x.ev, Orders: x.orders, Evictions: x.evicted, ExpiryAllowances: expiryAllowances(x.tl), Preflight: x.pre,
-		Service:    x.svcConns.result(),
-		Masterless: masterless(x.plan.Faults, x.plan.FaultNames, x.act, x.res.Elapsed)})
+		Pipeline: x.pipe.ev, Orders: x.pipe.orders, Evictions: x.judged.evicted, ExpiryAllowances: expiryAllowances(x.fault.tl), Preflight: x.sut.pre,
+		Service:    x.service.conns.result(),
+		Masterless: masterless(x.plan.Faults, x.plan.FaultNames, x.act, x.load.res.Elapsed)})
 	if err != nil {
 		return fmt.Errorf("reading the final state back: %w", err)
 	}
-	x.chk = chk
+	x.judged.chk = chk
 	return nil
 }
 
@@ -673,10 +646,10 @@ func (x *execution) judge(ctx context.Context) error {
 // settled, and returns each node's evictions since the servers sampler's
 // first round, before the load (K2's facts); nil without a sampler.
 func (x *execution) evictions(ctx context.Context) *checks.EvictionFacts {
-	if x.servers == nil {
+	if x.obs.servers == nil {
 		return nil
 	}
-	nodes, unread := x.servers.Evictions(ctx)
+	nodes, unread := x.obs.servers.Evictions(ctx)
 	ef := &checks.EvictionFacts{Unread: unread}
 	for _, n := range nodes {
 		ef.Nodes = append(ef.Nodes, checks.NodeEvictions{Node: n.Addr, Role: n.Role, Evicted: n.Evicted, Restarted: n.Restarted})
@@ -687,24 +660,24 @@ func (x *execution) evictions(ctx context.Context) *checks.EvictionFacts {
 // assemble builds the report: meta, faults and phases, assertions,
 // waivers and the verdict.
 func (x *execution) assemble(ctx context.Context) *Result {
-	p, res := x.plan, x.res
+	p, res := x.plan, x.load.res
 	faulted := len(p.Faults) > 0
 	meta := runner.ReportMeta{Scenario: p.Name, Versions: Versions(ctx, x.stand.Client, x.scripts),
 		Topology: x.stand.Topology(ctx), HGRMFile: "latency.hgrm", Wait: p.Wait}
 	var faultPhases []reports.PhaseSpan
-	meta.Faults, faultPhases = faultReports(p.Faults, p.FaultNames, res, x.chk, x.act)
+	meta.Faults, faultPhases = faultReports(p.Faults, p.FaultNames, res, x.judged.chk, x.act)
 	meta.Phases = append(loadPhaseSpans(res), faultPhases...)
-	meta.Assertions = append(meta.Assertions, healthAssertions(x.healErr, x.healthErr, faulted)...)
+	meta.Assertions = append(meta.Assertions, healthAssertions(x.fault.healErr, x.settled.healthErr, faulted)...)
 	if x.out.History != "" {
 		meta.HistoryFile = x.out.History
 	}
 	rep, rec := runner.BuildReport(res, meta)
-	x.chk.Fill(rep, res.History, meta.Wait)
+	x.judged.chk.Fill(rep, res.History, meta.Wait)
 	rep.ResolvedScenario = p.Resolved
-	if x.ev != nil {
-		rep.Pipeline = x.ev.Summary()
-		if db, ok := rep.Pipeline["order_db"].(map[string]any); ok && x.orderServer != "" {
-			db["server"] = x.orderServer
+	if x.pipe.ev != nil {
+		rep.Pipeline = x.pipe.ev.Summary()
+		if db, ok := rep.Pipeline["order_db"].(map[string]any); ok && x.pipe.orderServer != "" {
+			db["server"] = x.pipe.orderServer
 		}
 	}
 	rep.Path = "reference"
@@ -712,53 +685,53 @@ func (x *execution) assemble(ctx context.Context) *Result {
 		rep.Path = p.PathName
 	}
 	rep.SystemUnderTest = systemUnderTest(p, x.scripts)
-	if svc, ok := sut.Ability[sut.Service](x.sys); ok {
+	if svc, ok := sut.Ability[sut.Service](x.sut.sys); ok {
 		rep.Service = svc.ServiceSection()
 	}
-	if x.pre.Refused() && rep.SystemUnderTest != nil {
+	if x.sut.pre.Refused() && rep.SystemUnderTest != nil {
 		sys := *rep.SystemUnderTest // the plan's is shared by its re-runs
 		rep.SystemUnderTest = &sys
-		sys.Notes = append(slices.Clone(sys.Notes), fmt.Sprintf("refused before the load: the pre-flight found %d place(s) not cluster-safe (check A1); no load ran", len(x.pre.Findings)))
-	} else if x.pre != nil && len(x.pre.Findings) > 0 && rep.SystemUnderTest != nil {
+		sys.Notes = append(slices.Clone(sys.Notes), fmt.Sprintf("refused before the load: the pre-flight found %d place(s) not cluster-safe (check A1); no load ran", len(x.sut.pre.Findings)))
+	} else if x.sut.pre != nil && len(x.sut.pre.Findings) > 0 && rep.SystemUnderTest != nil {
 		sys := *rep.SystemUnderTest
 		rep.SystemUnderTest = &sys
-		sys.Notes = append(slices.Clone(sys.Notes), fmt.Sprintf("not cluster-safe: the pre-flight found %d place(s) (check A1 fails), but Redis ran every sample call, so the load ran and the other checks judge it", len(x.pre.Findings)))
+		sys.Notes = append(slices.Clone(sys.Notes), fmt.Sprintf("not cluster-safe: the pre-flight found %d place(s) (check A1 fails), but Redis ran every sample call, so the load ran and the other checks judge it", len(x.sut.pre.Findings)))
 	}
 	for i := range rep.Invariants {
-		if _, expected := p.ExpectFail[strings.ToUpper(rep.Invariants[i].ID)]; expected {
+		if _, expected := p.Judging.ExpectFail[strings.ToUpper(rep.Invariants[i].ID)]; expected {
 			continue // judged by its expectation, not waived
 		}
-		if p.Waived != nil && p.Waived(rep.Invariants[i].ID) && !checks.Unwaivable(rep.Invariants[i].ID) {
+		if p.Judging.Waived != nil && p.Judging.Waived(rep.Invariants[i].ID) && !checks.Unwaivable(rep.Invariants[i].ID) {
 			rep.Invariants[i].Waived = true
 		}
 	}
 	rep.Invariants = waiveConsequences(rep.Invariants)
-	rep.Assertions = append(rep.Assertions, expectFailures(rep, p.ExpectFail)...)
-	if x.interrupted != "" {
-		rep.Interrupted = &reports.Interruption{Reason: x.interrupted, AtS: res.Elapsed.Seconds()}
+	rep.Assertions = append(rep.Assertions, expectFailures(rep, p.Judging.ExpectFail)...)
+	if x.load.interrupted != "" {
+		rep.Interrupted = &reports.Interruption{Reason: x.load.interrupted, AtS: res.Elapsed.Seconds()}
 	}
 	rep.ErrorTexts = res.ErrorTexts
-	rep.ReplicationLag = replicationReport(x.lag)
+	rep.ReplicationLag = replicationReport(x.load.lag)
 	rep.WarmUp = x.warm
-	rep.Pool = x.poolReport
-	if x.flag != nil {
-		rep.LocalSoldOut = checks.AnalyzeLocalSoldOut(res.History.All(), int(x.act.Buckets), x.flag.TTL())
-		x.flag.Fill(rep.LocalSoldOut)
+	rep.Pool = x.load.poolReport
+	if x.sut.flag != nil {
+		rep.LocalSoldOut = checks.AnalyzeLocalSoldOut(res.History.All(), int(x.act.Buckets), x.sut.flag.TTL())
+		x.sut.flag.Fill(rep.LocalSoldOut)
 	}
 	rep.Servers = x.serversSection(ctx)
-	rep.Host = x.host.Section(res.Began, res.Elapsed, lateStarts(res))
+	rep.Host = x.obs.host.Section(res.Began, res.Elapsed, lateStarts(res))
 	x.scriptKills(rep)
-	notInjected := notInjected(p.Faults)
-	if x.checkErr != nil {
-		rep.Assertions = append(rep.Assertions, assertion("final state read back from Redis", false, 0, nil, x.checkErr.Error()))
+	notInjected, actedDespite := injections(p.Faults)
+	if x.judged.err != nil {
+		rep.Assertions = append(rep.Assertions, assertion("final state read back from Redis", false, 0, nil, x.judged.err.Error()))
 	}
 	// A load refused by the pre-flight has no figures to hold to bounds:
 	// A1's failure is the verdict.
-	if !x.pre.Refused() {
-		rep.Assertions = append(rep.Assertions, judgeEvidence(collectFacts(res, rep, notInjected, len(p.Faults), x.interrupted), p.Bounds)...)
+	if !x.sut.pre.Refused() {
+		rep.Assertions = append(rep.Assertions, judgeEvidence(collectFacts(res, rep, notInjected, actedDespite, len(p.Faults), x.load.interrupted), p.Judging.Bounds)...)
 	}
-	if p.Evaluate != nil && !x.pre.Refused() {
-		rep.Assertions = append(rep.Assertions, p.Evaluate(rep)...)
+	if p.Judging.Evaluate != nil && !x.sut.pre.Refused() {
+		rep.Assertions = append(rep.Assertions, p.Judging.Evaluate(rep)...)
 	}
 	x.judgeBaseline(ctx, rep)
 	x.aimFaults(rep, res.Began)
@@ -766,18 +739,18 @@ func (x *execution) assemble(ctx context.Context) *Result {
 	judgeMissed(rep)
 	x.events(rep)
 	rep.Passed = len(rep.FailedChecks()) == 0 && len(rep.InconclusiveChecks()) == 0 && rep.Interrupted == nil
-	oc := &Result{Report: rep, Result: res, Checks: x.chk, Activity: x.act, RunErr: x.runErr,
-		HealErr: x.healErr, HealthErr: x.healthErr, NotInjected: notInjected, Pipeline: x.ev, recorder: rec}
+	oc := &Result{Report: rep, Result: res, Checks: x.judged.chk, Activity: x.act, RunErr: x.load.runErr,
+		HealErr: x.fault.healErr, HealthErr: x.settled.healthErr, NotInjected: notInjected, Pipeline: x.pipe.ev, recorder: rec}
 	return oc
 }
 
 // scriptKills reports the SCRIPT KILLs the watchdog sent, and fails the
 // run when it sent any or a node stayed busy.
 func (x *execution) scriptKills(rep *reports.Report) {
-	for _, k := range x.watchdog.Kills() {
+	for _, k := range x.sut.watchdog.Kills() {
 		rep.ScriptKills = append(rep.ScriptKills, reports.ScriptKill{Node: k.Node, At: k.At, Reason: k.Reason})
 	}
-	if len(rep.ScriptKills) > 0 || x.busyErr != nil {
+	if len(rep.ScriptKills) > 0 || x.settled.busyErr != nil {
 		var nodes []string
 		for _, k := range rep.ScriptKills {
 			if !slices.Contains(nodes, k.Node) {
@@ -786,32 +759,35 @@ func (x *execution) scriptKills(rep *reports.Report) {
 		}
 		detail := fmt.Sprintf("%d SCRIPT KILL(s) sent", len(rep.ScriptKills))
 		if len(nodes) > 0 {
-			detail = fmt.Sprintf("a script ran past its limit of %s and was killed (%d SCRIPT KILL(s) on %s)", x.watchdog.Limit(), len(rep.ScriptKills), strings.Join(nodes, ", "))
+			detail = fmt.Sprintf("a script ran past its limit of %s and was killed (%d SCRIPT KILL(s) on %s)", x.sut.watchdog.Limit(), len(rep.ScriptKills), strings.Join(nodes, ", "))
 		}
-		if x.busyErr != nil {
-			detail += "; " + x.busyErr.Error()
+		if x.settled.busyErr != nil {
+			detail += "; " + x.settled.busyErr.Error()
 		}
 		rep.Assertions = append(rep.Assertions, assertion("no script of the path under test ran past its limit", false, float64(len(rep.ScriptKills)), ptr(0), detail))
 	}
 }
 
-// notInjected lists the planned faults that never took effect, with why.
-func notInjected(planned []*faults.Planned) []string {
-	var out []string
+// injections sorts the planned faults by faults.Planned.Effect: those
+// that never took effect, with why ("spec: why"), and those that took
+// effect though their Inject failed, with the fault's outcome.
+func injections(planned []*faults.Planned) (notInjected, actedDespite []string) {
 	for _, f := range planned {
-		if w := f.Window(); !w.Injected || w.InjectErr != nil {
-			why := "never injected (the load ended or was interrupted before its time)"
-			if w.InjectErr != nil {
-				why = w.InjectErr.Error()
-			}
-			name := f.Spec
-			if name == "" {
-				name = f.Kind
-			}
-			out = append(out, fmt.Sprintf("%s: %s", name, why))
+		e := f.Effect()
+		if e.Took && e.Detail == "" {
+			continue
+		}
+		name := f.Spec
+		if name == "" {
+			name = f.Kind
+		}
+		if e.Took {
+			actedDespite = append(actedDespite, fmt.Sprintf("%s: %s", name, e.Detail))
+		} else {
+			notInjected = append(notInjected, fmt.Sprintf("%s: %s", name, e.Detail))
 		}
 	}
-	return out
+	return notInjected, actedDespite
 }
 
 // write writes the report artifacts (when the output has a directory),
@@ -821,7 +797,7 @@ func (x *execution) write(ctx context.Context, oc *Result) error {
 	if x.out.Dir == "" {
 		return nil
 	}
-	if err := writeOutputs(x.out, oc.Report, oc.recorder, oc.Result); err != nil {
+	if err := writeOutputs(x.out, oc.Report, oc.recorder, oc.Result, oc.Checks); err != nil {
 		return err
 	}
 	if x.gi != nil {
@@ -865,12 +841,38 @@ func loadPhaseSpans(res *runner.Result) []reports.PhaseSpan {
 // latency.*, summary.md, report.html, junit.xml and, with a history path,
 // the history) into o.Dir, atomically, removing files of an earlier run
 // there.
-func writeOutputs(o Output, rep *reports.Report, rec *reports.Recorder, res *runner.Result) error {
+func writeOutputs(o Output, rep *reports.Report, rec *reports.Recorder, res *runner.Result, chk *checks.CheckReport) error {
 	in := &reports.Inputs{Report: rep, Hists: rec.Histograms()}
 	if o.History != "" {
 		in.History, in.HistoryPath = res.History.WriteJSONL, o.History
 	}
+	if chk != nil && chk.Drawing != nil {
+		windows := linWindows(rep.Faults, res.Elapsed)
+		in.Linearizability = func(w io.Writer) error { return chk.Drawing.Render(w, windows) }
+	}
 	return reports.WriteArtifacts(o.Dir, in)
+}
+
+// linWindows are the run's fault windows as the linearizability drawing
+// marks them: from injection to heal (to the run's end when it never
+// healed).
+func linWindows(faults []reports.Fault, elapsed time.Duration) []checks.LinWindow {
+	var out []checks.LinWindow
+	for _, f := range faults {
+		if _, injected := f.Evidence["note"]; injected {
+			continue // never injected
+		}
+		name := f.Name
+		if name == "" {
+			name = f.Kind
+		}
+		w := checks.LinWindow{Name: name, From: time.Duration(f.InjectedAtS * float64(time.Second)), To: elapsed}
+		if f.Healed {
+			w.To = time.Duration(f.HealedAtS * float64(time.Second))
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // replicationReport turns the lag samples into report.json's replication_lag.

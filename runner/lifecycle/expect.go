@@ -5,12 +5,12 @@ import (
 	"sort"
 	"strings"
 
+	"seckill-harness/checks"
 	"seckill-harness/reports"
-	"seckill-harness/runner/checks"
 )
 
 // expectFailures marks each invariant the plan expects to fail
-// (Plan.ExpectFail: id -> fewest counted failures) with its expectation
+// (Plan.Judging.ExpectFail: id -> fewest counted failures) with its expectation
 // and returns one assertion per id, in id order: "I6 fails as expected
 // (acknowledged reservations lost >= 1)". It passes when the invariant
 // failed and its evidence counts at least the minimum; it fails when the

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // ParseFaults parses --fault specs and checks each fits in a load of the

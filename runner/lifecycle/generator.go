@@ -13,11 +13,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/boundedread"
+	"seckill-harness/internal/fileref"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // Load from several machines (--generator I/N --activity NAME).
@@ -55,10 +57,26 @@ type GenInfo struct {
 	Cluster   string `json:"cluster"` // redacted
 }
 
-func (g *GenInfo) Gen() runner.Generator { return runner.Generator{Index: g.Index, Count: g.Count} }
+// HistoryPath is the history the generator.json in dir names, resolved
+// through fileref like every path written in a file: relative to dir, and
+// refused (naming the fix, quoting nothing of the file it names) when it
+// leaves dir or --files-root, lexically or through a symlink, or is not a
+// regular file.
+func (g *GenInfo) HistoryPath(dir string) (string, error) {
+	if g.History == "" {
+		return "", fmt.Errorf("%s: %s names no history", dir, GenInfoFile)
+	}
+	path, err := fileref.Resolve(filepath.Join(dir, GenInfoFile), g.History)
+	if err != nil {
+		return "", fmt.Errorf("%s history: %w", GenInfoFile, err)
+	}
+	return path, nil
+}
+
+func (g *GenInfo) Gen() history.Generator { return history.Generator{Index: g.Index, Count: g.Count} }
 
 // splitSpec is what every generator of one activity must agree on.
-func splitSpec(gen runner.Generator, seed int64, users int, stock int64, buckets uint32) string {
+func splitSpec(gen history.Generator, seed int64, users int, stock int64, buckets uint32) string {
 	return fmt.Sprintf("generators=%d seed=%d users=%d stock=%d buckets=%d", gen.N(), seed, users, stock, buckets)
 }
 
@@ -74,7 +92,7 @@ func genToken() string {
 // Provisioner (generator 0) or joins it (the others), as described above,
 // and returns the activity every generator agrees on and this run's
 // generator.json (History still to fill in).
-func joinActivity(ctx context.Context, log *slog.Logger, rdb redis.UniversalClient, pv sut.Provisioner, want *lua.Activity, gen runner.Generator, activityWait time.Duration, cfg runner.Config) (*lua.Activity, *GenInfo, error) {
+func joinActivity(ctx context.Context, log *slog.Logger, rdb redis.UniversalClient, pv sut.Provisioner, want *lua.Activity, gen history.Generator, activityWait time.Duration, cfg runner.Config) (*lua.Activity, *GenInfo, error) {
 
 	spec := splitSpec(gen, cfg.Seed, cfg.Users, want.Stock, want.Buckets)
 	gi := &GenInfo{Activity: want.ID, SKU: want.SKU, Generator: gen.String(), Index: gen.Index, Count: gen.N(), Spec: spec,

@@ -7,7 +7,7 @@ import (
 
 	"seckill-harness/faults"
 	"seckill-harness/reports"
-	"seckill-harness/runner/host"
+	"seckill-harness/samplers/host"
 )
 
 // Host starvation is named, never blamed on the path under test: a latency

@@ -7,7 +7,7 @@ import (
 
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 func localSoldOutPlan(t *testing.T, flag sut.LocalSoldOutConfig, faultSpecs ...string) *Plan {

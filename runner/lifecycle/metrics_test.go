@@ -11,7 +11,7 @@ import (
 
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner"
-	"seckill-harness/runner/pipeline"
+	"seckill-harness/sut/pipeline"
 )
 
 // scrape reads the value of every sample of /metrics whose name (with

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/metrics"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
-	"seckill-harness/runner/host"
-	"seckill-harness/servers"
+	"seckill-harness/samplers/host"
+	"seckill-harness/samplers/servers"
 )
 
 // observe starts what watches the run beside the load: the live metrics
@@ -25,20 +26,20 @@ func (x *execution) observe(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		x.live = live
+		x.obs.live = live
 		x.cleanup = append(x.cleanup, func() { _ = live.Close() })
 		x.out.logger().Info(fmt.Sprintf("metrics: http://%s/metrics", live.Addr()))
 		if x.out.OnMetrics != nil {
 			x.out.OnMetrics(live.Addr())
 		}
 	}
-	x.servers = servers.Start(ctx, x.stand.Cluster, servers.Options{Pool: x.stand.Client, OnRound: x.onServerRound})
-	x.cleanup = append(x.cleanup, x.servers.Stop)
-	if x.tl != nil {
-		x.tl.Env.Traffic = x.servers // the observed target, and the faults' traffic share
+	x.obs.servers = servers.Start(ctx, x.stand.Cluster, servers.Options{Pool: x.stand.Client, OnRound: x.onServerRound})
+	x.cleanup = append(x.cleanup, x.obs.servers.Stop)
+	if x.fault.tl != nil {
+		x.fault.tl.Env.Traffic = x.obs.servers // the observed target, and the faults' traffic share
 	}
-	x.host = host.Start()
-	x.cleanup = append(x.cleanup, x.host.Stop)
+	x.obs.host = host.Start()
+	x.cleanup = append(x.cleanup, x.obs.host.Stop)
 	return nil
 }
 
@@ -47,7 +48,7 @@ func (x *execution) observe(ctx context.Context) error {
 func lateStarts(res *runner.Result) []host.LateStart {
 	var out []host.LateStart
 	for _, o := range res.History.All() {
-		if o.Outcome == runner.OutcomeDropped {
+		if o.Outcome == history.OutcomeDropped {
 			continue
 		}
 		if late := o.Start - o.Intended; late > res.Config.LateThreshold {
@@ -60,17 +61,17 @@ func lateStarts(res *runner.Result) []host.LateStart {
 // onServerRound hands each second's node samples to the live metrics and
 // the caller's hook.
 func (x *execution) onServerRound(nodes map[string]reports.NodeSample, pool *reports.PoolSecond) {
-	if x.live != nil {
-		x.live.ObserveServers(nodes, pool)
-		if x.tl != nil {
-			x.live.SetActiveFaults(x.tl.Active())
+	if x.obs.live != nil {
+		x.obs.live.ObserveServers(nodes, pool)
+		if x.fault.tl != nil {
+			x.obs.live.SetActiveFaults(x.fault.tl.Active())
 		}
-		if x.pl != nil {
-			st := x.pl.Stats()
-			x.live.SetSendPending(max(0, st.Sends-st.Acked-st.UnknownSends-st.SendErrors))
+		if x.pipe.pl != nil {
+			st := x.pipe.pl.Stats()
+			x.obs.live.SetSendPending(max(0, st.Send.Sends-st.Send.Acked-st.Send.UnknownSends-st.Send.SendErrors))
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-			if age, err := x.pl.OldestSendPendingAge(ctx); err == nil {
-				x.live.SetSendPendingOldestAge(age)
+			if age, err := x.pipe.pl.OldestSendPendingAge(ctx); err == nil {
+				x.obs.live.SetSendPendingOldestAge(age)
 			}
 			cancel()
 		}
@@ -83,25 +84,25 @@ func (x *execution) onServerRound(nodes map[string]reports.NodeSample, pool *rep
 // liveProgress is the progress hook of the live metrics (the phase), nil
 // without them.
 func (x *execution) liveProgress() func(runner.Progress) {
-	if x.live == nil {
+	if x.obs.live == nil {
 		return nil
 	}
-	return func(p runner.Progress) { x.live.SetPhase(p.Phase) }
+	return func(p runner.Progress) { x.obs.live.SetPhase(p.Phase) }
 }
 
 // liveOptions feed every operation and stock reading to the live metrics.
 func (x *execution) liveOptions() []runner.Option {
-	if x.live == nil {
+	if x.obs.live == nil {
 		return nil
 	}
-	return []runner.Option{runner.WithOpObserver(x.live.ObserveOp), runner.WithStockObserver(x.live.ObserveStock)}
+	return []runner.Option{runner.WithOpObserver(x.obs.live.ObserveOp), runner.WithStockObserver(x.obs.live.ObserveStock)}
 }
 
 // serversSection finishes the sampler: the slow log, latency monitor and
 // script statistics of this run, read after the cluster settled.
 func (x *execution) serversSection(ctx context.Context) *reports.Servers {
-	if x.servers == nil || x.res == nil {
+	if x.obs.servers == nil || x.load.res == nil {
 		return nil
 	}
-	return x.servers.Finish(ctx, x.res.Began)
+	return x.obs.servers.Finish(ctx, x.load.res.Began)
 }

@@ -8,15 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
+	"seckill-harness/reports/results"
 	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/history"
-	"seckill-harness/runner/pipeline"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
+	"seckill-harness/sut/pipeline"
 )
 
 // Plan is what one run does: where it stands, the activity, the load
@@ -29,23 +30,14 @@ type Plan struct {
 	// runs many plans on one): Execute neither opens nor closes it.
 	Stand *Stand
 
-	Stock   int64
-	Buckets uint32
-	Window  time.Duration // how long the activity stays open; 0: the load plus an hour
-	// ActivityID names the activity; "" generates run<unix-ms>. With
-	// SharedActivity the activity is set up by generator 0 or joined by the
-	// others, and never torn down (see 'verify').
-	ActivityID     string
-	SharedActivity bool
-	ActivityWait   time.Duration // joining generators: how long to wait for generator 0
-	Generator      runner.Generator
+	Stock     int64
+	Buckets   uint32
+	Window    time.Duration // how long the activity stays open; 0: the load plus an hour
+	Activity  ActivityPlan  // the activity's name, and whether generators share it
+	Generator history.Generator
 	// Secret keys the reservation ids; nil: "seckill-harness-<seed>".
 	Secret []byte
-	// LuaDir holds the team's scripts; "": the embedded ones.
-	LuaDir string
-	// ScriptLimit is how long a script of the path under test may run
-	// before the harness sends SCRIPT KILL; 0: lua.DefaultScriptLimit.
-	ScriptLimit time.Duration
+	Lua    LuaPlan // the path's scripts and how long one may run
 
 	Phases     []runner.Phase
 	Faults     []*faults.Planned
@@ -65,44 +57,12 @@ type Plan struct {
 	// (sut.LocalSoldOut; Instances 0: sut.DefaultSoldOutInstances);
 	// TTL 0: none.
 	LocalSoldOut sut.LocalSoldOutConfig
-	// PostgresURL names an existing database for the pipeline's orders
-	// (the run gets its own schema, dropped after); "": a throwaway local
-	// PostgreSQL the run starts and removes. Credentials may come from the
-	// PG* environment instead and are never printed.
-	PostgresURL string
-	// PostgresKeep leaves the run's schema in the PostgresURL database
-	// (its name is logged) instead of dropping it; refused without PostgresURL.
-	PostgresKeep bool
-	// ServiceCmd starts the access service under test as a child of the
-	// run (the "start the service" step, runner/servicechild), its Redis
-	// client routed through the proxies by the nodes' announced addresses
-	// (ClusterSpec.ServiceRouting, docs/SERVICE_ROUTING.md); "": none.
-	// ServiceReady is its readiness URL ("": http://<listen>/healthz).
-	ServiceCmd, ServiceReady string
-	// ServiceListen is the child's SECKILL_LISTEN ("": a free 127.0.0.1
-	// port picked when it starts); the planner sets it to the address the
-	// HTTP client (service:) sends to.
-	ServiceListen string
-	Drain         time.Duration // with a pipeline: how long it may finish after the load
+	Postgres     PostgresPlan  // where the pipeline's orders are kept
+	Service      ServicePlan   // the access service under test started as a child
+	Drain        time.Duration // with a pipeline: how long it may finish after the load
 
-	Bounds   Bounds                                    // what the run must have done to pass (evidence rules)
-	Evaluate func(*reports.Report) []reports.Assertion // the scenario's assertions; nil: none
-	Waived   func(id string) bool                      // invariants reported but not required
-	// ExpectFail maps an invariant id (one of checks.ExpectableIDs) to the
-	// fewest failures it is expected to count: the run demonstrates a known
-	// loss window. The invariant is then reported with "expected" and its
-	// failure does not fail the run; the assertion "<id> fails as
-	// expected" does, when it did not fail with at least that count.
-	ExpectFail map[string]int64
-	Resolved   map[string]any // the fully resolved scenario, for report.json
-	// Regressions are the scenario's regression thresholds over
-	// history.DefaultThresholds (scenarios.Scenario.Regressions), judged
-	// with Output.Baseline.
-	Regressions map[string]float64
-	// TolerateEvents are the kinds of unplanned events (reports.EventKinds)
-	// the scenario tolerates: reported with tolerated: true and not named
-	// by the verdict line.
-	TolerateEvents []string
+	Judging  Judging        // how the run is judged beyond the invariants
+	Resolved map[string]any // the fully resolved scenario, for report.json
 
 	// OnLoad, when set, is called with the run's cluster just before the
 	// load starts; the function it returns is called as soon as the load
@@ -173,13 +133,13 @@ type Output struct {
 	// suite calls it once per member).
 	OnOutcome func(dir string, oc *Result)
 	// Results, when set, is the results history: once the report is
-	// written the run's record (history.FromReport) is appended to it; a
+	// written the run's record (results.FromReport) is appended to it; a
 	// failed append is logged as an error and does not change the verdict.
-	Results history.Store
+	Results results.Store
 	// Baseline, when set, is the results history the run is judged
 	// against (run --baseline): report.json's baseline and one assertion
-	// per judged figure (history.Judge with the plan's Regressions).
-	Baseline history.Store
+	// per judged figure (results.Judge with the plan's Regressions).
+	Baseline results.Store
 	// Suite names the suite a member runs in (set by Suite.Run; it goes
 	// into the member's history record).
 	Suite string
@@ -206,7 +166,7 @@ func (o Output) log() io.Writer {
 	return o.Log
 }
 
-// Result is the result of one run (not runner.Outcome, one operation's
+// Result is the result of one run (not history.Outcome, one operation's
 // outcome): its report (also written to disk) and, when
 // the load was interrupted, why.
 type Result struct {
@@ -226,11 +186,12 @@ type Result struct {
 	recorder *reports.Recorder
 }
 
-// Inconclusive reports a run whose only shortfall is inconclusive latency
-// or throughput assertions: nothing failed, the load ran to its end, and
-// the stand could not sustain the plan where an SLO failed (the CLI's exit
-// 3). InconclusiveChecks names them; each assertion's Inconclusive holds
-// the rule and the evidence.
+// Inconclusive reports a run whose only shortfall is inconclusive
+// assertions: nothing failed, the load ran to its end, and either the
+// stand could not sustain the plan where an SLO failed or a fault missed
+// the system under test (the CLI's exit 3). InconclusiveChecks names
+// them; a starved SLO's Inconclusive holds the rule and the evidence, a
+// missed fault's detail names the miss.
 func (oc *Result) Inconclusive() bool {
 	return oc != nil && oc.Report != nil && oc.RunErr == nil && oc.Report.IsInconclusive()
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"seckill-harness/reports"
-	"seckill-harness/runner/history"
+	"seckill-harness/reports/results"
 )
 
 // judgeBaseline judges rep against Output.Baseline (run --baseline):
@@ -16,17 +16,17 @@ import (
 // assertion.
 func (x *execution) judgeBaseline(ctx context.Context, rep *reports.Report) {
 	st := x.out.Baseline
-	if st == nil || x.pre.Refused() || x.interrupted != "" || x.plan.Generator.Split() {
+	if st == nil || x.sut.pre.Refused() || x.load.interrupted != "" || x.plan.Generator.Split() {
 		return
 	}
-	tonight := history.FromReport(rep, history.KindRun, x.out.Dir)
+	tonight := results.FromReport(rep, results.KindRun, x.out.Dir)
 	past, err := st.Records(ctx, rep.Scenario)
 	if err != nil {
 		rep.Assertions = append(rep.Assertions, assertion("baseline: the results history read", false, 0, nil, err.Error()))
 		return
 	}
-	rep.Baseline = history.Judge(tonight, past, history.DefaultThresholds().With(x.plan.Regressions), st.Where())
-	rep.Assertions = append(rep.Assertions, history.Assertions(rep.Baseline)...)
+	rep.Baseline = results.Judge(tonight, past, results.DefaultThresholds().With(x.plan.Judging.Regressions), st.Where())
+	rep.Assertions = append(rep.Assertions, results.Assertions(rep.Baseline)...)
 	x.out.logger().Info("baseline", "history", st.Where(), "status", rep.Baseline.Status, "detail", rep.Baseline.Detail)
 }
 
@@ -38,9 +38,9 @@ func (x *execution) appendRecord(ctx context.Context, rep *reports.Report) {
 	if st == nil || x.plan.Generator.Split() {
 		return
 	}
-	r := history.FromReport(rep, history.KindRun, x.out.Dir)
+	r := results.FromReport(rep, results.KindRun, x.out.Dir)
 	r.Suite = x.out.Suite
-	if err := history.Put(ctx, st, r, x.out.ErrOut); err != nil {
+	if err := results.Put(ctx, st, r, x.out.ErrOut); err != nil {
 		x.out.logger().Error("results history: the run's record was not appended", "err", err)
 		return
 	}

@@ -5,13 +5,13 @@ import (
 	"io"
 	"testing"
 
-	"seckill-harness/runner/history"
+	"seckill-harness/reports/results"
 )
 
 // A suite appends its own record (kind suite, its exit code, members)
 // to the results history once its members ran.
 func TestSuiteAppendsItsRecord(t *testing.T) {
-	st, err := history.OpenDir(history.Options{Dir: t.TempDir()})
+	st, err := results.OpenDir(results.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestSuiteAppendsItsRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 1 || rs[0].Kind != history.KindSuite || rs[0].Verdict != "PASS" || rs[0].Exit != 0 ||
+	if len(rs) != 1 || rs[0].Kind != results.KindSuite || rs[0].Verdict != "PASS" || rs[0].Exit != 0 ||
 		rs[0].Figures["members"] != 0 || rs[0].Run != out.Dir || rs[0].Machine.Cores == 0 {
 		t.Fatalf("records %+v: want one suite record", rs)
 	}

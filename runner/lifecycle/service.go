@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
-	"time"
 
+	"seckill-harness/checks"
 	"seckill-harness/compose"
 	"seckill-harness/faults"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/servicechild"
+	"seckill-harness/samplers/conns"
+	"seckill-harness/sut/servicechild"
 )
 
 // refuseServiceRouting refuses a service routing the stand cannot give:
@@ -41,7 +40,7 @@ func refuseServiceRouting(cf ClusterSpec) error {
 // (service_behind_proxies). Without a ServiceCmd it does nothing.
 func (x *execution) startService(ctx context.Context) error {
 	p := x.plan
-	if p.ServiceCmd == "" {
+	if p.Service.Cmd == "" {
 		return nil
 	}
 	cr, ok := x.stand.Cluster.(compose.ClientRouting)
@@ -49,21 +48,21 @@ func (x *execution) startService(ctx context.Context) error {
 		return errors.New("--service-cmd: the stand's nodes do not announce their client proxies (a stand opened without ClusterSpec.ServiceRouting): the service could not be routed through the faults")
 	}
 	log := x.out.logger()
-	child, err := servicechild.Start(ctx, servicechild.Options{Cmd: p.ServiceCmd, Ready: p.ServiceReady, Listen: p.ServiceListen, RedisAddrs: cr.Seeds(),
-		Secret: string(x.secret()), PGURL: x.pgURL, Dir: x.out.Dir,
+	child, err := servicechild.Start(ctx, servicechild.Options{Cmd: p.Service.Cmd, Ready: p.Service.Ready, Listen: p.Service.Listen, RedisAddrs: cr.Seeds(),
+		Secret: string(x.secret()), PGURL: x.pipe.pgURL, Dir: x.out.Dir,
 		Sale: servicechild.Sale{Activity: x.act.ID, SKU: x.act.SKU, Stock: x.act.Stock, Buckets: x.act.Buckets},
 		Logf: func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }})
 	if err != nil {
 		return err
 	}
-	x.svc = child
+	x.service.child = child
 	x.cleanup = append(x.cleanup, func() { _ = child.Stop() })
-	if x.tl != nil {
-		x.tl.Env.Service = child
+	if x.fault.tl != nil {
+		x.fault.tl.Env.Service = child
 	}
-	x.svcConns = startConnSampler(child, x.stand, x.tl)
-	x.cleanup = append(x.cleanup, x.svcConns.stop)
-	log.Info(fmt.Sprintf("service: %s at %s, Redis through the proxies %s", p.ServiceCmd, child.URL(), strings.Join(cr.Seeds(), ",")))
+	x.service.conns = startConnSampler(child, x.stand, x.fault.tl)
+	x.cleanup = append(x.cleanup, x.service.conns.stop)
+	log.Info(fmt.Sprintf("service: %s at %s, Redis through the proxies %s", p.Service.Cmd, child.URL(), strings.Join(cr.Seeds(), ",")))
 	return nil
 }
 
@@ -75,92 +74,49 @@ func (x *execution) secret() []byte {
 	return SecretFor(x.plan.Phases[0].Config.Seed)
 }
 
-// connSampler reads the service's TCP connections twice a second and
-// sorts them: through a node's proxy, straight to a node's own address
-// (bypassing every fault on the proxies), or elsewhere.
+// connSampler is the service's connection sampler with the facts it
+// records (see samplers/conns).
 type connSampler struct {
-	child *servicechild.Child
-	tl    *faults.Timeline
-	t0    time.Time
-	done  chan struct{}
-	once  sync.Once
-	wg    sync.WaitGroup
-
-	proxyOf map[string]string // proxy listen address → node
-	nodes   map[string]bool   // nodes' own addresses
-
-	mu    sync.Mutex
+	s     *conns.Sampler
 	facts checks.ServiceRoutingFacts
 }
 
 func startConnSampler(child *servicechild.Child, st *Stand, tl *faults.Timeline) *connSampler {
-	s := &connSampler{child: child, tl: tl, t0: time.Now(), done: make(chan struct{}), proxyOf: map[string]string{}, nodes: map[string]bool{}}
+	var nodes []string
+	proxyOf := map[string]string{}
 	for _, a := range st.Cluster.Addrs() {
-		s.nodes[a] = true
+		nodes = append(nodes, a)
 		if l, ok := st.Proxies.ListenAddr(a); ok {
-			s.proxyOf[l] = a
+			proxyOf[l] = a
 		}
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		tick := time.NewTicker(500 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			s.round()
-			select {
-			case <-s.done:
-				return
-			case <-tick.C:
+	var active func() []string
+	if tl != nil {
+		active = func() []string {
+			var on []string
+			for _, k := range tl.Active() {
+				if faults.ActsOnProxies(k) {
+					on = append(on, k)
+				}
 			}
+			return on
 		}
-	}()
-	return s
+	}
+	c := &connSampler{}
+	c.s = conns.Start(child, nodes, proxyOf, active, &c.facts)
+	return c
 }
 
-// round reads the connections once.
-func (s *connSampler) round() {
-	conns, err := s.child.Conns()
-	if err != nil || s.child.PGID() == 0 {
-		return // down (a service fault) or unreadable: no round
-	}
-	var proxyFaults []string
-	if s.tl != nil {
-		for _, k := range s.tl.Active() {
-			if faults.ActsOnProxies(k) {
-				proxyFaults = append(proxyFaults, k)
-			}
-		}
-	}
-	through := 0
-	var direct []string
-	for _, c := range conns {
-		switch {
-		case s.proxyOf[c.Remote] != "":
-			through++
-		case s.nodes[c.Remote]:
-			direct = append(direct, c.Remote)
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.facts.Add(time.Since(s.t0).Seconds(), through, direct, proxyFaults)
-}
-
-// stop ends the sampling (idempotent) after one last round.
-func (s *connSampler) stop() {
-	s.once.Do(func() { close(s.done); s.wg.Wait() })
-}
+// stop ends the sampling (idempotent).
+func (c *connSampler) stop() { c.s.Stop() }
 
 // result stops the sampler and returns its facts (nil: no service child).
-func (s *connSampler) result() *checks.ServiceRoutingFacts {
-	if s == nil {
+func (c *connSampler) result() *checks.ServiceRoutingFacts {
+	if c == nil {
 		return nil
 	}
-	s.stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := s.facts
+	c.s.Stop()
+	f := c.facts
 	return &f
 }
 

@@ -16,7 +16,7 @@ import (
 	"seckill-harness/runner"
 )
 
-// buildFakeService builds runner/servicechild's test service.
+// buildFakeService builds sut/servicechild's test service.
 func buildFakeService(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "fakeservice")
@@ -66,7 +66,7 @@ func TestServiceChildRun(t *testing.T) {
 	} {
 		cfg := runner.DefaultConfig()
 		cfg.Shape.Rate, cfg.Duration, cfg.Users = 100, 3500*time.Millisecond, 2000
-		p := &Plan{Name: "service-" + tc.name, Stand: st, Cluster: ClusterSpec{Masters: 3}, Stock: 100, Buckets: 1, ServiceCmd: tc.cmd,
+		p := &Plan{Name: "service-" + tc.name, Stand: st, Cluster: ClusterSpec{Masters: 3}, Stock: 100, Buckets: 1, Service: ServicePlan{Cmd: tc.cmd},
 			Phases: []runner.Phase{{Name: "load", Config: cfg}}}
 		if err := p.AddFaults(tc.faults); err != nil {
 			t.Fatal(err)
@@ -122,7 +122,7 @@ func TestServiceChildStoppedOnInterrupt(t *testing.T) {
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users = 50, time.Minute, 2000
 	p := &Plan{Name: "service-interrupted", Cluster: ClusterSpec{Masters: 3, Replicas: 0}, Stock: 100, Buckets: 1,
-		ServiceCmd: "echo $$ > " + pidFile + "; exec " + bin, Phases: []runner.Phase{{Name: "load", Config: cfg}}}
+		Service: ServicePlan{Cmd: "echo $$ > " + pidFile + "; exec " + bin}, Phases: []runner.Phase{{Name: "load", Config: cfg}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for {
@@ -163,7 +163,7 @@ func TestServiceChildGetsTheSale(t *testing.T) {
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users = 50, 500*time.Millisecond, 2000
 	p := &Plan{Name: "service-sale", Cluster: ClusterSpec{Masters: 3, Replicas: 0}, Stock: 4321, Buckets: 3,
-		ServiceCmd: "env > " + envFile + "; exec " + bin, Phases: []runner.Phase{{Name: "load", Config: cfg}}}
+		Service: ServicePlan{Cmd: "env > " + envFile + "; exec " + bin}, Phases: []runner.Phase{{Name: "load", Config: cfg}}}
 	oc, err := Execute(context.Background(), p, Output{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

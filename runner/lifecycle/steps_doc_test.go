@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -38,5 +39,27 @@ func TestArchitectureStepTableIsExecutesSteps(t *testing.T) {
 	}
 	if got := Steps(); !slices.Equal(table, got) {
 		t.Fatalf("docs/ARCHITECTURE.md's step table:\n  %s\nExecute's steps (lifecycle.Steps):\n  %s", strings.Join(table, " → "), strings.Join(got, " → "))
+	}
+}
+
+// docs/ARCHITECTURE.md's heal row states the heal's own bound
+// (HealBudget) and that a signal does not cut it: what a SIGTERM mid-fault
+// waits for before the process exits.
+func TestArchitectureStatesTheHealsBoundUnderASignal(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "| heal |") {
+			row = line
+		}
+	}
+	minutes := fmt.Sprintf("%d minutes", int(HealBudget.Minutes()))
+	for _, want := range []string{"`lifecycle.HealBudget`", minutes, "a signal does not cut", fmt.Sprintf("cut %d s after a SIGINT/SIGTERM", int(InterruptGrace.Seconds()))} {
+		if !strings.Contains(row, want) {
+			t.Errorf("docs/ARCHITECTURE.md's heal row does not say %q:\n%s", want, row)
+		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"seckill-harness/internal/exitcode"
 	"seckill-harness/reports"
-	"seckill-harness/runner/history"
+	"seckill-harness/reports/results"
 )
 
 // Judge maps an outcome to the exit contract (package exitcode): an
@@ -115,9 +115,9 @@ func (s Suite) record(ctx context.Context, out Output, began time.Time, rows []s
 		}
 	}
 	figs := map[string]float64{"members": float64(len(rows)), "failed_members": float64(failed), "wall_s": time.Since(began).Seconds()}
-	r := history.Summary(history.KindSuite, s.Name, began, exitcode.Of(worst), figs)
+	r := results.Summary(results.KindSuite, s.Name, began, exitcode.Of(worst), figs)
 	r.Run = out.Dir
-	if err := history.Put(ctx, out.Results, r, out.ErrOut); err != nil {
+	if err := results.Put(ctx, out.Results, r, out.ErrOut); err != nil {
 		out.logger().Error("results history: the suite's record was not appended", "err", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"seckill-harness/history"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 )
@@ -42,7 +43,7 @@ func (b Bounds) withDefaults() Bounds {
 
 // pathErrorClasses are the error classes whose cause is the path under
 // test itself, not the cluster or the network.
-var pathErrorClasses = map[runner.ErrClass]bool{runner.ErrOther: true, runner.ErrCrossSlot: true, runner.ErrNoScript: true}
+var pathErrorClasses = map[history.ErrClass]bool{history.ErrOther: true, history.ErrCrossSlot: true, history.ErrNoScript: true}
 
 // runFacts is what the evidence rules judge, read off a finished run.
 type runFacts struct {
@@ -51,21 +52,22 @@ type runFacts struct {
 	errorTexts              map[string][]string // error class -> first texts
 	planned                 int                 // faults planned
 	notInjected             []string            // "spec: why"
+	actedDespite            []string            // "spec: took effect though inject failed (err): outcome"
 	interrupted             string              // "" or why the load stopped early
 	judged, required        int                 // invariants judged (not skip) among the required (not waived)
 	skipped                 []string            // required invariants skipped: "I3: why"
 }
 
 // collectFacts reads the facts the evidence rules need from a run.
-func collectFacts(res *runner.Result, rep *reports.Report, notInjected []string, planned int, interrupted string) runFacts {
+func collectFacts(res *runner.Result, rep *reports.Report, notInjected, actedDespite []string, planned int, interrupted string) runFacts {
 	f := runFacts{scheduled: res.Observed.Scheduled, dropped: res.Observed.Dropped, pathErrors: map[string]int64{},
-		errorTexts: res.ErrorTexts, planned: planned, notInjected: notInjected, interrupted: interrupted}
+		errorTexts: res.ErrorTexts, planned: planned, notInjected: notInjected, actedDespite: actedDespite, interrupted: interrupted}
 	for _, o := range res.History.All() {
-		if o.Outcome == runner.OutcomeDropped {
+		if o.Outcome == history.OutcomeDropped {
 			continue
 		}
 		f.ops++
-		if o.Outcome == runner.OutcomeError && pathErrorClasses[o.ErrClass] {
+		if o.Outcome == history.OutcomeError && pathErrorClasses[o.ErrClass] {
 			f.pathErrors[o.ErrClass.String()]++
 		}
 	}
@@ -124,6 +126,9 @@ var evidenceRules = []evidenceRule{
 	{"every planned fault injected", func(f runFacts) bool { return f.planned > 0 }, func(f runFacts, _ Bounds) reports.Assertion {
 		ok := len(f.notInjected) == 0
 		detail := fmt.Sprintf("%d of %d planned faults took effect", f.planned-len(f.notInjected), f.planned)
+		if len(f.actedDespite) > 0 {
+			detail += "; " + strings.Join(f.actedDespite, "; ")
+		}
 		if !ok {
 			detail += "; not: " + strings.Join(f.notInjected, "; ")
 		}

@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/checks"
+	"seckill-harness/history"
 	"seckill-harness/internal/boundedread"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner"
-	"seckill-harness/runner/checks"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // MaxHistoryBytes is the largest history.jsonl Verify reads from a
@@ -42,7 +42,7 @@ type VerifyOptions struct {
 type genRun struct {
 	run  *reports.Run
 	info *GenInfo
-	hist *runner.History
+	hist *history.History
 }
 
 // Verify is the merge step of a load split over generators: it unions
@@ -118,8 +118,8 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 // mergeHistories is the generators' histories as one: op ids re-numbered
 // in order, times on the earliest run's clock; faulted when any generator
 // injected a fault.
-func mergeHistories(runs []genRun) (merged *runner.History, faulted bool) {
-	merged = &runner.History{}
+func mergeHistories(runs []genRun) (merged *history.History, faulted bool) {
+	merged = &history.History{}
 	var base time.Time
 	for _, r := range runs {
 		if s := r.run.Report.StartedAt; base.IsZero() || s.Before(base) {
@@ -132,7 +132,7 @@ func mergeHistories(runs []genRun) (merged *runner.History, faulted bool) {
 		for _, op := range r.hist.Ops {
 			op.ID = uint32(len(merged.Ops))
 			op.Intended += shift
-			if op.Outcome != runner.OutcomeDropped {
+			if op.Outcome != history.OutcomeDropped {
 				op.Start += shift
 				op.End += shift
 			}
@@ -145,7 +145,7 @@ func mergeHistories(runs []genRun) (merged *runner.History, faulted bool) {
 // mergedReport is the generators' reports merged into one (merge notes
 // to stderr) with the verification over the union applied, and WAIT's
 // confirmations and losses over the union when the generators ran with it.
-func mergedReport(stderr io.Writer, runs []genRun, chk *checks.CheckReport, merged *runner.History) (*reports.Report, *reports.Histograms, error) {
+func mergedReport(stderr io.Writer, runs []genRun, chk *checks.CheckReport, merged *history.History) (*reports.Report, *reports.Histograms, error) {
 	loaded := make([]*reports.Run, len(runs))
 	for i, r := range runs {
 		loaded[i] = r.run
@@ -191,6 +191,10 @@ func loadGenRuns(dirs []string, activity string) ([]genRun, error) {
 		if err != nil {
 			return nil, err
 		}
+		path, err := info.HistoryPath(d)
+		if err != nil {
+			return nil, err
+		}
 		run, err := reports.LoadRun(d)
 		if err != nil {
 			return nil, err
@@ -198,18 +202,11 @@ func loadGenRuns(dirs []string, activity string) ([]genRun, error) {
 		if run.HistSource != reports.HlogFileName {
 			return nil, fmt.Errorf("%s has no %s: its latency cannot be merged exactly", d, reports.HlogFileName)
 		}
-		path := info.History
-		if path == "" {
-			return nil, fmt.Errorf("%s: generator.json names no history", d)
-		}
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(d, path)
-		}
 		f, err := boundedread.Open(path, MaxHistoryBytes, "history of "+d, "give the directories the generators wrote (their history.jsonl)")
 		if err != nil {
 			return nil, err
 		}
-		h, err := runner.ReadJSONL(f)
+		h, err := history.ReadJSONL(f)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"seckill-harness/checks"
 	"seckill-harness/reports"
-	"seckill-harness/runner/checks"
 )
 
 // genRunExpectingI6 is one generator's saved run of a scenario that

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/runner"
 )
@@ -40,7 +41,7 @@ func TestRunReportsItsWarmUp(t *testing.T) {
 		}
 	}
 	for _, o := range oc.Result.History.All() {
-		if o.Flags&runner.FlagEvalFallback != 0 {
+		if o.Flags&history.FlagEvalFallback != 0 {
 			t.Fatalf("op %d met NOSCRIPT after the warm-up", o.ID)
 		}
 	}

@@ -6,10 +6,10 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner/adapter"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
+	"seckill-harness/sut/adapter"
 )
 
 // adapter puts the scenario's adapter file (adapter:, or --adapter) on p
@@ -31,7 +31,7 @@ func (in Inputs) adapter(s *scenarios.Scenario, p *lifecycle.Plan) error {
 		return fmt.Errorf("--adapter %s and the system %q: one plan runs one system under test", s.Adapter, in.SystemName)
 	case in.LuaDir != "":
 		return fmt.Errorf("--adapter %s with --lua-dir %s: --lua-dir replaces the reference's scripts, an adapter file names its own: drop one", s.Adapter, in.LuaDir)
-	case p.SharedActivity || in.Generator.Split():
+	case p.Activity.Shared || in.Generator.Split():
 		return fmt.Errorf("--adapter %s with --activity/--generator: a split load joins an activity set up by the reference contract; run the adapter without them", s.Adapter)
 	}
 	f, err := adapter.Load(s.Adapter) // Validate loaded it already: this reads the same file

@@ -13,13 +13,14 @@ import (
 	"strings"
 	"time"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
-	"seckill-harness/runner/badpaths"
-	"seckill-harness/runner/httpsut"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
+	"seckill-harness/sut/badpaths"
+	"seckill-harness/sut/httpsut"
 )
 
 // Paths lists the selectable reserve paths: the reference first, then
@@ -88,7 +89,7 @@ type Inputs struct {
 	Overrides
 
 	LuaDir       string // --lua-dir ("": the embedded scripts)
-	Generator    runner.Generator
+	Generator    history.Generator
 	ActivityID   string // --activity: a shared activity (generators)
 	ActivityWait time.Duration
 	PostgresURL  string
@@ -104,7 +105,7 @@ type Inputs struct {
 	// the faults are validated against that topology.
 	Stand *lifecycle.Stand
 	// RunActivityID names the run's own activity (set up by the run, never
-	// shared: lifecycle.Plan.ActivityID without SharedActivity), so that
+	// shared: lifecycle.Plan.Activity.ID without Activity.Shared), so that
 	// runs one after another on one Stand never meet; "": run<unix-ms>.
 	// Refused with ActivityID (a shared activity).
 	RunActivityID string
@@ -169,13 +170,16 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 		return nil, err
 	}
 	p := &lifecycle.Plan{Name: s.Name, Cluster: clusterOf(s.Topology, in.Cluster), Stock: s.Activity.Stock,
-		Buckets: uint32(s.Activity.Buckets), Window: s.Activity.Window, Faults: planned, Evaluate: s.Evaluate,
-		Waived: s.Waived, Resolved: s.Resolved(), ExpectFail: s.Assertions.ExpectFail, Wait: s.Wait, TolerateEvents: s.TolerateEvents, Regressions: s.Regressions,
+		Buckets: uint32(s.Activity.Buckets), Window: s.Activity.Window, Faults: planned,
+		Judging: lifecycle.Judging{Evaluate: s.Evaluate, Waived: s.Waived, ExpectFail: s.Assertions.ExpectFail,
+			TolerateEvents: s.TolerateEvents, Regressions: s.Regressions},
+		Resolved: s.Resolved(), Wait: s.Wait,
 		Pipeline: s.Pipeline, Drain: s.Drain, LocalSoldOut: sut.LocalSoldOutConfig{TTL: s.LocalSoldOut},
-		LuaDir: in.LuaDir, Generator: in.Generator, ActivityWait: in.ActivityWait,
-		PostgresURL: in.PostgresURL, PostgresKeep: in.PostgresKeep, ServiceCmd: s.ServiceCmd, ServiceReady: s.ServiceReady}
+		Lua: lifecycle.LuaPlan{Dir: in.LuaDir}, Generator: in.Generator, Activity: lifecycle.ActivityPlan{Wait: in.ActivityWait},
+		Postgres: lifecycle.PostgresPlan{URL: in.PostgresURL, Keep: in.PostgresKeep},
+		Service:  lifecycle.ServicePlan{Cmd: s.ServiceCmd, Ready: s.ServiceReady}}
 	if r := s.Assertions.MaxDroppedRatio; r != nil {
-		p.Bounds.MaxDroppedRatio = *r
+		p.Judging.Bounds.MaxDroppedRatio = *r
 	}
 	for _, ph := range s.Phases {
 		p.Phases = append(p.Phases, runner.Phase{Name: ph.Name, Config: ph.Config})
@@ -188,13 +192,13 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 		p.Path, _ = badpaths.Lookup(s.Path) // Validate checked the name
 	}
 	if in.ActivityID != "" {
-		p.ActivityID, p.SharedActivity = in.ActivityID, true
+		p.Activity.ID, p.Activity.Shared = in.ActivityID, true
 	}
 	if err := in.adapter(s, p); err != nil {
 		return nil, err
 	}
 	if s.ServiceCmd != "" {
-		p.ServiceListen = childListen(s)
+		p.Service.Listen = childListen(s)
 	}
 	if err := in.service(s, p); err != nil {
 		return nil, err
@@ -209,8 +213,8 @@ func Build(s *scenarios.Scenario, in Inputs) (*lifecycle.Plan, error) {
 // System), refusing a combination that would run something other than
 // the plan states.
 func (in Inputs) hand(p *lifecycle.Plan) error {
-	if in.RunActivityID != "" && p.SharedActivity {
-		return fmt.Errorf("planner: a run's own activity %q and a shared activity %q: give one", in.RunActivityID, p.ActivityID)
+	if in.RunActivityID != "" && p.Activity.Shared {
+		return fmt.Errorf("planner: a run's own activity %q and a shared activity %q: give one", in.RunActivityID, p.Activity.ID)
 	}
 	if in.System != nil {
 		if p.PathName != "" {
@@ -224,7 +228,7 @@ func (in Inputs) hand(p *lifecycle.Plan) error {
 		return fmt.Errorf("planner: SystemName %q without a System: nothing to name", in.SystemName)
 	}
 	if in.RunActivityID != "" {
-		p.ActivityID = in.RunActivityID
+		p.Activity.ID = in.RunActivityID
 	}
 	p.Stand, p.Secret = in.Stand, in.Secret
 	return nil

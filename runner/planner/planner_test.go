@@ -9,8 +9,8 @@ import (
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
 )
 
 func flagScenario(cfg runner.Config, given map[string]string) *scenarios.Scenario {
@@ -86,16 +86,16 @@ func TestPathsAreTheRunnableOnes(t *testing.T) {
 func TestCheckLoadHoldsPlansToTheLimits(t *testing.T) {
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate = 2 * scenarios.MaxRate
-	err := scenarios.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}})
+	err := runner.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}})
 	if err == nil || !strings.Contains(err.Error(), "at most 1000000 ops/s") {
 		t.Fatalf("%v", err)
 	}
 	cfg.Shape.Rate = math.NaN()
-	if err := scenarios.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}}); err == nil || !strings.Contains(err.Error(), "finite") {
+	if err := runner.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}}); err == nil || !strings.Contains(err.Error(), "finite") {
 		t.Fatalf("%v", err)
 	}
 	cfg.Shape.Rate = 100
-	if err := scenarios.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}}); err != nil {
+	if err := runner.CheckLoad([]runner.Phase{{Name: "step", Config: cfg}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -112,8 +112,8 @@ func TestInputsTheCallerHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Stand != st || p.ActivityID != "st1-1" || p.SharedActivity || string(p.Secret) != "k" || p.Path == nil || p.PathName != "mine" {
-		t.Fatalf("plan: stand %p, activity %q shared %v, secret %q, path %v %q", p.Stand, p.ActivityID, p.SharedActivity, p.Secret, p.Path != nil, p.PathName)
+	if p.Stand != st || p.Activity.ID != "st1-1" || p.Activity.Shared || string(p.Secret) != "k" || p.Path == nil || p.PathName != "mine" {
+		t.Fatalf("plan: stand %p, activity %q shared %v, secret %q, path %v %q", p.Stand, p.Activity.ID, p.Activity.Shared, p.Secret, p.Path != nil, p.PathName)
 	}
 	for name, c := range map[string]struct {
 		in   Inputs

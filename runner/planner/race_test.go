@@ -36,7 +36,7 @@ func TestRacePlanHoldsTheWinnersToExactlyMinStockUsers(t *testing.T) {
 	}
 	judge := func(accepted, soldOut, other int64) bool {
 		rep := &reports.Report{Totals: reports.Totals{Outcomes: map[string]int64{"ACCEPTED": accepted, "SOLD_OUT": soldOut, "ERROR": other}}}
-		for _, a := range p.Evaluate(rep) {
+		for _, a := range p.Judging.Evaluate(rep) {
 			if strings.HasPrefix(a.Name, "outcomes.") && a.Status != reports.StatusPass {
 				return false
 			}

@@ -7,11 +7,11 @@ import (
 
 	"seckill-harness/lua"
 	"seckill-harness/reports"
-	"seckill-harness/runner/httpsut"
 	"seckill-harness/runner/lifecycle"
-	"seckill-harness/runner/servicechild"
-	"seckill-harness/runner/sut"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut"
+	"seckill-harness/sut/httpsut"
+	"seckill-harness/sut/servicechild"
 )
 
 // service puts the scenario's running access service (service:, or
@@ -34,7 +34,7 @@ func (in Inputs) service(s *scenarios.Scenario, p *lifecycle.Plan) error {
 		return fmt.Errorf("--service %s and the system %q: one plan runs one system under test", sv.URL, in.SystemName)
 	case in.LuaDir != "":
 		return fmt.Errorf("--service %s with --lua-dir %s: --lua-dir replaces the harness's scripts, a service runs its own: drop one", sv.URL, in.LuaDir)
-	case p.SharedActivity || in.Generator.Split():
+	case p.Activity.Shared || in.Generator.Split():
 		return fmt.Errorf("--service %s with --activity/--generator: a split load is not supported against a service yet; run one generator", sv.URL)
 	}
 	m, err := httpsut.LoadMapping(sv.Mapping) // Validate loaded it already: this reads the same file
@@ -86,7 +86,7 @@ func (in Inputs) service(s *scenarios.Scenario, p *lifecycle.Plan) error {
 // (service:) is built before the child starts. Without service.url the
 // child gets a free 127.0.0.1 port, which becomes service.url (sent to
 // with the contract's mapping, or service.mapping); with one, the child
-// listens on its host:port (childListen, the plan's ServiceListen, which
+// listens on its host:port (childListen, the plan's Service.Listen, which
 // the lifecycle passes as SECKILL_LISTEN).
 func childService(s *scenarios.Scenario) error {
 	if s.ServiceCmd == "" || s.Service.URL != "" {

@@ -20,16 +20,16 @@ func TestServiceChildFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.ServiceCmd != "exec my-service" || !strings.HasPrefix(p.ServiceListen, "127.0.0.1:") || p.SystemUnderTest == nil ||
-		p.SystemUnderTest.URL != "http://"+p.ServiceListen || !strings.HasPrefix(p.PathName, "service:") {
-		t.Fatalf("plan: cmd %q listen %q system %+v path %q: want the child on a free loopback port and the HTTP client sending to it", p.ServiceCmd, p.ServiceListen, p.SystemUnderTest, p.PathName)
+	if p.Service.Cmd != "exec my-service" || !strings.HasPrefix(p.Service.Listen, "127.0.0.1:") || p.SystemUnderTest == nil ||
+		p.SystemUnderTest.URL != "http://"+p.Service.Listen || !strings.HasPrefix(p.PathName, "service:") {
+		t.Fatalf("plan: cmd %q listen %q system %+v path %q: want the child on a free loopback port and the HTTP client sending to it", p.Service.Cmd, p.Service.Listen, p.SystemUnderTest, p.PathName)
 	}
 	p, err = Build(flagScenario(runner.DefaultConfig(), nil), Inputs{Overrides: Overrides{ServiceCmd: "x", ServiceReady: "http://127.0.0.1:9/ready", Service: "http://127.0.0.1:18080"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.ServiceListen != "127.0.0.1:18080" || p.ServiceReady != "http://127.0.0.1:9/ready" {
-		t.Fatalf("listen %q ready %q: want the --service URL's address and the --service-ready URL", p.ServiceListen, p.ServiceReady)
+	if p.Service.Listen != "127.0.0.1:18080" || p.Service.Ready != "http://127.0.0.1:9/ready" {
+		t.Fatalf("listen %q ready %q: want the --service URL's address and the --service-ready URL", p.Service.Listen, p.Service.Ready)
 	}
 	mapping := filepath.Join(t.TempDir(), "m.yaml")
 	if err := os.WriteFile(mapping, []byte("name: ref\nstate: reference\n"), 0o644); err != nil {
@@ -39,8 +39,8 @@ func TestServiceChildFlags(t *testing.T) {
 	if err != nil {
 		t.Fatalf("--service-cmd with --service-mapping: %v", err)
 	}
-	if p.SystemUnderTest == nil || p.SystemUnderTest.Name != "ref" || p.SystemUnderTest.URL != "http://"+p.ServiceListen {
-		t.Fatalf("--service-cmd with --service-mapping: system %+v, want the mapping's, sending to the child at %s", p.SystemUnderTest, p.ServiceListen)
+	if p.SystemUnderTest == nil || p.SystemUnderTest.Name != "ref" || p.SystemUnderTest.URL != "http://"+p.Service.Listen {
+		t.Fatalf("--service-cmd with --service-mapping: system %+v, want the mapping's, sending to the child at %s", p.SystemUnderTest, p.Service.Listen)
 	}
 	for _, c := range []struct {
 		over Overrides

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"seckill-harness/reports"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
 )
 
 // soldOut90Short is sold-out-90 with its sold-out phase cut to 3 s: the

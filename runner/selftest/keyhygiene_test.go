@@ -2,11 +2,12 @@ package selftest
 
 import (
 	"context"
-	"seckill-harness/internal/clustertest"
-	"seckill-harness/runner/badpaths"
 	"strings"
 	"testing"
 	"time"
+
+	"seckill-harness/internal/clustertest"
+	"seckill-harness/sut/badpaths"
 )
 
 // K1 on real keys: the reserve script without its PEXPIREAT on the

@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"seckill-harness/runner/badpaths"
-	"seckill-harness/runner/checks"
+	"seckill-harness/checks"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/sut/badpaths"
 )
 
 // Env is what the matrix runs on: a stand on a cluster the caller owns (the

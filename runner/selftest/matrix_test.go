@@ -8,8 +8,8 @@ import (
 
 	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
-	"seckill-harness/runner/badpaths"
-	"seckill-harness/runner/sut"
+	"seckill-harness/sut"
+	"seckill-harness/sut/badpaths"
 )
 
 // The whole matrix at small scale: every runnable bad path is caught by one

@@ -6,10 +6,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/runner/planner"
 	"seckill-harness/scenarios"
+	"seckill-harness/sut/badpaths"
 )
 
 // ReferenceName is the reference path's name in the matrix.

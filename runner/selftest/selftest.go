@@ -13,8 +13,8 @@ import (
 
 	"seckill-harness/compose"
 	"seckill-harness/reports"
-	"seckill-harness/runner/badpaths"
 	"seckill-harness/runner/lifecycle"
+	"seckill-harness/sut/badpaths"
 )
 
 // Options are selftest's flags.

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"seckill-harness/internal/clustertest"
-	"seckill-harness/runner/badpaths"
+	"seckill-harness/sut/badpaths"
 )
 
-// The service rows: the reference access service (runner/serve), started
+// The service rows: the reference access service (sut/serve), started
 // in-process for each run behind the stand's proxies, with one of its
 // defects on, is caught in every run by the check named for it (S2 for
 // the two that change the ids, S1 for fail-open inside slot-down's

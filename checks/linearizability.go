@@ -1,0 +1,459 @@
+package checks
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"seckill-harness/history"
+	"seckill-harness/lua"
+	"seckill-harness/reports"
+	"seckill-harness/sut"
+)
+
+// The linearizability check (H1): every answer of the history is
+// explained by one order of the operations that respects real time, under
+// the model of the sale in linmodel.go, checked by porcupine partition by
+// partition (each user's holds, each bucket's counter), the smallest
+// first, within linBudget in all. A partition porcupine could not finish
+// within what was left of the budget is reported as not checked: the check
+// then skips with what it did check, never passes.
+
+// linBudget bounds the whole check's search (every partition's).
+var linBudget = 10 * time.Second
+
+// largePartition is the size from which a partition gets only its share
+// of the budget left (the budget over the large partitions left), so that
+// one whose search does not end leaves time for the others.
+const largePartition = 1000
+
+// LinearizabilityBudget is how long the linearizability check searches at
+// most, over every partition.
+func LinearizabilityBudget() time.Duration { return linBudget }
+
+// linPartition is one partition of the history with its model.
+type linPartition struct {
+	name  string // "user u17", "bucket 0"
+	model porcupine.Model
+	ops   []porcupine.Operation
+}
+
+// LinDrawing is porcupine's visualisation of the smallest partition no
+// order explains, ready to be drawn with the run's fault windows.
+type LinDrawing struct {
+	Partition string // e.g. "user u17"
+	model     porcupine.Model
+	info      porcupine.LinearizationInfo
+}
+
+// LinWindow is a time span of the run (the history's clock) to mark on
+// the drawing: a fault's window.
+type LinWindow struct {
+	Name     string
+	From, To time.Duration
+}
+
+// Render writes the drawing as a self-contained HTML page, with windows
+// marked on a row of their own.
+func (d *LinDrawing) Render(w io.Writer, windows []LinWindow) error {
+	info := d.info // a copy: the annotations are this rendering's
+	var notes []porcupine.Annotation
+	for _, win := range windows {
+		notes = append(notes, porcupine.Annotation{Tag: "faults", Start: int64(win.From), End: int64(win.To),
+			Description: win.Name, Details: fmt.Sprintf("%s: %.3f s to %.3f s of the run", win.Name, win.From.Seconds(), win.To.Seconds()),
+			BackgroundColor: "#f6c6c6"})
+	}
+	info.AddAnnotations(notes)
+	return porcupine.Visualize(d.model, info, w)
+}
+
+// LinearizabilityFileName is the drawing's file beside report.html.
+const LinearizabilityFileName = reports.LinearizabilityFileName
+
+// linPartitions splits the history into the model's partitions. buckets
+// is false when the counter cannot be judged (why says why).
+func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, why string) {
+	var end time.Duration
+	type userReq struct {
+		user uint32
+		rid  string
+	}
+	reqOf := map[userReq]uint32{} // a user's reservation id -> the request that made it
+	for _, o := range f.all() {
+		end = max(end, o.End)
+		if o.RID != "" && o.Accepted() && !o.Replay() {
+			reqOf[userReq{o.User, o.RID}] = o.Req
+		}
+	}
+	for _, o := range f.all() { // a release names its reservation's request too
+		if k := (userReq{o.User, o.RID}); o.RID != "" && o.Kind == history.KindRelease && o.Flags&FlagPipelineRelease == 0 {
+			if _, ok := reqOf[k]; !ok {
+				reqOf[k] = o.Req
+			}
+		}
+	}
+	infinity := int64(end) + int64(time.Millisecond)
+	execs := executionsOf(f)
+	countBuckets := true
+	switch {
+	case f.Generator.Split():
+		countBuckets, why = false, fmt.Sprintf("generator %s holds part of the load: the counters are judged on the merge", f.Generator)
+	case len(f.Planned) == 0:
+		countBuckets, why = false, "the buckets' initial stock is not known"
+	}
+	users := map[uint32][]porcupine.Operation{}
+	buckets := map[uint16][]porcupine.Operation{}
+	for _, o := range f.all() {
+		if o.Outcome == history.OutcomeError || o.Outcome == history.OutcomeDropped || o.Outcome == history.OutcomeLocalSoldOut || o.Flags&FlagPipelineRelease != 0 {
+			continue
+		}
+		in := linInput{release: o.Kind == history.KindRelease, req: o.Req, user: o.User}
+		resolved := false // an UNKNOWN reserve whose cached result was read back
+		if o.Outcome == history.OutcomeUnknown && !in.release && !f.Unexposed[sut.Requests] {
+			if rf, read := f.Requests[RequestKey{o.Bucket, o.Req}]; read && rf.Err == "" {
+				if !rf.Found || rf.Result.UserID != o.UserID() {
+					lost.neverRan++
+					continue // it never ran: no result of this user's request in Redis
+				}
+				resolved = true
+				lost.ran++
+			}
+		}
+		if r, ok := reqOf[userReq{o.User, o.RID}]; ok && in.release {
+			in.req = r // the reservation released, by the request that made it
+		}
+		out := linOutput{unknown: o.Outcome == history.OutcomeUnknown, code: int16(o.Outcome), held: -1, rid: o.RID, remaining: -1, replay: o.Replay()}
+		if n, ok := o.RemainingOf(); ok && !out.unknown {
+			out.remaining = int64(n)
+		}
+		if !in.release && lua.ReserveCode(o.Outcome) == lua.UserAlreadyReserved && !out.unknown {
+			if r, ok := reqOf[userReq{o.User, o.RID}]; ok {
+				out.held = int64(r)
+			}
+		}
+		if resolved {
+			// It ran, some time after its start, with the answer Redis cached.
+			rf := f.Requests[RequestKey{o.Bucket, o.Req}]
+			out = linOutput{code: int16(rf.Result.Code), held: -1, rid: rf.Result.ReservationID, remaining: rf.Result.Remaining}
+			if r, ok := reqOf[userReq{o.User, rf.Result.ReservationID}]; ok && rf.Result.Code == lua.UserAlreadyReserved {
+				out.held = int64(r)
+			}
+		}
+		op := porcupine.Operation{Input: in, Output: out, Call: int64(o.Start), Return: int64(o.End), Metadata: fmt.Sprintf("op %d", o.ID)}
+		if o.Outcome == history.OutcomeUnknown {
+			op.Return = infinity // may take effect any time after its start
+		}
+		ops++
+		if out.unknown {
+			lost.pending++
+		}
+		users[o.User] = append(users[o.User], op)
+		ranElsewhere := resolved && execs.ran[RequestKey{o.Bucket, o.Req}] // another operation's answer was the run
+		if countBuckets && !ranElsewhere && (out.unknown || countsInBucket(in, out) && (in.release || resolved || execs.counts(o))) {
+			buckets[o.Bucket] = append(buckets[o.Bucket], op)
+		}
+	}
+	for u, list := range users {
+		name := "user " + history.UserID(u)
+		seen, keep := map[uint32]bool{}, repeatedSet{}
+		for _, op := range list {
+			if in := op.Input.(linInput); !in.release {
+				keep[in.req] = seen[in.req]
+				seen[in.req] = true
+			}
+		}
+		for r, again := range keep {
+			if !again {
+				delete(keep, r)
+			}
+		}
+		parts = append(parts, linPartition{name: name, model: userModel(keep), ops: list})
+	}
+	for b, list := range buckets {
+		if int(b) >= len(f.Planned) {
+			return nil, ops, lost, fmt.Sprintf("bucket %d is not among the %d buckets set up", b, len(f.Planned))
+		}
+		parts = append(parts, linPartition{name: fmt.Sprintf("bucket %d", b), model: bucketModel(f.Planned[b]), ops: list})
+	}
+	slices.SortFunc(parts, func(a, b linPartition) int {
+		return cmp.Or(cmp.Compare(len(a.ops), len(b.ops)), strings.Compare(a.name, b.name))
+	})
+	for i := range parts {
+		assignRows(parts[i].ops)
+	}
+	return parts, ops, lost, why
+}
+
+// lostReplies counts the UNKNOWN operations: resolved from the request
+// results read back (ran, never ran) or left to take effect at any time
+// after their start (pending).
+type lostReplies struct{ ran, neverRan, pending int }
+
+func (l lostReplies) String() string {
+	if l.ran+l.neverRan+l.pending == 0 {
+		return "no UNKNOWN"
+	}
+	return fmt.Sprintf("%d UNKNOWN (%d ran and %d never ran, by the request results read back; %d taking effect any time after their start, or never)",
+		l.ran+l.neverRan+l.pending, l.ran, l.neverRan, l.pending)
+}
+
+// countsInBucket reports whether a known answer goes into its bucket's
+// partition: those that move the counter (ACCEPTED, RELEASED) and
+// SOLD_OUT, which needs it empty. The answers that only read the count
+// (USER_ALREADY_RESERVED, the cached refusals, ALREADY_RELEASED) are left
+// out: each fits the counter at one moment of its span, but porcupine,
+// trying operations in call order, would first place every write called
+// before it and then search back through them, which takes more than a
+// run's budget on a bucket of thousands of operations. Their holds are
+// judged in the user's partition.
+func countsInBucket(in linInput, out linOutput) bool {
+	if in.release {
+		return lua.CompensateCode(out.code) == lua.CompensateReleased
+	}
+	code := lua.ReserveCode(out.code)
+	return code == lua.Accepted || code == lua.SoldOut
+}
+
+// executions says which reserve answer of each request id is the one
+// execution of reserve.lua the bucket's counter saw: every other answer to
+// the request is the cached one (replay=1), judged by the user's
+// partition. Which operation ran is not which was sent first: a replay
+// sent after its original may reach Redis first (a queue after a
+// failover), and the original then gets the cached answer.
+type executions struct {
+	ran      map[RequestKey]bool   // an answer with replay=0: that one ran
+	unknown  map[RequestKey]bool   // a reply was lost: that one may have run (pending in the counter)
+	firstRep map[RequestKey]uint32 // else the first replay=1 answer stands for the run (its own lost send)
+}
+
+func executionsOf(f *Facts) executions {
+	e := executions{ran: map[RequestKey]bool{}, unknown: map[RequestKey]bool{}, firstRep: map[RequestKey]uint32{}}
+	firstEnd := map[RequestKey]time.Duration{}
+	for _, o := range f.all() {
+		if !o.Kind.IsReserve() || o.Outcome < 0 && o.Outcome != history.OutcomeUnknown {
+			continue
+		}
+		k := RequestKey{o.Bucket, o.Req}
+		switch {
+		case o.Outcome == history.OutcomeUnknown:
+			e.unknown[k] = true
+		case stateless(lua.ReserveCode(o.Outcome)):
+		case !o.Replay():
+			e.ran[k] = true
+		default:
+			if t, ok := firstEnd[k]; !ok || o.End < t {
+				firstEnd[k], e.firstRep[k] = o.End, o.ID
+			}
+		}
+	}
+	return e
+}
+
+// counts reports whether reserve operation o's answer is its request's
+// execution (see executions).
+func (e executions) counts(o *history.Op) bool {
+	if !o.Replay() {
+		return true
+	}
+	k := RequestKey{o.Bucket, o.Req}
+	return !e.ran[k] && !e.unknown[k] && e.firstRep[k] == o.ID
+}
+
+// assignRows gives each operation of a partition the drawing's row
+// (porcupine's ClientId) of the first row free at its call.
+func assignRows(ops []porcupine.Operation) {
+	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
+	var busyUntil []int64
+	for i := range ops {
+		row := slices.IndexFunc(busyUntil, func(t int64) bool { return t < ops[i].Call })
+		if row < 0 {
+			row = len(busyUntil)
+			busyUntil = append(busyUntil, 0)
+		}
+		busyUntil[row] = ops[i].Return
+		ops[i].ClientId = row
+	}
+}
+
+// judgeLinearizability checks every partition within linBudget.
+func judgeLinearizability(f *Facts) Verdict {
+	began := time.Now()
+	parts, total, lost, why := linPartitions(f)
+	var users, buckets, checked, checkedOps int
+	var illegal []linPartition
+	var unchecked []linPartition
+	largeLeft := make([]int, len(parts)) // partitions of largePartition operations or more from i on
+	for i := len(parts) - 1; i >= 0; i-- {
+		if i+1 < len(parts) {
+			largeLeft[i] = largeLeft[i+1]
+		}
+		if len(parts[i].ops) >= largePartition {
+			largeLeft[i]++
+		}
+	}
+	for i, p := range parts {
+		if strings.HasPrefix(p.name, "user ") {
+			users++
+		} else {
+			buckets++
+		}
+		left := linBudget - time.Since(began)
+		if left <= 0 {
+			unchecked = append(unchecked, p)
+			continue
+		}
+		if large := largeLeft[i]; large > 1 && len(p.ops) >= largePartition {
+			left /= time.Duration(large) // one slow partition does not starve the others
+		}
+		switch porcupine.CheckOperationsTimeout(p.model, p.ops, left) {
+		case porcupine.Ok:
+			checked++
+			checkedOps += len(p.ops)
+		case porcupine.Illegal:
+			checked++
+			checkedOps += len(p.ops)
+			illegal = append(illegal, p)
+		default:
+			unchecked = append(unchecked, p)
+		}
+	}
+	ev := map[string]any{"operations": total, "user_partitions": users, "bucket_partitions": buckets,
+		"checked_partitions": checked, "checked_operations": checkedOps, "unknown_operations": lost.ran + lost.neverRan + lost.pending,
+		"unknown_ran": lost.ran, "unknown_never_ran": lost.neverRan,
+		"violating_partitions": len(illegal), "budget_s": linBudget.Seconds()}
+	if why != "" {
+		ev["counters_not_checked"] = why
+	}
+	scope := fmt.Sprintf("%d operations in %d user and %d bucket partitions", total, users, buckets)
+	if why != "" {
+		scope += " (counters not checked: " + why + ")"
+	}
+	if len(illegal) > 0 {
+		smallest := illegal[0] // parts are sorted smallest first
+		names := make([]string, 0, min(len(illegal), maxListed))
+		for _, p := range illegal[:min(len(illegal), maxListed)] {
+			names = append(names, p.name)
+		}
+		ev["violating"] = names
+		ev["drawn_partition"] = smallest.name
+		detail := fmt.Sprintf("%d partition(s) whose answers no order explains: %s", len(illegal), strings.Join(names, ", "))
+		res, info := porcupine.CheckOperationsVerbose(smallest.model, smallest.ops, max(linBudget-time.Since(began), time.Second))
+		if res == porcupine.Illegal {
+			if op, ok := unexplained(smallest.ops, info); ok {
+				d := fmt.Sprintf("%s (%s)", smallest.model.DescribeOperation(op.Input, op.Output), op.Metadata)
+				ev["unexplained"] = d
+				detail += fmt.Sprintf("; smallest, %s (%d operations): no order explains %s", smallest.name, len(smallest.ops), d)
+			}
+			f.memo.linDrawing = &LinDrawing{Partition: smallest.name, model: smallest.model, info: info}
+			ev["drawing"] = LinearizabilityFileName
+		}
+		if len(unchecked) > 0 {
+			detail += fmt.Sprintf("; %d partition(s) not checked within %s", len(unchecked), linBudget)
+		}
+		return Verdict{Failed: true, Detail: detail + " [" + scope + "]", Evidence: ev}
+	}
+	if len(unchecked) > 0 {
+		var names []string
+		uncheckedOps := 0
+		for _, p := range unchecked {
+			uncheckedOps += len(p.ops)
+			if len(names) < maxListed {
+				names = append(names, fmt.Sprintf("%s (%d operations)", p.name, len(p.ops)))
+			}
+		}
+		ev["not_checked"] = names
+		ev["not_checked_operations"] = uncheckedOps
+		ev["timed_out"] = true
+		return Verdict{Detail: fmt.Sprintf("not checked within %s: %d of %d partitions checked (%d operations), those linearizable; %d partition(s) with %d operations not checked: %s [%s]",
+			fmtBudget(linBudget), checked, len(parts), checkedOps, len(unchecked), uncheckedOps, strings.Join(names, ", "), scope), Evidence: ev}
+	}
+	return Verdict{Detail: fmt.Sprintf("every answer explained by an order that respects real time: %s; %s", scope, lost), Evidence: ev}
+}
+
+func fmtBudget(d time.Duration) string { return fmt.Sprintf("%g s", d.Seconds()) }
+
+// unexplained is the answer no order explains: of the operations outside
+// the longest legal prefix porcupine found, the one that returned first.
+func unexplained(ops []porcupine.Operation, info porcupine.LinearizationInfo) (porcupine.Operation, bool) {
+	parts := info.PartialLinearizations()
+	if len(parts) == 0 {
+		return porcupine.Operation{}, false
+	}
+	longest := []int(nil)
+	for _, l := range parts[0] {
+		if len(l) > len(longest) {
+			longest = l
+		}
+	}
+	in := make(map[int]bool, len(longest))
+	for _, id := range longest {
+		in[id] = true
+	}
+	best, found := porcupine.Operation{Return: math.MaxInt64}, false
+	for i, op := range ops { // porcupine numbers a partition's operations in the order given
+		if !in[i] && op.Return < best.Return {
+			best, found = op, true
+		}
+	}
+	return best, found
+}
+
+// linearizabilityOfLostAcks is H1's ConsequenceOf: "I6" when every
+// partition no order explains is the user or the bucket of an
+// acknowledged reservation Redis lost (a failover to a replica that never
+// got it): the counter and the user's hold went back, which no order
+// explains, and I6 already names the loss.
+func linearizabilityOfLostAcks(f *Facts, v Verdict) string {
+	names, _ := v.Evidence["violating"].([]string)
+	n, _ := v.Evidence["violating_partitions"].(int)
+	if len(names) == 0 || len(names) < n {
+		return ""
+	}
+	lost := lostAcks(f)
+	if len(lost) == 0 {
+		return ""
+	}
+	isLost := make(map[string]bool, len(lost))
+	for _, rid := range lost {
+		isLost[rid] = true
+	}
+	touched := map[string]bool{}
+	for _, o := range f.all() {
+		if o.Accepted() && isLost[o.RID] {
+			touched["user "+o.UserID()] = true
+			touched[fmt.Sprintf("bucket %d", o.Bucket)] = true
+		}
+	}
+	for _, name := range names {
+		if !touched[name] {
+			return ""
+		}
+	}
+	return "I6"
+}
+
+// vacuousLinearizability: nothing was answered.
+func vacuousLinearizability(_ *Facts, v Verdict) string {
+	if n, _ := v.Evidence["operations"].(int); n == 0 {
+		return "no operation was answered"
+	}
+	if t, _ := v.Evidence["timed_out"].(bool); t {
+		return v.Detail
+	}
+	return ""
+}
+
+// appliesLinearizability: the model has no pipeline, whose transitions
+// and releases change holds and stock outside the history's operations.
+func appliesLinearizability(f *Facts, _ Verdict) string {
+	if f.Pipeline != nil {
+		return "the run had a pipeline, whose transitions and releases are not operations of the model"
+	}
+	return ""
+}

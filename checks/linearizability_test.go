@@ -1,0 +1,191 @@
+package checks
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"seckill-harness/history"
+	"seckill-harness/lua"
+)
+
+// lop is a hand-built operation of user u with request r from ms a to b.
+func lop(id uint32, kind history.Kind, u, r uint32, a, b int, out history.Outcome, rid string) history.Op {
+	return history.Op{ID: id, Kind: kind, User: u, Req: r, Start: time.Duration(a) * time.Millisecond,
+		End: time.Duration(b) * time.Millisecond, Outcome: out, RID: rid}
+}
+
+// counted is o with the count its answer carried.
+func counted(o history.Op, n int32) history.Op {
+	o.Remaining, o.Flags = n, o.Flags|history.FlagRemaining
+	return o
+}
+
+// replayed is o answered with replay=1.
+func replayed(o history.Op) history.Op {
+	o.Flags |= history.FlagReplay
+	return o
+}
+
+var (
+	linAccepted = history.Outcome(lua.Accepted)
+	linAlready  = history.Outcome(lua.UserAlreadyReserved)
+	linSoldOut  = history.Outcome(lua.SoldOut)
+	linReleased = history.Outcome(lua.CompensateReleased)
+)
+
+// judgeLin judges the table's linearizability check over ops with one
+// bucket of stock units.
+func judgeLin(t *testing.T, stock int64, ops ...history.Op) (Check, *CheckReport) {
+	t.Helper()
+	rep := JudgeFacts(&Facts{Ops: ops, Planned: []int64{stock}})
+	for _, c := range rep.Checks {
+		if c.Name == "linearizability" {
+			return c, rep
+		}
+	}
+	t.Fatal("no linearizability check in the report")
+	return Check{}, nil
+}
+
+func TestLinearizabilityExplainsALegalHistory(t *testing.T) {
+	c, rep := judgeLin(t, 2,
+		counted(lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"), 1),
+		counted(lop(1, history.KindRelease, 1, 1, 20, 30, linReleased, "a1"), 2),
+		counted(lop(2, history.KindSameUser, 1, 2, 40, 50, linAccepted, "a2"), 1),
+		// a replay of the first request answers its cached ACCEPTED
+		replayed(counted(lop(3, history.KindReplay, 1, 1, 60, 70, linAccepted, "a1"), 1)),
+		// a USER_ALREADY_RESERVED concurrent with the release: ordered before it
+		counted(lop(4, history.KindSameUser, 1, 3, 25, 26, linAlready, "a1"), 1),
+		counted(lop(5, history.KindFresh, 2, 5, 80, 90, linAccepted, "b1"), 0),
+		counted(lop(6, history.KindFresh, 3, 6, 100, 110, linSoldOut, ""), 0),
+	)
+	if c.Status != StatusPass {
+		t.Fatalf("status %s, want pass: %s", c.Status, c.Detail)
+	}
+	if rep.Drawing != nil {
+		t.Error("a drawing for a legal history")
+	}
+	t.Log(c.Detail)
+}
+
+func TestLinearizabilityFindsAMarkerLeftByARelease(t *testing.T) {
+	c, rep := judgeLin(t, 2,
+		lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"),
+		lop(1, history.KindRelease, 1, 1, 20, 30, linReleased, "a1"),
+		lop(2, history.KindReturn, 1, 2, 40, 50, linAlready, "a1"),
+	)
+	if c.Status != StatusFail {
+		t.Fatalf("status %s, want fail: %s", c.Status, c.Detail)
+	}
+	if !strings.Contains(c.Detail, "user u1") || !strings.Contains(c.Detail, "USER_ALREADY_RESERVED") {
+		t.Errorf("detail does not name the user and the answer: %s", c.Detail)
+	}
+	if rep.Drawing == nil || rep.Drawing.Partition != "user u1" {
+		t.Fatalf("drawing %+v, want one of user u1", rep.Drawing)
+	}
+	var b bytes.Buffer
+	if err := rep.Drawing.Render(&b, []LinWindow{{Name: "failover", From: 15 * time.Millisecond, To: 35 * time.Millisecond}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "failover") || !strings.Contains(b.String(), "USER_ALREADY_RESERVED") {
+		t.Error("the drawing does not show the fault window and the unexplained answer")
+	}
+	t.Log(c.Detail)
+}
+
+func TestLinearizabilityUnknownMayHaveTakenEffect(t *testing.T) {
+	// r1's reply was lost: it may have reserved, so r2's refusal is explained.
+	c, _ := judgeLin(t, 2,
+		lop(0, history.KindFresh, 1, 1, 0, 10, history.OutcomeUnknown, ""),
+		lop(1, history.KindSameUser, 1, 2, 20, 30, linAlready, "a1"),
+	)
+	if c.Status != StatusPass {
+		t.Fatalf("status %s, want pass: %s", c.Status, c.Detail)
+	}
+	// ... but not both r1 (replayed ACCEPTED later) and r2 ACCEPTED with no release between.
+	c, _ = judgeLin(t, 2,
+		lop(0, history.KindFresh, 1, 1, 0, 10, history.OutcomeUnknown, ""),
+		lop(1, history.KindSameUser, 1, 2, 20, 30, linAccepted, "a2"),
+		replayed(lop(2, history.KindReplay, 1, 1, 40, 50, linAccepted, "a1")),
+	)
+	if c.Status != StatusFail {
+		t.Fatalf("status %s, want fail: %s", c.Status, c.Detail)
+	}
+	// The counter: a lost reply may have taken the last unit, so SOLD_OUT is explained ...
+	c, _ = judgeLin(t, 1,
+		lop(0, history.KindFresh, 1, 1, 0, 10, history.OutcomeUnknown, ""),
+		lop(1, history.KindFresh, 2, 2, 20, 30, linSoldOut, ""),
+	)
+	if c.Status != StatusPass {
+		t.Fatalf("status %s, want pass: %s", c.Status, c.Detail)
+	}
+	// ... a request that never reached Redis did not.
+	c, _ = judgeLin(t, 1,
+		lop(0, history.KindFresh, 1, 1, 0, 10, history.OutcomeError, ""),
+		lop(1, history.KindFresh, 2, 2, 20, 30, linSoldOut, ""),
+	)
+	if c.Status != StatusFail || !strings.Contains(c.Detail, "bucket 0") {
+		t.Fatalf("status %s, want fail on bucket 0: %s", c.Status, c.Detail)
+	}
+}
+
+func TestLinearizabilityFindsCountsGoingBackwards(t *testing.T) {
+	c, _ := judgeLin(t, 3,
+		counted(lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"), 2),
+		counted(lop(1, history.KindFresh, 2, 2, 20, 30, linAccepted, "b1"), 1),
+		counted(lop(2, history.KindFresh, 3, 3, 40, 50, linAccepted, "c1"), 2),
+	)
+	if c.Status != StatusFail || !strings.Contains(c.Detail, "bucket 0") {
+		t.Fatalf("status %s, want fail on bucket 0: %s", c.Status, c.Detail)
+	}
+	// The same answers overlapping in time are explained by another order.
+	c, _ = judgeLin(t, 3,
+		counted(lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"), 2),
+		counted(lop(1, history.KindFresh, 2, 2, 20, 50, linAccepted, "b1"), 0),
+		counted(lop(2, history.KindFresh, 3, 3, 25, 50, linAccepted, "c1"), 1),
+	)
+	if c.Status != StatusPass {
+		t.Fatalf("status %s, want pass: %s", c.Status, c.Detail)
+	}
+}
+
+func TestLinearizabilityNotCheckedWithinItsBudgetNeverPasses(t *testing.T) {
+	saved := linBudget
+	linBudget = time.Nanosecond
+	defer func() { linBudget = saved }()
+	c, _ := judgeLin(t, 2,
+		lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"),
+		lop(1, history.KindFresh, 2, 2, 0, 10, linAccepted, "b1"),
+	)
+	if c.Status != StatusSkip || !strings.Contains(c.Detail, "not checked within") {
+		t.Fatalf("status %s, want skip, not checked within: %s", c.Status, c.Detail)
+	}
+	t.Log(c.Detail)
+}
+
+func TestLinearizabilityResolvesUnknownsFromTheCachedResult(t *testing.T) {
+	ops := []history.Op{
+		lop(0, history.KindFresh, 1, 1, 0, 10, history.OutcomeUnknown, ""),
+		lop(1, history.KindFresh, 2, 2, 20, 30, linSoldOut, ""),
+	}
+	judge := func(rf RequestFact) Check {
+		rep := JudgeFacts(&Facts{Ops: ops, Planned: []int64{1}, Requests: map[RequestKey]RequestFact{{0, 1}: rf}})
+		for _, c := range rep.Checks {
+			if c.Name == "linearizability" {
+				return c
+			}
+		}
+		t.Fatal("no linearizability check")
+		return Check{}
+	}
+	// Redis holds u1's ACCEPTED for r1: it took the unit, SOLD_OUT is explained.
+	if c := judge(RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "a1", Remaining: 0, UserID: history.UserID(1)}}); c.Status != StatusPass {
+		t.Fatalf("executed: status %s, want pass: %s", c.Status, c.Detail)
+	}
+	// Redis holds no result for r1: it never ran, the unit was there.
+	if c := judge(RequestFact{}); c.Status != StatusFail {
+		t.Fatalf("not executed: status %s, want fail: %s", c.Status, c.Detail)
+	}
+}

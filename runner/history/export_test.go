@@ -1,9 +1,0 @@
-package history
-
-import "context"
-
-// PGExec runs one statement on a PostgreSQL store's connection (tests plant rows).
-func PGExec(ctx context.Context, st Store, sql string) error {
-	_, err := st.(*PGStore).conn.Exec(ctx, sql)
-	return err
-}

@@ -1,6 +1,0 @@
-package trend
-
-// JudgePage is judgePage for the external tests of this directory
-// (realruns_test.go, which imports runner/history and so cannot be in
-// package trend).
-var JudgePage = judgePage
