@@ -91,6 +91,13 @@ func TestSystemThatExposesNothingSkipsEveryCheck(t *testing.T) {
 			if c.Status != StatusSkip || !strings.Contains(c.Detail, "no service child") {
 				t.Errorf("R1: %s %q, want skip: no service child", c.Status, c.Detail)
 			}
+		case c.ID == "H1":
+			// The fixture carries a pipeline's end-to-end facts: a run
+			// with a pipeline, whose transitions are not operations of
+			// the model, skips H1 saying so.
+			if c.Status != StatusSkip || !strings.Contains(c.Detail, "had a pipeline") {
+				t.Errorf("H1: %s %q, want skip: the run had a pipeline", c.Status, c.Detail)
+			}
 		case needs[c.ID] && (c.Status != StatusSkip || !strings.HasPrefix(c.Detail, "this system under test does not expose ")):
 			t.Errorf("%s: %s %q, want skip: this system under test does not expose …", c.ID, c.Status, c.Detail)
 		case !needs[c.ID] && (c.Status == StatusSkip || !strings.Contains(c.Detail, "not compared: this system under test does not expose ")):

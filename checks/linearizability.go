@@ -106,6 +106,8 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 		countBuckets, why = false, fmt.Sprintf("generator %s holds part of the load: the counters are judged on the merge", f.Generator)
 	case len(f.Planned) == 0:
 		countBuckets, why = false, "the buckets' initial stock is not known"
+	case !answersSayReplay(f) && acceptedTwice(f):
+		countBuckets, why = false, "a request was answered ACCEPTED more than once and this system's answers do not say which answer ran it (no replay flag): the counters are not judged, the users' holds are"
 	}
 	users := map[uint32][]porcupine.Operation{}
 	buckets := map[uint16][]porcupine.Operation{}
@@ -456,4 +458,28 @@ func appliesLinearizability(f *Facts, _ Verdict) string {
 		return "the run had a pipeline, whose transitions and releases are not operations of the model"
 	}
 	return ""
+}
+
+// answersSayReplay reports whether the system under test's answers say
+// which answer of a re-sent request ran it (replay=0) and which returned
+// the cached result (replay=1): the reference scripts do; an adapter
+// file's (Preflight set) and a service's (Answers set) answers do not.
+func answersSayReplay(f *Facts) bool { return f.Preflight == nil && f.Answers == nil }
+
+// acceptedTwice reports whether some request was answered ACCEPTED by
+// more than one operation: without the replay flag each would count a
+// unit of its bucket's counter.
+func acceptedTwice(f *Facts) bool {
+	seen := map[RequestKey]bool{}
+	for _, o := range f.all() {
+		if !o.Kind.IsReserve() || lua.ReserveCode(o.Outcome) != lua.Accepted {
+			continue
+		}
+		k := RequestKey{o.Bucket, o.Req}
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
 }

@@ -20,7 +20,7 @@ import (
 func buildFakeService(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "fakeservice")
-	if out, err := exec.Command("go", "build", "-o", bin, "../servicechild/testdata/fakeservice").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../sut/servicechild/testdata/fakeservice").CombinedOutput(); err != nil {
 		t.Fatalf("building fakeservice: %v\n%s", err, out)
 	}
 	return bin

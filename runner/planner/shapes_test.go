@@ -9,7 +9,7 @@ import (
 	"seckill-harness/runner/lifecycle"
 )
 
-const shapesDir = "../adapter/testdata/shapes/"
+const shapesDir = "../../sut/adapter/testdata/shapes/"
 
 func runShape(t *testing.T, scenario string, sets []string, ov Overrides) *reports.Report {
 	t.Helper()
