@@ -32,7 +32,7 @@ type DropSlot struct {
 }
 
 // add counts one drop intended at offset at. Intended times come from the
-// open schedule, in op order, in non-decreasing order, so a drop either falls
+// one scheduling goroutine in non-decreasing order, so a drop either falls
 // in the last slot or opens a new one.
 func (d *Drops) add(at time.Duration) {
 	d.Total++

@@ -145,6 +145,16 @@ func RunPhases(ctx context.Context, phases []Phase, sale sut.Sale, sys sut.Syste
 	a := sale.Activity
 	e := &engine{sale: sale, sys: sys, wl: NewGeneratorWorkload(first.Seed, first.Users, first.Mix, func(u uint32) uint32 { return history.UserBucket(a, u) }, first.Generator)}
 	e.ctx = ctx
+	for _, ph := range phases {
+		if ph.Config.Mode != ModeClosed {
+			// One precise sleeper for the scheduling goroutine (phases run
+			// one after another), opened before offset 0. Without a
+			// timerfd it sleeps on Go timers, and the run says so.
+			e.sleep, _ = sleep.New()
+			defer e.sleep.Close()
+			break
+		}
+	}
 	if o.spool {
 		if err := e.store.SpoolTo(o.spoolDir); err != nil {
 			return nil, err
@@ -275,11 +285,11 @@ func (e *engine) finish(res *Result) error {
 	res.ErrorTexts = e.errs.snapshot()
 	res.Drops = e.drops
 	res.Observed = Observed{Scheduled: int64(res.History.Len()) + e.drops.Total, Dropped: e.drops.Total, CutAtTail: e.cutAtTail.Load()}
-	if e.paced {
-		// A timer that could not be had, or failed during the run, fell
-		// back to Go timers: the coarser clock is the one reported.
+	if e.sleep != nil {
+		// A timer that failed during the run fell back to Go timers: the
+		// coarser clock is the one reported.
 		res.Observed.PacerClock = "go-timer" // the report's text warns of it
-		if !e.coarse {
+		if e.sleep.Precise() {
 			res.Observed.PacerClock = "timerfd"
 		}
 	}
@@ -303,7 +313,7 @@ type engine struct {
 	phaseStart time.Duration // offset of the current phase
 	nextID     uint64        // first op id of the next phase
 	store      history.Store
-	drops      Drops  // written under the open schedule's lock only
+	drops      Drops  // written by the scheduling goroutine only
 	sent       uint64 // operations handed to workers so far: the next Store slot
 	wg         *sync.WaitGroup
 	ctx        context.Context                                      // the run's context, set by RunPhases
@@ -311,8 +321,7 @@ type engine struct {
 	observe    func(*history.Op)                                    // WithOpObserver's; nil: none
 	onAccepted func(ctx context.Context, bucket uint32, rid string) // WithAccepted's; nil: none
 	errs       errorTexts                                           // the first error texts of each class
-	paced      bool                                                 // an open-loop phase ran (Observed.PacerClock)
-	coarse     bool                                                 // one of its timers slept on Go timers
+	sleep      *sleep.Sleeper                                       // the open-loop pacer's; nil for closed-loop runs
 	cutTail    context.CancelFunc                                   // cancels the current phase's workers (wait)
 	tailCut    *atomic.Bool                                         // the current phase's tail was cut
 	cutAtTail  atomic.Int64                                         // operations recorded after a tail was cut
@@ -378,6 +387,78 @@ func (e *engine) startPhase(ctx context.Context, p vegeta.Pacer) (loop func()) {
 		close(gate)
 		run()
 	}
+}
+
+func (e *engine) runOpen(ctx context.Context, p vegeta.Pacer, gate <-chan struct{}) func() {
+	queue := make(chan scheduled, e.cfg.MaxInFlight)
+	var inflight atomic.Int64
+	e.startWorkers(gate, func(wctx context.Context, record func(uint64, history.Op)) {
+		for s := range queue {
+			if wctx.Err() != nil && e.tailCut.Load() {
+				record(s.slot, e.notSent(s.id, s.intended)) // queued past the tail: never sent
+			} else {
+				record(s.slot, e.execute(wctx, s.id, s.intended))
+			}
+			inflight.Add(-1)
+		}
+	})
+	return func() { e.scheduleOpen(ctx, p, queue, &inflight) }
+}
+
+func (e *engine) scheduleOpen(ctx context.Context, p vegeta.Pacer, queue chan<- scheduled, inflight *atomic.Int64) {
+	var n uint64
+	base := e.nextID
+	last := e.phaseStart
+	for ctx.Err() == nil {
+		if e.cfg.MaxOps > 0 && n >= uint64(e.cfg.MaxOps) {
+			break
+		}
+		// The pacer sees time since the phase began; intended times are
+		// offsets from the run's start.
+		elapsed := e.since() - e.phaseStart
+		if elapsed >= e.cfg.Duration {
+			break
+		}
+		wait, stop := p.Pace(elapsed, n)
+		if stop {
+			break
+		}
+		var intended time.Duration
+		if wait > 0 {
+			if elapsed+wait >= e.cfg.Duration {
+				break
+			}
+			intended = e.phaseStart + elapsed + wait
+			if !e.sleep.For(ctx, wait) {
+				break
+			}
+		} else {
+			// Behind schedule: the operation was due at some point since the
+			// last one; find exactly when, so its latency counts the wait.
+			intended = e.phaseStart + dueTime(p, n, last-e.phaseStart, elapsed)
+		}
+		last = intended
+		if base+n >= MaxOpsPerRun {
+			break // op ids are 32 bits
+		}
+		id := uint32(base + n)
+		n++
+		if e.live != nil {
+			e.live.scheduled.Add(1)
+		}
+		if inflight.Load() >= int64(e.cfg.MaxInFlight) {
+			// Counted, not kept: the op's id is skipped in the history.
+			e.drops.add(intended)
+			e.live.drop()
+			continue
+		}
+		inflight.Add(1)
+		queue <- scheduled{id: id, slot: e.sent, intended: intended}
+		e.sent++
+	}
+	e.nextID = base + n
+	close(queue)
+	e.wait()
 }
 
 func (e *engine) runClosed(ctx context.Context, gate <-chan struct{}) func() {

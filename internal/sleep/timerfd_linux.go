@@ -18,15 +18,10 @@ func openTimer() (*os.File, int, error) {
 	return os.NewFile(uintptr(fd), "hrsleep-timerfd"), fd, nil
 }
 
-// arm sets timer fd to expire once, d from now.
-func arm(fd int, d time.Duration) error {
-	its := unix.ItimerSpec{Value: unix.NsecToTimespec(d.Nanoseconds())}
-	return unix.TimerfdSettime(fd, 0, &its, nil)
-}
-
 // sleepPrecise arms the timer once for d and reads its expiry count.
 func (s *Sleeper) sleepPrecise(d time.Duration) error {
-	if err := arm(s.fd, d); err != nil {
+	its := unix.ItimerSpec{Value: unix.NsecToTimespec(d.Nanoseconds())}
+	if err := unix.TimerfdSettime(s.fd, 0, &its, nil); err != nil {
 		return err
 	}
 	n, err := s.f.Read(s.buf[:])
