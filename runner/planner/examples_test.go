@@ -15,7 +15,8 @@ import (
 //     key and script line 11; no operation sent; the report not passed,
 //     the CLI's exit 1);
 //   - no-per-user-check: one-per-user (I4) fails, and idempotency (I5):
-//     it keeps no request id, so a replay reserves again;
+//     it keeps no request id, so a replay reserves again; and H1: a user
+//     holding a reservation answered ACCEPTED is explained by no order;
 //   - different-idempotency: idempotency (I5) fails (the replays are
 //     answered DUPLICATE_REQUEST instead of their first answer).
 //
@@ -31,7 +32,7 @@ func TestAdapterExamplesVerdicts(t *testing.T) {
 		file  string
 		fails []string
 	}{
-		{"cluster-safe", nil}, {"keys-from-argv", []string{"A1"}}, {"no-per-user-check", []string{"I4", "I5"}},
+		{"cluster-safe", nil}, {"keys-from-argv", []string{"A1"}}, {"no-per-user-check", []string{"I4", "I5", "H1"}},
 		{"different-idempotency", []string{"I5"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {

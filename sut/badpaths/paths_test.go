@@ -84,7 +84,9 @@ func TestI5SeesAnAnswerFromAnotherRequest(t *testing.T) {
 			for _, ch := range rep.Checks {
 				if ch.ID == "I5" {
 					i5 = ch
-				} else if ch.Status == checks.StatusFail && ch.ID != "I9" {
+				} else if ch.Status == checks.StatusFail && ch.ID != "I9" && !(c.wantFail && ch.ID == "H1") {
+					// H1 may fail with I5 on a bad path: the answer is
+					// explained by no order of the one operation the client saw.
 					t.Errorf("%s failed: %s", ch.ID, ch.Detail)
 				}
 			}
