@@ -35,6 +35,9 @@ that exposes it:
   lua-no-request-idempotency        replays of earlier requests (and request ids reused by others)
   lua-no-user-marker                earlier users sending a new request_id
   compensate-without-status-check   releases of earlier reservations, many of them repeated
+  compensate-marker-left            releases, and the users they released back with a new request_id (H1)
+  lua-stale-soldout                 contention (SOLD_OUT while about a hundred units remain: H1)
+  query-hides-released              releases, and status queries of earlier requests (H1)
   new-request-id-on-timeout         disconnect-before-reply pulses on the hot master
   release-on-send-timeout           the async pipeline with 30% send timeouts, most delivered anyway
   serve:new-request-id-on-timeout,  the reference access service (seckill-harness serve) started

@@ -115,9 +115,12 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 		if o.Outcome == history.OutcomeError || o.Outcome == history.OutcomeDropped || o.Outcome == history.OutcomeLocalSoldOut || o.Flags&FlagPipelineRelease != 0 {
 			continue
 		}
-		in := linInput{release: o.Kind == history.KindRelease, req: o.Req, user: o.User}
+		if o.Kind == history.KindQuery && o.Outcome == history.OutcomeUnknown {
+			continue // a read whose reply was lost said nothing and changed nothing
+		}
+		in := linInput{release: o.Kind == history.KindRelease, query: o.Kind == history.KindQuery, req: o.Req, user: o.User}
 		resolved := false // an UNKNOWN reserve whose cached result was read back
-		if o.Outcome == history.OutcomeUnknown && !in.release && !f.Unexposed[sut.Requests] {
+		if o.Outcome == history.OutcomeUnknown && in.reserve() && !f.Unexposed[sut.Requests] {
 			if rf, read := f.Requests[RequestKey{o.Bucket, o.Req}]; read && rf.Err == "" {
 				if !rf.Found || rf.Result.UserID != o.UserID() {
 					lost.neverRan++
@@ -134,7 +137,7 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 		if n, ok := o.RemainingOf(); ok && !out.unknown {
 			out.remaining = int64(n)
 		}
-		if !in.release && lua.ReserveCode(o.Outcome) == lua.UserAlreadyReserved && !out.unknown {
+		if !in.release && lua.ReserveCode(o.Outcome) == lua.UserAlreadyReserved && !out.unknown { // a reserve's or a query's
 			if r, ok := reqOf[userReq{o.User, o.RID}]; ok {
 				out.held = int64(r)
 			}
@@ -157,7 +160,7 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 		}
 		users[o.User] = append(users[o.User], op)
 		ranElsewhere := resolved && execs.ran[RequestKey{o.Bucket, o.Req}] // another operation's answer was the run
-		if countBuckets && !ranElsewhere && (out.unknown || countsInBucket(in, out) && (in.release || resolved || execs.counts(o))) {
+		if countBuckets && !ranElsewhere && !in.query && (out.unknown || countsInBucket(in, out) && (in.release || resolved || execs.counts(o))) {
 			buckets[o.Bucket] = append(buckets[o.Bucket], op)
 		}
 	}
@@ -165,7 +168,7 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 		name := "user " + history.UserID(u)
 		seen, keep := map[uint32]bool{}, repeatedSet{}
 		for _, op := range list {
-			if in := op.Input.(linInput); !in.release {
+			if in := op.Input.(linInput); !in.release { // a query asks again too
 				keep[in.req] = seen[in.req]
 				seen[in.req] = true
 			}

@@ -189,3 +189,63 @@ func TestLinearizabilityResolvesUnknownsFromTheCachedResult(t *testing.T) {
 		t.Fatalf("not executed: status %s, want fail: %s", c.Status, c.Detail)
 	}
 }
+
+// A status query reads the request's answer on record: ACCEPTED after the
+// reserve, still ACCEPTED after its release (a release changes no
+// request's answer), NOT_FOUND only while the request may not have run.
+func TestLinearizabilityJudgesStatusQueries(t *testing.T) {
+	notFound := history.OutcomeNotFound
+	for _, c := range []struct {
+		name string
+		pass bool
+		ops  []history.Op
+	}{
+		{"ACCEPTED, released, still ACCEPTED", true, []history.Op{
+			lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"),
+			lop(1, history.KindQuery, 1, 1, 12, 14, linAccepted, "a1"),
+			lop(2, history.KindRelease, 1, 1, 20, 30, linReleased, "a1"),
+			lop(3, history.KindQuery, 1, 1, 40, 50, linAccepted, "a1"),
+		}},
+		{"NOT_FOUND while the reserve is under way", true, []history.Op{
+			lop(0, history.KindQuery, 1, 1, 1, 2, notFound, ""),
+			lop(1, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"),
+			lop(2, history.KindQuery, 1, 1, 3, 4, linAccepted, "a1"),
+		}},
+		{"a lost reply: NOT_FOUND then ACCEPTED", true, []history.Op{
+			lop(0, history.KindFresh, 1, 1, 0, 10, history.OutcomeUnknown, ""),
+			lop(1, history.KindQuery, 1, 1, 20, 30, notFound, ""),
+			lop(2, history.KindQuery, 1, 1, 40, 50, linAccepted, "a1"),
+		}},
+		{"a refusal is on record too", true, []history.Op{
+			lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"),
+			lop(1, history.KindSameUser, 1, 2, 20, 30, linAlready, "a1"),
+			lop(2, history.KindQuery, 1, 2, 40, 50, linAlready, "a1"),
+		}},
+		{"NOT_FOUND after the ACCEPTED answer", false, []history.Op{
+			lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"),
+			lop(1, history.KindRelease, 1, 1, 20, 30, linReleased, "a1"),
+			lop(2, history.KindQuery, 1, 1, 40, 50, notFound, ""),
+		}},
+		{"ACCEPTED, NOT_FOUND, ACCEPTED (a failover's flip)", false, []history.Op{
+			lop(0, history.KindFresh, 1, 1, 0, 10, history.OutcomeUnknown, ""),
+			lop(1, history.KindQuery, 1, 1, 20, 30, linAccepted, "a1"),
+			lop(2, history.KindQuery, 1, 1, 40, 50, notFound, ""),
+			lop(3, history.KindQuery, 1, 1, 60, 70, linAccepted, "a1"),
+		}},
+		{"another answer than the one given", false, []history.Op{
+			lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"),
+			lop(1, history.KindQuery, 1, 1, 20, 30, linSoldOut, ""),
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch, rep := judgeLin(t, 5, c.ops...)
+			if got := ch.Status == StatusPass; got != c.pass {
+				t.Fatalf("status %s, want pass=%v: %s", ch.Status, c.pass, ch.Detail)
+			}
+			if !c.pass && (rep.Drawing == nil || !strings.Contains(ch.Detail, "no order explains query(u1, r1)")) {
+				t.Errorf("a failing query is not named: %s", ch.Detail)
+			}
+			t.Log(ch.Detail)
+		})
+	}
+}

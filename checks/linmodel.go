@@ -24,7 +24,10 @@ import (
 //     (SOLD_OUT, the window and state refusals) the stock decides, which
 //     the user's partition cannot see. Release: NOT_FOUND for a reservation
 //     never made, ALREADY_RELEASED for a released one, RELEASED for a live
-//     one (the marker is cleared when it points at it).
+//     one (the marker is cleared when it points at it). Query (what became
+//     of a request, asked without re-sending it): the answer cached for the
+//     request, or NOT_FOUND when none is; a release changes no request's
+//     answer, so a query after it still reads ACCEPTED.
 //   - per bucket, the stock counter: ACCEPTED takes a unit (there must be
 //     one), SOLD_OUT needs none left, RELEASED gives one back; the count
 //     ACCEPTED and RELEASED answers carry (Op.Remaining) must be the one
@@ -42,19 +45,26 @@ import (
 // linInput is one operation's call in the model.
 type linInput struct {
 	release bool
+	query   bool   // a status query: reads the request's cached answer
 	req     uint32 // the request id's index (a release: the reservation's request)
 	user    uint32
 }
 
+// reserve reports whether the call is a reserve.
+func (in linInput) reserve() bool { return !in.release && !in.query }
+
 // linOutput is one operation's answer in the model.
 type linOutput struct {
 	unknown   bool  // the reply was lost: any answer
-	code      int16 // reserve: lua.ReserveCode; release: lua.CompensateCode
+	code      int16 // reserve and query: lua.ReserveCode (a query: queryNotFound when none); release: lua.CompensateCode
 	held      int64 // USER_ALREADY_RESERVED: the request index of the held reservation, -1 when unmapped
 	rid       string
 	remaining int64 // the count the answer carried, -1 when none
 	replay    bool
 }
+
+// queryNotFound is a query's code when no answer is on record.
+const queryNotFound = int16(history.OutcomeNotFound)
 
 // noHold is userState.hold when the user holds nothing.
 const noHold = -1
@@ -164,6 +174,12 @@ func userStep(s userState, in linInput, out linOutput) []userState {
 	if in.release {
 		return userRelease(s, in, out)
 	}
+	if in.query {
+		if userQueryExplained(s, in, out) {
+			return []userState{s}
+		}
+		return nil
+	}
 	code := lua.ReserveCode(out.code)
 	if !out.unknown && stateless(code) {
 		return []userState{s}
@@ -200,6 +216,30 @@ func userStep(s userState, in linInput, out linOutput) []userState {
 		next = append(next, s.remember(in.req, out.code, 0))
 	}
 	return next
+}
+
+// userQueryExplained reports whether a query answered out is the answer
+// on record for its request in s: NOT_FOUND when none is, else the cached
+// code (any cached refusal for a lost reply the model let be refused; for
+// USER_ALREADY_RESERVED the same held reservation when the answer names
+// one the history knows). The stateless answers (REQUEST_ID_CONFLICT for
+// another user's request id, …) are explained in any state, as a
+// reserve's are.
+func userQueryExplained(s userState, in linInput, out linOutput) bool {
+	if out.code >= 0 && stateless(lua.ReserveCode(out.code)) {
+		return true // another user's request id, a refusal judged elsewhere
+	}
+	c, h, ok := s.cached(in.req)
+	switch {
+	case !ok:
+		return out.code == queryNotFound
+	case out.code == queryNotFound:
+		return false
+	case c == anyRefusal:
+		code := lua.ReserveCode(out.code)
+		return code != lua.Accepted && code != lua.UserAlreadyReserved && remembered(code)
+	}
+	return c == out.code && (lua.ReserveCode(c) != lua.UserAlreadyReserved || out.held < 0 || out.held == h)
 }
 
 func userRelease(s userState, in linInput, out linOutput) []userState {
@@ -419,9 +459,12 @@ func reqList(set string) string {
 func describeLinOp(input, output any) string {
 	in, out := input.(linInput), output.(linOutput)
 	var b strings.Builder
-	if in.release {
+	switch {
+	case in.release:
 		fmt.Fprintf(&b, "release(%s of %s)", history.RequestID(in.req), history.UserID(in.user))
-	} else {
+	case in.query:
+		fmt.Fprintf(&b, "query(%s, %s)", history.UserID(in.user), history.RequestID(in.req))
+	default:
 		fmt.Fprintf(&b, "reserve(%s, %s)", history.UserID(in.user), history.RequestID(in.req))
 	}
 	b.WriteString(" → ")
@@ -430,6 +473,8 @@ func describeLinOp(input, output any) string {
 		b.WriteString("UNKNOWN")
 	case in.release:
 		b.WriteString(lua.CompensateCode(out.code).String())
+	case out.code == queryNotFound:
+		b.WriteString("NOT_FOUND")
 	default:
 		b.WriteString(lua.ReserveCode(out.code).String())
 		if out.held >= 0 && lua.ReserveCode(out.code) == lua.UserAlreadyReserved {

@@ -151,7 +151,7 @@ var invariants = []Invariant{
 		Judge:    judgeI10, Vacuous: noWaitConfirmation, SkipWhen: "no ACCEPTED answer was WAIT-confirmed",
 		FailCount: "lost_confirmed", FailCountOf: "WAIT-confirmed reservations lost"},
 	{ID: "H1", Name: "linearizability",
-		Contract: "every answer of the history (reserve and release, UNKNOWN ones taking effect at any time after their start or never) is explained by one order of the operations that respects real time, under the model of the sale: per user its hold, its reservations and its cached request answers; per bucket the stock counter and the counts the answers carry; a search that does not finish within its budget is reported not checked, never passed",
+		Contract: "every answer of the history (reserve, release and status query, UNKNOWN ones taking effect at any time after their start or never) is explained by one order of the operations that respects real time, under the model of the sale: per user its hold, its reservations and its cached request answers; per bucket the stock counter and the counts the answers carry; a search that does not finish within its budget is reported not checked, never passed",
 		Judge:    judgeLinearizability, Applies: appliesLinearizability, Vacuous: vacuousLinearizability, ConsequenceOf: linearizabilityOfLostAcks,
 		SkipWhen:  "no answered operation; the run had a pipeline; the search did not finish within its budget (not checked)",
 		FailCount: "violating_partitions", FailCountOf: "partitions (users, buckets) whose answers no order explains"},

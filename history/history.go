@@ -19,8 +19,9 @@ import (
 )
 
 // Outcome is the answer an operation ended with: for reserve operations a
-// lua.ReserveCode, for release operations a lua.CompensateCode, or one of
-// the negative values below.
+// lua.ReserveCode, for release operations a lua.CompensateCode, for status
+// queries the lua.ReserveCode cached for the request, or one of the
+// negative values below.
 type Outcome int16
 
 // Outcomes that are not business codes.
@@ -33,7 +34,13 @@ const (
 	// reservation was made: the checks count it as no answer from Redis,
 	// never as Redis' SOLD_OUT.
 	OutcomeLocalSoldOut Outcome = -4
+	// OutcomeNotFound: a status query (KindQuery) found no answer cached
+	// for the request: by the contract, no execution of it ran.
+	OutcomeNotFound Outcome = -5
 )
+
+// notFoundName is OutcomeNotFound's name.
+const notFoundName = "NOT_FOUND"
 
 // Op flags.
 const (
@@ -112,6 +119,8 @@ func (o *Op) OutcomeName() string {
 		return "DROPPED"
 	case OutcomeLocalSoldOut:
 		return sut.LocalSoldOutName
+	case OutcomeNotFound:
+		return notFoundName
 	}
 	if o.Kind == KindRelease {
 		return lua.CompensateCode(o.Outcome).String()
@@ -119,7 +128,19 @@ func (o *Op) OutcomeName() string {
 	return lua.ReserveCode(o.Outcome).String()
 }
 
-// Accepted reports a reserve operation answered ACCEPTED.
+// TallyName is the name the answer is counted under in the reports'
+// outcome tallies (report.json's outcomes, a fault window's, the live
+// metrics' labels): OutcomeName, prefixed "query:" for a status query, so
+// that a query that read ACCEPTED is never counted as a reservation.
+func (o *Op) TallyName() string {
+	if o.Kind == KindQuery {
+		return "query:" + o.OutcomeName()
+	}
+	return o.OutcomeName()
+}
+
+// Accepted reports a reserve operation answered ACCEPTED (a query that
+// read ACCEPTED is not one: it made nothing).
 func (o *Op) Accepted() bool { return o.Kind.IsReserve() && o.Outcome == Outcome(lua.Accepted) }
 
 // History is every operation of a run that was sent, in Op.ID order. Ids
@@ -486,12 +507,15 @@ func outcomeOf(k Kind, name string) (Outcome, error) {
 	case sut.LocalSoldOutName:
 		return OutcomeLocalSoldOut, nil
 	}
+	if k == KindQuery && name == notFoundName {
+		return OutcomeNotFound, nil
+	}
 	if s, ok := strings.CutPrefix(name, "CODE_"); ok {
 		if n, err := strconv.ParseInt(s, 10, 16); err == nil && n >= 0 {
 			return Outcome(n), nil
 		}
 	}
-	if k.IsReserve() {
+	if k != KindRelease { // a query answers the request's reserve code
 		for _, c := range lua.ReserveCodes() {
 			if c.String() == name {
 				return Outcome(c), nil

@@ -13,9 +13,10 @@ const (
 	KindForeignRequest             // another user reusing an earlier request_id
 	KindRelease                    // fence an earlier reservation (RELEASE_PENDING) and compensate it
 	KindReturn                     // the user of an earlier release back, with a new request_id
+	KindQuery                      // what became of an earlier request, asked without re-sending it
 )
 
-var kindNames = [...]string{"fresh", "replay", "same_user", "foreign_request", "release", "return"}
+var kindNames = [...]string{"fresh", "replay", "same_user", "foreign_request", "release", "return", "query"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -25,4 +26,4 @@ func (k Kind) String() string {
 }
 
 // IsReserve reports whether the operation calls reserve.lua.
-func (k Kind) IsReserve() bool { return k != KindRelease }
+func (k Kind) IsReserve() bool { return k != KindRelease && k != KindQuery }

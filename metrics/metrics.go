@@ -150,7 +150,7 @@ func (l *Live) Close() error {
 
 // ObserveOp counts one finished operation (runner.WithOpObserver).
 func (l *Live) ObserveOp(o *history.Op) {
-	name := o.OutcomeName()
+	name := o.TallyName()
 	l.ops.WithLabelValues(name).Inc()
 	switch o.Outcome {
 	case history.OutcomeUnknown:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"seckill-harness/history"
@@ -47,6 +48,52 @@ type Mix struct {
 	ForeignRequest float64 `json:"foreign_request"` // another user's request_id reused
 	Release        float64 `json:"release"`         // an earlier reservation fenced (RELEASE_PENDING) and compensated
 	Return         float64 `json:"return"`          // the user of an earlier release back with a new request_id
+	Query          float64 `json:"query"`           // an earlier request's answer asked of the system, not re-sent
+}
+
+// FlagName is the run flag that sets the share: mix-NAME, with dashes.
+func (sh MixShare) FlagName() string { return "mix-" + strings.ReplaceAll(sh.Name, "_", "-") }
+
+// MixShare is one share of a Mix: the kind it draws, its name (the
+// scenario's mix field, report.json's key; run's flag is mix-NAME with
+// dashes) and what it means.
+type MixShare struct {
+	Kind  history.Kind
+	Name  string
+	Help  string
+	Share *float64
+}
+
+// Shares is m's shares in kind order (KindReplay .. KindQuery): the one
+// list that the workload, the scenario's reader, writer and validator,
+// run's flags and the reports walk.
+func (m *Mix) Shares() []MixShare {
+	return []MixShare{
+		{history.KindReplay, "replay", "share of replays of an earlier request (same ids)", &m.Replay},
+		{history.KindSameUser, "same_user", "share of earlier users sending a new request_id", &m.SameUser},
+		{history.KindForeignRequest, "foreign_request", "share of request_ids reused by another user", &m.ForeignRequest},
+		{history.KindRelease, "release", "share of releases (fence + compensate) of an earlier reservation", &m.Release},
+		{history.KindReturn, "return", "share of users an earlier release released reserving again with a new request_id", &m.Return},
+		{history.KindQuery, "query", "share of status queries: what became of an earlier request, asked without re-sending it (systems that answer one)", &m.Query},
+	}
+}
+
+// Map is m's shares by name.
+func (m Mix) Map() map[string]float64 {
+	out := map[string]float64{}
+	for _, sh := range m.Shares() {
+		out[sh.Name] = *sh.Share
+	}
+	return out
+}
+
+// Total is the sum of m's shares (fresh requests take 1 - Total).
+func (m Mix) Total() float64 {
+	t := 0.0
+	for _, sh := range m.Shares() {
+		t += *sh.Share
+	}
+	return t
 }
 
 // Config is one run of the engine.
@@ -160,12 +207,12 @@ func (c *Config) Validate() error {
 			bad("%s = %g: want a finite number of ops/s", name, v)
 		}
 	}
-	for name, v := range map[string]float64{"replay": m.Replay, "same_user": m.SameUser, "foreign_request": m.ForeignRequest, "release": m.Release, "return": m.Return} {
-		if math.IsNaN(v) || v < 0 || v > 1 {
-			bad("mix %s = %g: want a share between 0 and 1", name, v)
+	for _, sh := range m.Shares() {
+		if v := *sh.Share; math.IsNaN(v) || v < 0 || v > 1 {
+			bad("mix %s = %g: want a share between 0 and 1", sh.Name, v)
 		}
 	}
-	if s := m.Replay + m.SameUser + m.ForeignRequest + m.Release + m.Return; s > 1+1e-9 {
+	if s := m.Total(); s > 1+1e-9 {
 		bad("mix shares add up to %g: at most 1 (fresh requests take the rest)", s)
 	}
 	if c.Mode == ModeOpen {

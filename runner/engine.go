@@ -582,11 +582,13 @@ func (e *engine) notSent(id uint32, intended time.Duration) history.Op {
 func (e *engine) executeOp(ctx context.Context, op history.Op) history.Op {
 	op.Bucket = uint16(history.UserBucket(e.sale.Activity, op.User))
 	op.Start = e.since()
-	k := op.Kind
-	if k.IsReserve() {
-		e.reserve(ctx, &op)
-	} else {
+	switch op.Kind {
+	case history.KindRelease:
 		e.release(ctx, &op)
+	case history.KindQuery:
+		e.query(ctx, &op)
+	default:
+		e.reserve(ctx, &op)
 	}
 	op.End = e.since()
 	if e.onAccepted != nil && op.Accepted() && !op.Replay() && op.RID != "" {
@@ -692,6 +694,36 @@ func (e *engine) release(ctx context.Context, op *history.Op) {
 			}
 			return
 		}
+	}
+}
+
+// query asks the system what became of an earlier request (sut.Querier),
+// once: a read changes nothing, so a lost reply is not re-sent. The
+// outcome is the reserve code on record (RID its reservation id,
+// Remaining its count when it carried one) or OutcomeNotFound; a system
+// without the ability answers an error (the planner leaves the query
+// share out for those).
+func (e *engine) query(ctx context.Context, op *history.Op) {
+	uid, reqID := history.UserAndRequestID(op.User, op.Req)
+	op.Sends, op.Attempts = 1, 1
+	q, ok := sut.Ability[sut.Querier](e.sys)
+	if !ok {
+		op.Outcome, op.ErrClass = history.OutcomeError, history.ErrOther
+		e.errs.note(history.ErrOther, fmt.Errorf("%s answers no status query: the query share needs a system with one", e.sys.Name()))
+		return
+	}
+	cctx, cancel := callTimeout(ctx, e.cfg.CallTimeout)
+	res, found, err := q.Query(cctx, e.sale.Activity, uid, reqID)
+	cancel()
+	switch {
+	case err != nil:
+		op.Outcome, op.ErrClass = history.Classify(err)
+		e.errs.note(op.ErrClass, err)
+	case !found:
+		op.Outcome, op.ErrClass = history.OutcomeNotFound, history.ErrNone
+	default:
+		op.Outcome, op.ErrClass, op.RID = history.Outcome(res.Code), history.ErrNone, res.ReservationID
+		setRemaining(op, res.Remaining >= 0, res.Remaining)
 	}
 }
 

@@ -149,6 +149,35 @@ func TestWorkloadIsDeterministic(t *testing.T) {
 	}
 }
 
+// A status query asks about an earlier request of the user who sent it,
+// in about its share of the operations; a mix without queries draws none.
+func TestWorkloadQueriesAskEarlierRequests(t *testing.T) {
+	w := NewWorkload(11, 2000, Mix{Release: 0.1, Query: 0.2}, nil)
+	owner := map[uint32]uint32{} // fresh request -> its user
+	queries := 0
+	for i := uint64(0); i < 10000; i++ {
+		k, u, r := w.Op(i)
+		switch k {
+		case history.KindFresh:
+			owner[r] = u
+		case history.KindQuery:
+			queries++
+			if o, ok := owner[r]; !ok || o != u {
+				t.Fatalf("op %d queries request %d of user %d: not an earlier request of that user (owner %d, %v)", i, r, u, o, ok)
+			}
+		}
+	}
+	if queries < 1800 || queries > 2200 {
+		t.Fatalf("%d queries in 10000 ops, want about 2000", queries)
+	}
+	w = NewWorkload(11, 2000, Mix{Release: 0.1}, nil)
+	for i := uint64(0); i < 10000; i++ {
+		if k, _, _ := w.Op(i); k == history.KindQuery {
+			t.Fatalf("op %d is a query in a mix without them", i)
+		}
+	}
+}
+
 func TestPacersKeepTheirRates(t *testing.T) {
 	cases := []struct {
 		s    Shape

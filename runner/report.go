@@ -33,7 +33,7 @@ func BuildReport(res *Result, meta ReportMeta) (*reports.Report, *reports.Record
 	rec.SetLateStartThreshold(cfg.LateThreshold)
 	var wire int64
 	for _, o := range res.History.All() {
-		s := reports.Sample{Intended: o.Intended, Start: o.Start, End: o.End, Outcome: o.OutcomeName(), Dropped: o.Outcome == history.OutcomeDropped}
+		s := reports.Sample{Intended: o.Intended, Start: o.Start, End: o.End, Outcome: o.TallyName(), Dropped: o.Outcome == history.OutcomeDropped}
 		if o.Outcome == history.OutcomeError {
 			s.ErrorClass = o.ErrClass.String()
 		}
@@ -90,6 +90,6 @@ func shapeParams(c Config) map[string]any {
 	case "spike":
 		m["peak"], m["spike_at_s"], m["ramp_up_s"], m["hold_s"], m["ramp_down_s"] = s.Peak, s.SpikeAt.Seconds(), s.RampUp.Seconds(), s.Hold.Seconds(), s.RampDown.Seconds()
 	}
-	m["mix"] = map[string]float64{"replay": c.Mix.Replay, "same_user": c.Mix.SameUser, "foreign_request": c.Mix.ForeignRequest, "release": c.Mix.Release, "return": c.Mix.Return}
+	m["mix"] = c.Mix.Map()
 	return m
 }

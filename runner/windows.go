@@ -67,10 +67,10 @@ func WindowEvidence(h *history.History, w FaultWindow, end, settle time.Duration
 		if o.Outcome == history.OutcomeDropped {
 			continue
 		}
-		success := o.Outcome >= 0
+		success := o.Outcome >= 0 && o.Kind != history.KindQuery // an answer of the reserve path: a read is not one
 		if o.Intended >= from && o.Intended < to {
 			ops++
-			outcomes[o.OutcomeName()]++
+			outcomes[o.TallyName()]++
 			if o.Outcome == history.OutcomeUnknown {
 				unknown++
 			}

@@ -26,20 +26,23 @@ type Workload struct {
 // segment: from op index `from` on, kinds are drawn with these thresholds.
 type segment struct {
 	from       uint64
-	thresholds [5]uint64
+	thresholds [kinds]uint64
 }
 
 // thresholdsOf is m's cumulative shares in kind order (KindReplay ..
-// KindReturn), scaled to 2^53.
-func thresholdsOf(m Mix) [5]uint64 {
-	var t [5]uint64
+// KindQuery), scaled to 2^53.
+func thresholdsOf(m Mix) [kinds]uint64 {
+	var t [kinds]uint64
 	cum := 0.0
-	for i, share := range []float64{m.Replay, m.SameUser, m.ForeignRequest, m.Release, m.Return} {
-		cum += share
+	for i, sh := range m.Shares() {
+		cum += *sh.Share
 		t[i] = uint64(cum * float64(1<<53))
 	}
 	return t
 }
+
+// kinds is the number of kinds a mix draws (every kind but KindFresh).
+const kinds = 6
 
 // StartSegment switches the mix from op index `from` on (a new load phase).
 // Earlier ops keep their kinds, so repeats still find their originals.
@@ -104,7 +107,7 @@ func (w *Workload) Op(i uint64) (history.Kind, uint32, uint32) {
 		return history.KindFresh, w.global(w.freshUser(i)), w.request(i)
 	}
 	switch k {
-	case history.KindReplay, history.KindRelease:
+	case history.KindReplay, history.KindRelease, history.KindQuery:
 		return k, w.global(w.freshUser(j)), w.request(j)
 	case history.KindSameUser:
 		return k, w.global(w.freshUser(j)), w.request(i)

@@ -85,7 +85,7 @@
 //	    timeout: 2s               # per send; a timed-out send is UNKNOWN
 //	    retries: 3                # same-id re-sends after UNKNOWN/TRYAGAIN
 //	    retry_backoff: 50ms
-//	    mix: {replay: 0, same_user: 0, foreign_request: 0, release: 0, return: 0}
+//	    mix: {replay: 0, same_user: 0, foreign_request: 0, release: 0, return: 0, query: 0}
 //	faults:                       # the fault timeline (as --fault)
 //	  - kind: failover            # required: a registered kind
 //	    name: kill                # default: the kind (kind#2, … for repeats)

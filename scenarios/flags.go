@@ -38,16 +38,20 @@ var flagFields = map[string]string{
 	"rate": "phases[0].rate", "duration": "phases[0].duration", "mode": "phases[0].mode",
 	"concurrency": "phases[0].concurrency", "shape": "phases[0].shape", "max-in-flight": "phases[0].max_in_flight",
 	"max-ops": "phases[0].max_ops", "timeout": "phases[0].timeout", "retries": "phases[0].retries",
-	"mix-replay": "phases[0].mix.replay", "mix-same-user": "phases[0].mix.same_user",
-	"mix-foreign-request": "phases[0].mix.foreign_request", "mix-release": "phases[0].mix.release",
-	"mix-return": "phases[0].mix.return",
-	"slope":      "phases[0].slope", "amplitude": "phases[0].amplitude", "period": "phases[0].period",
+	"slope": "phases[0].slope", "amplitude": "phases[0].amplitude", "period": "phases[0].period",
 	"peak": "phases[0].peak", "spike-at": "phases[0].spike_at", "ramp-up": "phases[0].ramp_up",
 	"hold": "phases[0].hold", "ramp-down": "phases[0].ramp_down",
 	"users": "activity.users", "stock": "activity.stock", "buckets": "activity.buckets",
 	"reservation-ttl": "activity.reservation_ttl", "seed": "seed", "name": "name",
 	"drain": "pipeline.drain", "masters": "topology.masters", "replicas": "topology.replicas", "node-timeout": "topology.node_timeout",
 	"pool-size": "topology.pool_size", "pool-timeout": "topology.pool_timeout",
+}
+
+// The mix flags, one per share (mix-same-user: phases[0].mix.same_user).
+func init() {
+	for _, sh := range new(runner.Mix).Shares() {
+		flagFields[sh.FlagName()] = "phases[0].mix." + sh.Name
+	}
 }
 
 // setting is how the user sets field to value in this scenario: the run

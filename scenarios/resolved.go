@@ -119,8 +119,7 @@ func phaseMap(p Phase, start string) map[string]any {
 		"name": p.Name, "start": start, "duration": c.Duration.String(), "mode": string(c.Mode),
 		"concurrency": c.Concurrency, "max_ops": c.MaxOps, "timeout": c.CallTimeout.String(),
 		"retries": c.RetrySends, "retry_backoff": c.RetryBackoff.String(),
-		"mix": map[string]float64{"replay": c.Mix.Replay, "same_user": c.Mix.SameUser,
-			"foreign_request": c.Mix.ForeignRequest, "release": c.Mix.Release, "return": c.Mix.Return},
+		"mix": c.Mix.Map(),
 	}
 	if c.Mode == runner.ModeOpen {
 		pm["max_in_flight"] = c.MaxInFlight

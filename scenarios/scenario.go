@@ -642,16 +642,13 @@ func (d *dec) phaseMix(ps *phaseSource, c *runner.Config) {
 	c.Mix = runner.Mix{}
 	d.section(it, "mix", path+".mix")
 	d.section(defs, "mix", "defaults.mix")
-	for _, f := range []struct {
-		key string
-		dst *float64
-	}{{"replay", &c.Mix.Replay}, {"same_user", &c.Mix.SameUser}, {"foreign_request", &c.Mix.ForeignRequest}, {"release", &c.Mix.Release}, {"return", &c.Mix.Return}} {
+	for _, sh := range c.Mix.Shares() {
 		mm, mp := it.get("mix"), path+".mix"
-		if !mm.has(f.key) && defs.get("mix").has(f.key) {
+		if !mm.has(sh.Name) && defs.get("mix").has(sh.Name) {
 			mm, mp = defs.get("mix"), "defaults.mix"
 		}
-		ps.src["mix."+f.key] = join(mp, f.key)
-		*f.dst = d.float(mm, f.key, mp+"."+f.key, 0)
+		ps.src["mix."+sh.Name] = join(mp, sh.Name)
+		*sh.Share = d.float(mm, sh.Name, mp+"."+sh.Name, 0)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"seckill-harness/internal/fileref"
+	"seckill-harness/runner"
 )
 
 // The schema describes every field a scenario file may hold. The strict
@@ -75,9 +76,16 @@ var shapeParams = map[string][]string{
 	"spike":    {"peak", "spike_at", "ramp_up", "hold", "ramp_down"},
 }
 
-var mixSchema = &schema{t: tMap, fields: []field{
-	{"replay", sFloat}, {"same_user", sFloat}, {"foreign_request", sFloat}, {"release", sFloat}, {"return", sFloat},
-}}
+var mixSchema = &schema{t: tMap, fields: mixFields()}
+
+// mixFields are a mix's fields: one per share of runner.Mix.
+func mixFields() []field {
+	var fs []field
+	for _, sh := range new(runner.Mix).Shares() {
+		fs = append(fs, field{sh.Name, sFloat})
+	}
+	return fs
+}
 
 // loadFields are the fields of a load phase (and of defaults:, without name).
 var loadFields = []field{

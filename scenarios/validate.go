@@ -282,24 +282,21 @@ func (v *validator) phase(i int) {
 		v.bad(at("retry_backoff"), "%s: must not be negative", c.RetryBackoff)
 	}
 	m := c.Mix
-	shares := []struct {
-		key string
-		v   float64
-	}{{"replay", m.Replay}, {"same_user", m.SameUser}, {"foreign_request", m.ForeignRequest}, {"release", m.Release}, {"return", m.Return}}
 	sum := 0.0
 	var parts []string
 	inRange := true
 	mixAt := ""
-	for _, sh := range shares {
-		sum += sh.v
-		if !(sh.v >= 0 && sh.v <= 1) {
-			v.bad(at("mix."+sh.key), "%g: a share is between 0 and 1", sh.v)
+	for _, sh := range m.Shares() {
+		share := *sh.Share
+		sum += share
+		if !(share >= 0 && share <= 1) {
+			v.bad(at("mix."+sh.Name), "%g: a share is between 0 and 1", share)
 			inRange = false
 		}
-		if sh.v != 0 {
-			parts = append(parts, fmt.Sprintf("%s %g", sh.key, sh.v))
+		if share != 0 {
+			parts = append(parts, fmt.Sprintf("%s %g", sh.Name, share))
 			// Point at the mix the shares came from (the phase's or defaults').
-			if from := parentPath(at("mix." + sh.key)); mixAt == "" || mixAt == from {
+			if from := parentPath(at("mix." + sh.Name)); mixAt == "" || mixAt == from {
 				mixAt = from
 			} else {
 				mixAt = fmt.Sprintf("phases[%d].mix", i)

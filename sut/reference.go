@@ -55,6 +55,7 @@ type ReferenceState struct{ Store *lua.Store }
 var (
 	_ Provisioner = ReferenceState{}
 	_ StateReader = ReferenceState{}
+	_ Querier     = ReferenceState{}
 )
 
 // Setup writes meta and stock for every bucket (lua.Setup).
@@ -70,6 +71,19 @@ func (r ReferenceState) Teardown(ctx context.Context, a *lua.Activity) (int64, e
 // Exposes every fact: the contract's keys are all readable, on the
 // harness's own Redis nodes.
 func (ReferenceState) Exposes() []Fact { return AllFacts() }
+
+// Query reads the answer cached for requestID in userID's bucket (one
+// HGET, lua.Store.LookupRequest): what every system on the contract's
+// keys says of a request. An answer cached for another user's request
+// of that id (the id reused, REQUEST_ID_CONFLICT for this user) is no
+// execution of this user's request: not found.
+func (r ReferenceState) Query(ctx context.Context, a *lua.Activity, userID, requestID string) (lua.RequestResult, bool, error) {
+	res, found, err := r.Store.LookupRequest(ctx, a.Scope(a.BucketOf(userID)), requestID)
+	if err != nil || !found || res.UserID != userID {
+		return lua.RequestResult{}, false, err
+	}
+	return res, true, nil
+}
 
 // ReadStock reads the bucket's stock hash (one HMGET).
 func (r ReferenceState) ReadStock(ctx context.Context, a *lua.Activity, b uint32) (lua.Stock, error) {

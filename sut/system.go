@@ -30,6 +30,19 @@ type System interface {
 	Release(ctx context.Context, sc lua.Scope, userID, rid string) (lua.CompensateResult, error)
 }
 
+// Querier is the ability to say what became of a request without
+// re-sending it (the contract's "lookup of the request result"): the
+// reference reads the request's cached answer, a service asks its query
+// endpoint. The load's status queries (KindQuery) go to it; a system
+// without it gets none (the planner leaves the mix's query share out and
+// the report says so).
+type Querier interface {
+	// Query returns the answer on record for userID's requestID in a;
+	// found is false when no execution of the request is on record. Errors
+	// follow System's contract (nil: the system answered).
+	Query(ctx context.Context, a *lua.Activity, userID, requestID string) (res lua.RequestResult, found bool, err error)
+}
+
 // IDs derives the ids of a call: the harness's, whatever the system
 // (*lua.Store implements it with the run's secret).
 type IDs interface {

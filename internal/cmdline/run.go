@@ -90,11 +90,9 @@ func RunFlags(f *pflag.FlagSet) *Run {
 	f.DurationVar(&c.CallTimeout, "timeout", c.CallTimeout, "per-send timeout; a timed-out send is UNKNOWN")
 	f.IntVar(&c.RetrySends, "retries", c.RetrySends, "re-sends with the same ids after UNKNOWN/TRYAGAIN/CLUSTERDOWN")
 	f.DurationVar(&c.TTL, "reservation-ttl", c.TTL, "reservation TTL passed to reserve.lua")
-	f.Float64Var(&c.Mix.Replay, "mix-replay", c.Mix.Replay, "share of replays of an earlier request (same ids)")
-	f.Float64Var(&c.Mix.SameUser, "mix-same-user", c.Mix.SameUser, "share of earlier users sending a new request_id")
-	f.Float64Var(&c.Mix.ForeignRequest, "mix-foreign-request", c.Mix.ForeignRequest, "share of request_ids reused by another user")
-	f.Float64Var(&c.Mix.Release, "mix-release", c.Mix.Release, "share of releases (fence + compensate) of an earlier reservation")
-	f.Float64Var(&c.Mix.Return, "mix-return", c.Mix.Return, "share of users an earlier release released reserving again with a new request_id")
+	for _, sh := range c.Mix.Shares() {
+		f.Float64Var(sh.Share, sh.FlagName(), *sh.Share, sh.Help)
+	}
 	f.Float64Var(&c.Shape.Slope, "slope", 0, "linear: ops/s added every second")
 	f.Float64Var(&c.Shape.Amplitude, "amplitude", 0, "sine: amplitude in ops/s")
 	f.DurationVar(&c.Shape.Period, "period", 0, "sine: period")

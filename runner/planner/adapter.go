@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner/lifecycle"
@@ -17,8 +18,9 @@ import (
 // system_under_test. It refuses what the file cannot run with: another
 // system (Inputs.System), --lua-dir (the reference's scripts), a shared
 // activity of split generators (the system sets its activity up itself).
-// A file without release: gets no release operation: each phase's
-// release share is sent as fresh reserves, and the report says so.
+// A file without release: gets no release operation, and no file gets
+// status queries: each phase's share of those is sent as fresh reserves,
+// and the report says so (leaveShareOut).
 func (in Inputs) adapter(s *scenarios.Scenario, p *lifecycle.Plan) error {
 	if s.Adapter == "" {
 		if in.StrictPreflight {
@@ -55,14 +57,25 @@ func (in Inputs) adapter(s *scenarios.Scenario, p *lifecycle.Plan) error {
 		}
 	}
 	if !f.Has(adapter.OpRelease) {
-		for i := range p.Phases {
-			if r := p.Phases[i].Config.Mix.Release; r > 0 {
-				p.Phases[i].Config.Mix.Release = 0
-				sys.Notes = append(sys.Notes, fmt.Sprintf("phase %s: the adapter file has no release: script, so its release share (%g) was sent as fresh reserves", p.Phases[i].Name, r))
-			}
-		}
+		leaveShareOut(p, sys, history.KindRelease, "the adapter file has no release: script")
 	}
+	// The file maps no status query: what became of a request is asked of
+	// the system, never read from keys it may not keep.
+	leaveShareOut(p, sys, history.KindQuery, "an adapter file maps no status query")
 	p.Path = func(st *lua.Store) sut.System { return adapter.NewSystem(f, st) }
 	p.PathName, p.SystemUnderTest = "adapter:"+f.Name, sys
 	return nil
+}
+
+// leaveShareOut sends each phase's share of kind as fresh reserves, for a
+// system that has no such operation (why), and says so in the report.
+func leaveShareOut(p *lifecycle.Plan, sys *reports.SystemUnderTest, kind history.Kind, why string) {
+	for i := range p.Phases {
+		for _, sh := range p.Phases[i].Config.Mix.Shares() {
+			if v := *sh.Share; sh.Kind == kind && v > 0 {
+				*sh.Share = 0
+				sys.Notes = append(sys.Notes, fmt.Sprintf("phase %s: %s, so its %s share (%g) was sent as fresh reserves", p.Phases[i].Name, why, sh.Name, v))
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path/filepath"
 
+	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/reports"
 	"seckill-harness/runner/lifecycle"
@@ -21,8 +22,9 @@ import (
 // deadline bounds each send (with room for the look-up of an UNKNOWN
 // outcome when the mapping has a query endpoint), its retry policy is the
 // engine's re-sends of the same request. A mapping without a release
-// endpoint gets no release operation: each phase's release share is sent
-// as fresh reserves, and the report says so. It refuses what the service
+// endpoint gets no release operation, one without a query endpoint no
+// status query: each phase's share of those is sent as fresh reserves,
+// and the report says so (leaveShareOut). It refuses what the service
 // cannot run with: another system, --lua-dir, a split load.
 func (in Inputs) service(s *scenarios.Scenario, p *lifecycle.Plan) error {
 	sv := s.Service
@@ -57,10 +59,12 @@ func (in Inputs) service(s *scenarios.Scenario, p *lifecycle.Plan) error {
 		c := &p.Phases[i].Config
 		c.CallTimeout, c.RetrySends, c.RetryBackoff = deadline, m.Retry.Sends, m.Backoff()
 		workers = max(workers, c.Concurrency)
-		if r := c.Mix.Release; r > 0 && m.Release == nil {
-			c.Mix.Release = 0
-			sys.Notes = append(sys.Notes, fmt.Sprintf("phase %s: the service mapping has no release endpoint, so its release share (%g) was sent as fresh reserves", p.Phases[i].Name, r))
-		}
+	}
+	if m.Release == nil {
+		leaveShareOut(p, sys, history.KindRelease, "the service mapping has no release endpoint")
+	}
+	if m.Query == nil {
+		leaveShareOut(p, sys, history.KindQuery, "the service mapping has no query endpoint")
 	}
 	sys.Notes = append(sys.Notes, "client: "+m.Policy())
 	if len(m.Setup) > 0 || len(m.Teardown) > 0 {

@@ -19,8 +19,11 @@ const (
 	// LoadReleaseReturn: releases of earlier reservations, and the users
 	// they released back with a new request_id.
 	LoadReleaseReturn = "release-return"
-	LoadDisconnect    = "disconnect" // disconnect-before-reply pulses on the hot master
-	LoadMQTimeout     = "mq-timeout" // the pipeline on, 30% MQ send timeouts (most of them delivered anyway)
+	// LoadReleaseQuery: releases of earlier reservations, and status
+	// queries of earlier requests (many of them released before).
+	LoadReleaseQuery = "release-query"
+	LoadDisconnect   = "disconnect" // disconnect-before-reply pulses on the hot master
+	LoadMQTimeout    = "mq-timeout" // the pipeline on, 30% MQ send timeouts (most of them delivered anyway)
 	// LoadServiceLatency: a latency toxic on the bucket's master beyond
 	// the service's Redis timeout (its calls time out and may have run).
 	LoadServiceLatency = "service-latency"
@@ -34,7 +37,7 @@ const (
 
 // LoadNames lists the loads in the order the matrix runs them.
 func LoadNames() []string {
-	return []string{LoadContention, LoadReplay, LoadSameUser, LoadReleaseDup, LoadReleaseReturn, LoadDisconnect, LoadMQTimeout, LoadServiceLatency, LoadServiceMasterless}
+	return []string{LoadContention, LoadReplay, LoadSameUser, LoadReleaseDup, LoadReleaseReturn, LoadReleaseQuery, LoadDisconnect, LoadMQTimeout, LoadServiceLatency, LoadServiceMasterless}
 }
 
 // Load is one short run's shape: the engine's config, the activity's stock
@@ -90,6 +93,8 @@ func GetLoad(name string, quick bool) (Load, bool) {
 		l = Load{Stock: 1000, Buckets: 1, Config: closedBurst(runner.Mix{Release: 0.5})}
 	case LoadReleaseReturn:
 		l = Load{Stock: 1000, Buckets: 1, Config: closedBurst(runner.Mix{Release: 0.3, Return: 0.3})}
+	case LoadReleaseQuery:
+		l = Load{Stock: 1000, Buckets: 1, Config: closedBurst(runner.Mix{Release: 0.3, Query: 0.3})}
 	case LoadDisconnect:
 		c.Mode, c.Concurrency, c.MaxInFlight = runner.ModeOpen, 16, 2000
 		c.Shape = runner.Shape{Kind: "constant", Rate: 500}
@@ -142,11 +147,9 @@ func describe(l Load) string {
 			mix += fmt.Sprintf("%s=%g", name, v)
 		}
 	}
-	add("replay", m.Replay)
-	add("same_user", m.SameUser)
-	add("foreign_request", m.ForeignRequest)
-	add("release", m.Release)
-	add("return", m.Return)
+	for _, sh := range m.Shares() {
+		add(sh.Name, *sh.Share)
+	}
 	if mix == "" {
 		mix = "all fresh users"
 	}

@@ -81,3 +81,25 @@ func (p newRequestIDPath) Resend(call lua.ReserveCall, send int) lua.ReserveCall
 func (p newRequestIDPath) Release(ctx context.Context, sc lua.Scope, userID, rid string) (lua.CompensateResult, error) {
 	return sut.FenceAndCompensate(ctx, p.st, sc, userID, rid)
 }
+
+// queryHidesReleased is the reference path whose status query reads the
+// request's reservation record: a RELEASED reservation reads NOT_FOUND, as
+// if its request never ran (a query endpoint that filters out released
+// reservations). Without a record it answers what the reference does.
+type queryHidesReleased struct{ sut.Reference }
+
+var _ sut.Querier = queryHidesReleased{}
+
+func (queryHidesReleased) Name() string { return QueryHidesReleased }
+
+func (p queryHidesReleased) Query(ctx context.Context, a *lua.Activity, userID, requestID string) (lua.RequestResult, bool, error) {
+	rid := p.Store.ReservationIDFor(a, userID, requestID)
+	r, found, err := p.Store.ReadReservation(ctx, a.Scope(a.BucketOf(userID)), rid)
+	switch {
+	case err != nil:
+		return lua.RequestResult{}, false, err
+	case found && r.Status == lua.StatusReleased:
+		return lua.RequestResult{}, false, nil // the bug: released reads as never run
+	}
+	return p.Reference.Query(ctx, a, userID, requestID)
+}

@@ -23,6 +23,7 @@ const (
 	ReleaseOnSendTimeout         = "release-on-send-timeout"
 	CompensateMarkerLeft         = "compensate-marker-left"
 	LuaStaleSoldOut              = "lua-stale-soldout"
+	QueryHidesReleased           = "query-hides-released"
 )
 
 // Info describes one bad path.
@@ -149,6 +150,17 @@ var registry = []Info{
 		Load:        LoadContention,
 		System:      newScriptPath(LuaStaleSoldOut, reserveVariant(LuaStaleSoldOut, staleSoldOutEdits)),
 		validate:    func() error { _, err := reserveVariant("", staleSoldOutEdits).get(); return err },
+	},
+	{
+		Name:        QueryHidesReleased,
+		Description: "the reference scripts with a status query that reads the reservation record and answers NOT_FOUND once it is RELEASED, instead of the request's answer on record",
+		Source:      "spec §7.4 (the request's result is the lookup a client may make instead of a re-send)",
+		Expect:      []string{"H1"},
+		Why:         "a request answered ACCEPTED is reported NOT_FOUND after its reservation was released, which tells its client the request never ran (and to send it again): no order explains NOT_FOUND after the ACCEPTED answer (H1, the user's partition); the end state is right",
+		Load:        LoadReleaseQuery,
+		System: func(st *lua.Store) sut.System {
+			return queryHidesReleased{sut.NewReference(st)}
+		},
 	},
 	{
 		Name:        NewRequestIDOnTimeout,

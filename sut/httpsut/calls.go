@@ -151,11 +151,11 @@ func (s *System) resolve(ctx context.Context, a *lua.Activity, call lua.ReserveC
 	if s.m.Query == nil || ctx.Err() != nil {
 		return res, unknown
 	}
-	ans, ok := s.query(ctx, a, call.UserID, call.RequestID)
-	if !ok {
+	rr, found, err := s.Query(ctx, a, call.UserID, call.RequestID)
+	if err != nil || !found {
 		return res, unknown
 	}
-	out, err := s.result(res, ans, call)
+	out, err := s.result(res, answer{Meaning: rr.Code.String(), RID: rr.ReservationID}, call)
 	if err != nil {
 		return res, unknown
 	}
@@ -164,23 +164,47 @@ func (s *System) resolve(ctx context.Context, a *lua.Activity, call lua.ReserveC
 	return out, nil
 }
 
-// query asks the query endpoint what became of request; ok is false when
-// it could not say (no answer, NOT_FOUND, SYSTEM_BUSY, OUTCOME_UNKNOWN).
-func (s *System) query(ctx context.Context, a *lua.Activity, user, request string) (answer, bool) {
+var _ sut.Querier = (*System)(nil)
+
+// Query asks the query endpoint what became of request (sut.Querier, the
+// load's status queries): an answer whose code means a reserve code is
+// found, NOT_FOUND (a code mapped to it, or HTTP 404 with no code, code
+// NOT_FOUND or one the mapping does not map) is not; no answer
+// within the deadline is lua.ErrOutcomeUnknown; SYSTEM_BUSY,
+// OUTCOME_UNKNOWN, INVALID and a code without a reserve meaning are
+// refusals (the query said nothing of the request).
+func (s *System) Query(ctx context.Context, a *lua.Activity, user, request string) (lua.RequestResult, bool, error) {
+	if s.m.Query == nil {
+		return lua.RequestResult{}, false, &RefusedError{Msg: "service: the mapping has no query endpoint"}
+	}
 	t, err := s.target(s.m.Query, values(a, user, request, ""))
 	if err != nil {
-		return answer{}, false
+		return lua.RequestResult{}, false, err
 	}
 	s.note(func(*sut.Answers) { s.queries++ })
-	status, body, _, err := s.send(ctx, t)
-	if err != nil || status == http.StatusNotFound {
-		return answer{}, false
+	status, body, timedOut, err := s.send(ctx, t)
+	switch {
+	case timedOut:
+		return lua.RequestResult{}, false, &unknownError{fmt.Sprintf("query: no answer within %s: %v", s.m.timeout, err)}
+	case err != nil:
+		return lua.RequestResult{}, false, fmt.Errorf("service: query %s %s not sent: %w", t.Method, t.URL, err)
 	}
 	ans, err := s.m.decode(status, body, s.m.Codes)
-	if err != nil || ans.Meaning == Busy || ans.Meaning == Unknown || ans.Meaning == Invalid {
-		return answer{}, false
+	if status == http.StatusNotFound && (err != nil || ans.Code == "" || ans.Code == NotFound) {
+		ans.Meaning, err = NotFound, nil // the contract's 404 {"code":"NOT_FOUND"}
 	}
-	return ans, true
+	switch {
+	case err != nil:
+		return lua.RequestResult{}, false, &RefusedError{Msg: "service: query: " + err.Error()}
+	case ans.Meaning == NotFound:
+		return lua.RequestResult{}, false, nil
+	}
+	for _, c := range lua.ReserveCodes() {
+		if c.String() == ans.Meaning {
+			return lua.RequestResult{Code: c, ReservationID: ans.RID, Remaining: -1, UserID: user}, true, nil
+		}
+	}
+	return lua.RequestResult{}, false, &RefusedError{Msg: fmt.Sprintf("service: query answered %s (HTTP %d), no reserve answer", orStatus(ans), status), busy: ans.Meaning == Busy}
 }
 
 // note changes the audit under the lock.
