@@ -104,14 +104,15 @@ func TestRunBaselineCatchesASlowerScript(t *testing.T) {
 			status = a.Status
 		}
 	}
-	want := reports.StatusFail
-	if code == exitInconclusive {
-		want = reports.StatusInconclusive
-		t.Logf("the host starved the slower run: its p99 regression is inconclusive (exit 3)")
+	// A starved host makes a latency figure's assertion inconclusive, while
+	// the throughput regression still fails the run (exit 1): the p99
+	// assertion's own status says which, not the exit code.
+	if status == reports.StatusInconclusive {
+		t.Logf("the host starved the slower run: its p99 regression is inconclusive (exit %d)", code)
 	}
 	junit, _ := os.ReadFile(filepath.Join(out, "junit.xml"))
-	if status != want || !strings.Contains(text, "REGRESSED p99_ms") || !strings.Contains(string(junit), `name="`+name+`"`) {
-		t.Fatalf("the p99 regression is not named (assertion %q, want %q) in the text or junit.xml:\n%s\n%s", status, want, text, junit)
+	if (status != reports.StatusFail && status != reports.StatusInconclusive) || !strings.Contains(text, "REGRESSED p99_ms") || !strings.Contains(string(junit), `name="`+name+`"`) {
+		t.Fatalf("the p99 regression is not named (assertion %q, want fail, or inconclusive on a starved host) in the text or junit.xml:\n%s\n%s", status, text, junit)
 	}
 }
 
