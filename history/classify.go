@@ -82,7 +82,7 @@ func Classify(err error) (Outcome, ErrClass) {
 	}
 	var re redis.Error
 	if errors.As(err, &re) {
-		msg := err.Error()
+		msg := re.Error() // Redis' own words: a wrapping ("look up request r1: …") must not hide the prefix
 		switch {
 		case strings.HasPrefix(msg, "CLUSTERDOWN"):
 			return OutcomeError, ErrClusterDown
