@@ -119,6 +119,7 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 			continue // a read whose reply was lost said nothing and changed nothing
 		}
 		in := linInput{release: o.Kind == history.KindRelease, query: o.Kind == history.KindQuery, req: o.Req, user: o.User}
+		in.retried = in.release && o.HadUnknown()
 		resolved := false // an UNKNOWN reserve whose cached result was read back
 		if o.Outcome == history.OutcomeUnknown && in.reserve() && !f.Unexposed[sut.Requests] {
 			if rf, read := f.Requests[RequestKey{o.Bucket, o.Req}]; read && rf.Err == "" {
@@ -160,8 +161,16 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 		}
 		users[o.User] = append(users[o.User], op)
 		ranElsewhere := resolved && execs.ran[RequestKey{o.Bucket, o.Req}] // another operation's answer was the run
-		if countBuckets && !ranElsewhere && !in.query && (out.unknown || countsInBucket(in, out) && (in.release || resolved || execs.counts(o))) {
+		switch {
+		case !countBuckets || ranElsewhere || in.query:
+		case out.unknown || countsInBucket(in, out) && (in.release || resolved || execs.counts(o)):
 			buckets[o.Bucket] = append(buckets[o.Bucket], op)
+		case in.retried && lua.CompensateCode(out.code) == lua.CompensateAlreadyReleased:
+			// Its lost send may have given the unit back (then the re-send
+			// found it released): to the counter, a lost release.
+			lost := op
+			lost.Output, lost.Return = linOutput{unknown: true, code: out.code, held: -1, remaining: -1}, infinity
+			buckets[o.Bucket] = append(buckets[o.Bucket], lost)
 		}
 	}
 	for u, list := range users {

@@ -249,3 +249,32 @@ func TestLinearizabilityJudgesStatusQueries(t *testing.T) {
 		})
 	}
 }
+
+// A release re-sent after a lost reply (the reference's same-call re-send)
+// answers ALREADY_RELEASED when its own lost send released the
+// reservation: explained, and the unit its lost send gave back counts.
+// Without the lost send, ALREADY_RELEASED for a live reservation is not.
+func TestLinearizabilityARetriedReleaseMayHaveReleasedItself(t *testing.T) {
+	retried := func(o history.Op) history.Op {
+		o.Flags |= history.FlagHadUnknown
+		o.Sends = 2
+		return o
+	}
+	already := history.Outcome(lua.CompensateAlreadyReleased)
+	ops := func(release history.Op) []history.Op {
+		return []history.Op{
+			counted(lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"), 0),
+			release,
+			// the unit the release gave back is sold again
+			counted(lop(2, history.KindFresh, 2, 2, 70, 80, linAccepted, "b1"), 0),
+		}
+	}
+	c, _ := judgeLin(t, 1, ops(retried(counted(lop(1, history.KindRelease, 1, 1, 20, 60, already, "a1"), 1)))...)
+	if c.Status != StatusPass {
+		t.Fatalf("a retried release's ALREADY_RELEASED: status %s, want pass: %s", c.Status, c.Detail)
+	}
+	c, _ = judgeLin(t, 1, ops(counted(lop(1, history.KindRelease, 1, 1, 20, 60, already, "a1"), 1))...)
+	if c.Status != StatusFail || !strings.Contains(c.Detail, "user u1") {
+		t.Fatalf("ALREADY_RELEASED for a live reservation, no lost send: status %s, want fail: %s", c.Status, c.Detail)
+	}
+}

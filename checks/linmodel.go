@@ -24,7 +24,9 @@ import (
 //     (SOLD_OUT, the window and state refusals) the stock decides, which
 //     the user's partition cannot see. Release: NOT_FOUND for a reservation
 //     never made, ALREADY_RELEASED for a released one, RELEASED for a live
-//     one (the marker is cleared when it points at it). Query (what became
+//     one (the marker is cleared when it points at it); a release re-sent
+//     after a lost reply may answer ALREADY_RELEASED for its own first
+//     send's release. Query (what became
 //     of a request, asked without re-sending it): the answer cached for the
 //     request, or NOT_FOUND when none is; a release changes no request's
 //     answer, so a query after it still reads ACCEPTED.
@@ -45,6 +47,10 @@ import (
 // linInput is one operation's call in the model.
 type linInput struct {
 	release bool
+	// retried: a release re-sent after a send whose reply was lost: that
+	// send may have released the reservation itself, so the re-send's
+	// ALREADY_RELEASED may be about its own release.
+	retried bool
 	query   bool   // a status query: reads the request's cached answer
 	req     uint32 // the request id's index (a release: the reservation's request)
 	user    uint32
@@ -266,6 +272,8 @@ func userRelease(s userState, in linInput, out linOutput) []userState {
 		return []userState{released()}
 	case code == lua.CompensateAlreadyReleased && setHas(s.released, r):
 		return []userState{s}
+	case code == lua.CompensateAlreadyReleased && in.retried && live:
+		return []userState{released()} // its own lost send released it
 	case code == lua.CompensateNotFound && !setHas(s.created, r):
 		return []userState{s}
 	case code == lua.CompensateNotCompensatable && live:
