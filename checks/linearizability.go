@@ -164,6 +164,9 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 		switch {
 		case !countBuckets || ranElsewhere || in.query:
 		case out.unknown || countsInBucket(in, out) && (in.release || resolved || execs.counts(o)):
+			if sp, ok := execs.repSpan[RequestKey{o.Bucket, o.Req}]; ok && in.reserve() && o.Replay() && !resolved {
+				op.Call, op.Return = int64(sp[0]), int64(sp[1]) // the run was one of the replayed answers' lost sends
+			}
 			buckets[o.Bucket] = append(buckets[o.Bucket], op)
 		case in.retried && lua.CompensateCode(out.code) == lua.CompensateAlreadyReleased:
 			// Its lost send may have given the unit back (then the re-send
@@ -243,12 +246,16 @@ func countsInBucket(in linInput, out linOutput) bool {
 type executions struct {
 	ran      map[RequestKey]bool   // an answer with replay=0: that one ran
 	unknown  map[RequestKey]bool   // a reply was lost: that one may have run (pending in the counter)
-	firstRep map[RequestKey]uint32 // else the first replay=1 answer stands for the run (its own lost send)
+	firstRep map[RequestKey]uint32 // else the first replay=1 answer sent stands for the run (a lost send)
+	// repSpan is, for those, from the first replay=1 answer's start to the
+	// last one's end: the run was one of their lost sends, which one the
+	// history cannot say (the first sent need not be the first to reach
+	// Redis), so the counter places it anywhere in that span.
+	repSpan map[RequestKey][2]time.Duration
 }
 
 func executionsOf(f *Facts) executions {
-	e := executions{ran: map[RequestKey]bool{}, unknown: map[RequestKey]bool{}, firstRep: map[RequestKey]uint32{}}
-	firstEnd := map[RequestKey]time.Duration{}
+	e := executions{ran: map[RequestKey]bool{}, unknown: map[RequestKey]bool{}, firstRep: map[RequestKey]uint32{}, repSpan: map[RequestKey][2]time.Duration{}}
 	for _, o := range f.all() {
 		if !o.Kind.IsReserve() || o.Outcome < 0 && o.Outcome != history.OutcomeUnknown {
 			continue
@@ -261,9 +268,14 @@ func executionsOf(f *Facts) executions {
 		case !o.Replay():
 			e.ran[k] = true
 		default:
-			if t, ok := firstEnd[k]; !ok || o.End < t {
-				firstEnd[k], e.firstRep[k] = o.End, o.ID
+			sp, ok := e.repSpan[k]
+			if !ok || o.Start < sp[0] {
+				e.firstRep[k] = o.ID
 			}
+			if !ok {
+				sp = [2]time.Duration{o.Start, o.End}
+			}
+			e.repSpan[k] = [2]time.Duration{min(sp[0], o.Start), max(sp[1], o.End)}
 		}
 	}
 	return e

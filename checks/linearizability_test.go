@@ -278,3 +278,35 @@ func TestLinearizabilityARetriedReleaseMayHaveReleasedItself(t *testing.T) {
 		t.Fatalf("ALREADY_RELEASED for a live reservation, no lost send: status %s, want fail: %s", c.Status, c.Detail)
 	}
 }
+
+// A request answered only by replays (its first send ran, its reply was
+// lost, the re-send replayed the cached answer) ran during one of their
+// lost sends: the counter places that run anywhere from the first of
+// them to the last, not at the replay that happened to end first.
+func TestLinearizabilityARunOnlyReplaysSayItsSpan(t *testing.T) {
+	lostFirst := func(o history.Op) history.Op {
+		o.Flags |= history.FlagHadUnknown | history.FlagReplay
+		o.Sends = 2
+		return o
+	}
+	c, _ := judgeLin(t, 5,
+		lostFirst(counted(lop(0, history.KindFresh, 1, 1, 10, 100, linAccepted, "a1"), 4)),
+		counted(lop(1, history.KindFresh, 2, 2, 20, 21, linAccepted, "b1"), 3),
+		counted(lop(2, history.KindFresh, 3, 3, 30, 31, linAccepted, "c1"), 2),
+		// a replay of r1, sent and answered late, but the first to end
+		replayed(counted(lop(3, history.KindReplay, 1, 1, 90, 91, linAccepted, "a1"), 4)),
+	)
+	if c.Status != StatusPass {
+		t.Fatalf("status %s, want pass: %s", c.Status, c.Detail)
+	}
+	// The count a replay carries is still judged: 4 cannot be the count
+	// left after the run if the run came after both other sales.
+	c, _ = judgeLin(t, 5,
+		counted(lop(1, history.KindFresh, 2, 2, 20, 21, linAccepted, "b1"), 4),
+		counted(lop(2, history.KindFresh, 3, 3, 30, 31, linAccepted, "c1"), 3),
+		lostFirst(counted(lop(0, history.KindFresh, 1, 1, 40, 100, linAccepted, "a1"), 4)),
+	)
+	if c.Status != StatusFail {
+		t.Fatalf("status %s, want fail: %s", c.Status, c.Detail)
+	}
+}
