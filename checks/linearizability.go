@@ -171,9 +171,9 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 		case in.retried && lua.CompensateCode(out.code) == lua.CompensateAlreadyReleased:
 			// Its lost send may have given the unit back (then the re-send
 			// found it released): to the counter, a lost release.
-			lost := op
-			lost.Output, lost.Return = linOutput{unknown: true, code: out.code, held: -1, remaining: -1}, infinity
-			buckets[o.Bucket] = append(buckets[o.Bucket], lost)
+			asLost := op // not the named result lost, which counts UNKNOWN answers
+			asLost.Output, asLost.Return = linOutput{unknown: true, code: out.code, held: -1, remaining: -1}, infinity
+			buckets[o.Bucket] = append(buckets[o.Bucket], asLost)
 		}
 	}
 	for u, list := range users {
