@@ -76,9 +76,21 @@ func (d *LinDrawing) Render(w io.Writer, windows []LinWindow) error {
 // LinearizabilityFileName is the drawing's file beside report.html.
 const LinearizabilityFileName = reports.LinearizabilityFileName
 
-// linPartitions splits the history into the model's partitions. buckets
-// is false when the counter cannot be judged (why says why).
-func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, why string) {
+// linScope is what the partitions hold: the operations put in, their
+// lost replies, the pipeline's releases among them, and the users left
+// out of the model.
+type linScope struct {
+	ops              int
+	lost             lostReplies
+	pipelineReleases int
+	// unfollowed are users a pipeline release of a reservation no request
+	// of the history is known to have made left out of the model.
+	unfollowed int
+}
+
+// linPartitions splits the history into the model's partitions. why is
+// why the counters are not judged ("" when they are).
+func linPartitions(f *Facts) (parts []linPartition, sc linScope, why string) {
 	var end time.Duration
 	type userReq struct {
 		user uint32
@@ -91,10 +103,32 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 			reqOf[userReq{o.User, o.RID}] = o.Req
 		}
 	}
-	for _, o := range f.all() { // a release names its reservation's request too
+	for k, rf := range f.Requests { // an UNKNOWN reserve that ran: its reservation, read back
+		if rf.Found && rf.Err == "" && rf.Result.Code == lua.Accepted && rf.Result.ReservationID != "" {
+			if u, ok := history.ParseUserID(rf.Result.UserID); ok {
+				if _, known := reqOf[userReq{u, rf.Result.ReservationID}]; !known {
+					reqOf[userReq{u, rf.Result.ReservationID}] = k.Req
+				}
+			}
+		}
+	}
+	for _, o := range f.all() { // a release of the load names its reservation's request too
 		if k := (userReq{o.User, o.RID}); o.RID != "" && o.Kind == history.KindRelease && o.Flags&FlagPipelineRelease == 0 {
 			if _, ok := reqOf[k]; !ok {
 				reqOf[k] = o.Req
+			}
+		}
+	}
+	// The pipeline's releases (compensate calls of the release stage and
+	// the expiry checker, WithPipelineReleases) are releases like the
+	// load's, of the reservation they name. One whose reservation no
+	// request of the history is known to have made leaves its user out of
+	// the model (unheld: that user's holds cannot be followed).
+	unheld := map[uint32]bool{}
+	for _, o := range f.all() {
+		if o.Flags&FlagPipelineRelease != 0 {
+			if _, ok := reqOf[userReq{o.User, o.RID}]; !ok {
+				unheld[o.User] = true
 			}
 		}
 	}
@@ -112,7 +146,7 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 	users := map[uint32][]porcupine.Operation{}
 	buckets := map[uint16][]porcupine.Operation{}
 	for _, o := range f.all() {
-		if o.Outcome == history.OutcomeError || o.Outcome == history.OutcomeDropped || o.Outcome == history.OutcomeLocalSoldOut || o.Flags&FlagPipelineRelease != 0 {
+		if o.Outcome == history.OutcomeError || o.Outcome == history.OutcomeDropped || o.Outcome == history.OutcomeLocalSoldOut {
 			continue
 		}
 		if o.Kind == history.KindQuery && o.Outcome == history.OutcomeUnknown {
@@ -124,11 +158,11 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 		if o.Outcome == history.OutcomeUnknown && in.reserve() && !f.Unexposed[sut.Requests] {
 			if rf, read := f.Requests[RequestKey{o.Bucket, o.Req}]; read && rf.Err == "" {
 				if !rf.Found || rf.Result.UserID != o.UserID() {
-					lost.neverRan++
+					sc.lost.neverRan++
 					continue // it never ran: no result of this user's request in Redis
 				}
 				resolved = true
-				lost.ran++
+				sc.lost.ran++
 			}
 		}
 		if r, ok := reqOf[userReq{o.User, o.RID}]; ok && in.release {
@@ -155,11 +189,16 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 		if o.Outcome == history.OutcomeUnknown {
 			op.Return = infinity // may take effect any time after its start
 		}
-		ops++
+		sc.ops++
 		if out.unknown {
-			lost.pending++
+			sc.lost.pending++
 		}
-		users[o.User] = append(users[o.User], op)
+		if o.Flags&FlagPipelineRelease != 0 {
+			sc.pipelineReleases++
+		}
+		if !unheld[o.User] {
+			users[o.User] = append(users[o.User], op)
+		}
 		ranElsewhere := resolved && execs.ran[RequestKey{o.Bucket, o.Req}] // another operation's answer was the run
 		switch {
 		case !countBuckets || ranElsewhere || in.query:
@@ -194,7 +233,7 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 	}
 	for b, list := range buckets {
 		if int(b) >= len(f.Planned) {
-			return nil, ops, lost, fmt.Sprintf("bucket %d is not among the %d buckets set up", b, len(f.Planned))
+			return nil, sc, fmt.Sprintf("bucket %d is not among the %d buckets set up", b, len(f.Planned))
 		}
 		parts = append(parts, linPartition{name: fmt.Sprintf("bucket %d", b), model: bucketModel(f.Planned[b]), ops: list})
 	}
@@ -204,7 +243,8 @@ func linPartitions(f *Facts) (parts []linPartition, ops int, lost lostReplies, w
 	for i := range parts {
 		assignRows(parts[i].ops)
 	}
-	return parts, ops, lost, why
+	sc.unfollowed = len(unheld)
+	return parts, sc, why
 }
 
 // lostReplies counts the UNKNOWN operations: resolved from the request
@@ -310,7 +350,8 @@ func assignRows(ops []porcupine.Operation) {
 // judgeLinearizability checks every partition within linBudget.
 func judgeLinearizability(f *Facts) Verdict {
 	began := time.Now()
-	parts, total, lost, why := linPartitions(f)
+	parts, sc, why := linPartitions(f)
+	total, lost := sc.ops, sc.lost
 	var users, buckets, checked, checkedOps int
 	var illegal []linPartition
 	var unchecked []linPartition
@@ -356,7 +397,19 @@ func judgeLinearizability(f *Facts) Verdict {
 	if why != "" {
 		ev["counters_not_checked"] = why
 	}
+	if sc.pipelineReleases > 0 {
+		ev["pipeline_releases"] = sc.pipelineReleases
+	}
+	if sc.unfollowed > 0 {
+		ev["users_not_followed"] = sc.unfollowed
+	}
 	scope := fmt.Sprintf("%d operations in %d user and %d bucket partitions", total, users, buckets)
+	if sc.pipelineReleases > 0 {
+		scope += fmt.Sprintf(", %d of them the pipeline's releases", sc.pipelineReleases)
+	}
+	if sc.unfollowed > 0 {
+		scope += fmt.Sprintf("; %d user(s) not followed: the pipeline released a reservation of theirs no request of the history is known to have made", sc.unfollowed)
+	}
 	if why != "" {
 		scope += " (counters not checked: " + why + ")"
 	}
@@ -471,15 +524,6 @@ func vacuousLinearizability(_ *Facts, v Verdict) string {
 	}
 	if t, _ := v.Evidence["timed_out"].(bool); t {
 		return v.Detail
-	}
-	return ""
-}
-
-// appliesLinearizability: the model has no pipeline, whose transitions
-// and releases change holds and stock outside the history's operations.
-func appliesLinearizability(f *Facts, _ Verdict) string {
-	if f.Pipeline != nil {
-		return "the run had a pipeline, whose transitions and releases are not operations of the model"
 	}
 	return ""
 }

@@ -310,3 +310,79 @@ func TestLinearizabilityARunOnlyReplaysSayItsSpan(t *testing.T) {
 		t.Fatalf("status %s, want fail: %s", c.Status, c.Detail)
 	}
 }
+
+// byPipeline is o as WithPipelineReleases adds a compensate call of the
+// pipeline: no request of its own, only the reservation it names.
+func byPipeline(o history.Op) history.Op {
+	o.Req, o.Flags = 0, o.Flags|FlagPipelineRelease
+	return o
+}
+
+func TestLinearizabilityFollowsThePipelinesReleases(t *testing.T) {
+	// The release stage gave u1's reservation back; u1 reserves again.
+	c, _ := judgeLin(t, 1,
+		counted(lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"), 0),
+		byPipeline(lop(1, history.KindRelease, 1, 0, 20, 30, linReleased, "a1")),
+		counted(lop(2, history.KindReturn, 1, 2, 40, 50, linAccepted, "a2"), 0),
+	)
+	if c.Status != StatusPass {
+		t.Fatalf("status %s, want pass: %s", c.Status, c.Detail)
+	}
+	if n, _ := c.Evidence["pipeline_releases"].(int); n != 1 {
+		t.Errorf("pipeline_releases %v, want 1", c.Evidence["pipeline_releases"])
+	}
+	// A compensation that answers RELEASED but leaves the marker: the
+	// user is refused for a reservation released before.
+	c, _ = judgeLin(t, 1,
+		lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"),
+		byPipeline(lop(1, history.KindRelease, 1, 0, 20, 30, linReleased, "a1")),
+		lop(2, history.KindReturn, 1, 2, 40, 50, linAlready, "a1"),
+	)
+	if c.Status != StatusFail {
+		t.Fatalf("status %s, want fail: %s", c.Status, c.Detail)
+	}
+	// The counter: a unit the pipeline gave back is sold again; without
+	// the release, the second ACCEPTED of a one-unit bucket is unexplained.
+	c, _ = judgeLin(t, 1,
+		lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"),
+		byPipeline(lop(1, history.KindRelease, 1, 0, 20, 30, history.Outcome(lua.CompensateNotCompensatable), "a1")),
+		lop(2, history.KindFresh, 2, 2, 40, 50, linAccepted, "b1"),
+	)
+	if c.Status != StatusFail || !strings.Contains(c.Detail, "bucket 0") {
+		t.Fatalf("status %s, want the bucket failing: %s", c.Status, c.Detail)
+	}
+}
+
+func TestLinearizabilityPipelineReleaseOfAnUnknownReservation(t *testing.T) {
+	// u1's reserve reply was lost and its result not read back: the
+	// pipeline's release names a reservation the history cannot tie to a
+	// request, so u1 is not followed (never a false finding), and the
+	// evidence says so.
+	c, _ := judgeLin(t, 1,
+		lop(0, history.KindFresh, 1, 1, 0, 10, history.OutcomeUnknown, ""),
+		byPipeline(lop(1, history.KindRelease, 1, 0, 20, 30, linReleased, "a1")),
+		lop(2, history.KindReturn, 1, 2, 40, 50, linAccepted, "a2"),
+	)
+	if c.Status != StatusPass {
+		t.Fatalf("status %s, want pass: %s", c.Status, c.Detail)
+	}
+	if n, _ := c.Evidence["users_not_followed"].(int); n != 1 || !strings.Contains(c.Detail, "not followed") {
+		t.Errorf("users_not_followed %v, detail %q", c.Evidence["users_not_followed"], c.Detail)
+	}
+	// Read back, the lost reply's result ties the reservation to r1: u1
+	// is followed, and a second ACCEPTED without the release would fail.
+	f := &Facts{Ops: []history.Op{
+		lop(0, history.KindFresh, 1, 1, 0, 10, history.OutcomeUnknown, ""),
+		byPipeline(lop(1, history.KindRelease, 1, 0, 20, 30, linReleased, "a1")),
+		lop(2, history.KindReturn, 1, 2, 40, 50, linAccepted, "a2"),
+	}, Planned: []int64{1}, Requests: map[RequestKey]RequestFact{
+		{0, 1}: {Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "a1", UserID: "u1"}},
+	}}
+	for _, c := range JudgeFacts(f).Checks {
+		if c.Name == "linearizability" {
+			if c.Status != StatusPass || c.Evidence["users_not_followed"] != nil {
+				t.Fatalf("read back: status %s, not followed %v: %s", c.Status, c.Evidence["users_not_followed"], c.Detail)
+			}
+		}
+	}
+}

@@ -37,6 +37,12 @@ import (
 //     given: left out, as are the answers that only read the count
 //     (countsInBucket).
 //
+// The pipeline's compensations (the release stage's and the expiry
+// checker's, added to the history by WithPipelineReleases) are releases
+// of the reservation they name, in both partitions; its transitions
+// change neither holds nor stock (a release fenced past RESERVED answers
+// NOT_COMPENSATABLE, which a live reservation allows).
+//
 // An operation whose reply was lost (UNKNOWN) may have taken effect at
 // any time after its start, with any answer: its return is placed after
 // the history's end and its step is every step the model allows.

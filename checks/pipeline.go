@@ -3,8 +3,6 @@ package checks
 import (
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"seckill-harness/history"
@@ -57,8 +55,8 @@ func WithPipelineReleases(h *history.History, ev *PipelineEvidence, began time.T
 		o := history.Op{ID: next, Kind: history.KindRelease, RID: e.RID, Bucket: uint16(e.Bucket), Flags: FlagPipelineRelease,
 			Intended: e.Start.Sub(began), Start: e.Start.Sub(began), End: e.End.Sub(began), Sends: 1, Attempts: 1}
 		next++
-		if n, err := strconv.ParseUint(strings.TrimPrefix(e.User, "u"), 10, 32); err == nil {
-			o.User = uint32(n)
+		if u, ok := history.ParseUserID(e.User); ok {
+			o.User = u
 		}
 		if e.Failed() {
 			o.Outcome, o.Flags = history.OutcomeUnknown, o.Flags|history.FlagHadUnknown

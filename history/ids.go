@@ -9,6 +9,19 @@ import (
 // UserID is the id of user u.
 func UserID(u uint32) string { return prefixed('u', u) }
 
+// ParseUserID is the index of user id s (UserID's inverse); false when s
+// is not one.
+func ParseUserID(s string) (uint32, bool) { return parsePrefixed('u', s) }
+
+// parsePrefixed is prefixed's inverse.
+func parsePrefixed(p byte, s string) (uint32, bool) {
+	if len(s) < 2 || s[0] != p {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[1:], 10, 32)
+	return uint32(n), err == nil && prefixed(p, uint32(n)) == s
+}
+
 // RequestID is the id of request r.
 func RequestID(r uint32) string { return prefixed('r', r) }
 

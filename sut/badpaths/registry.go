@@ -24,6 +24,8 @@ const (
 	CompensateMarkerLeft         = "compensate-marker-left"
 	LuaStaleSoldOut              = "lua-stale-soldout"
 	QueryHidesReleased           = "query-hides-released"
+	LuaStaleRemaining            = "lua-stale-remaining"
+	CompensateFalseAlready       = "compensate-false-already-released"
 )
 
 // Info describes one bad path.
@@ -161,6 +163,26 @@ var registry = []Info{
 		System: func(st *lua.Store) sut.System {
 			return queryHidesReleased{sut.NewReference(st)}
 		},
+	},
+	{
+		Name:        LuaStaleRemaining,
+		Description: "reserve.lua that answers ACCEPTED with a remaining count five above the one left, to users with an even last digit while 100 to 110 units are left (a count read from a lagging copy)",
+		Source:      "spec §7.1 step 9 (the answer carries the units left after this reservation)",
+		Expect:      []string{"H1"},
+		Why:         "the counts the ACCEPTED answers carry go back up by five and down again in real time while every unit is sold once: no order of the bucket's operations gives those counts (H1, the bucket's partition); the end state is right",
+		Load:        LoadContention,
+		System:      newScriptPath(LuaStaleRemaining, reserveVariant(LuaStaleRemaining, staleRemainingEdits)),
+		validate:    func() error { _, err := reserveVariant("", staleRemainingEdits).get(); return err },
+	},
+	{
+		Name:        CompensateFalseAlready,
+		Description: "compensate.lua that answers ALREADY_RELEASED, touching nothing, for live reservations whose id ends in an even byte (a status read from a stale copy)",
+		Source:      "spec §9.3 (ALREADY_RELEASED only for a reservation already RELEASED)",
+		Expect:      []string{"H1"},
+		Why:         "a release of a live reservation is told ALREADY_RELEASED although nothing released it, and the user keeps the hold: no order of the user's operations explains that answer (H1, the user's partition); stock and records stay consistent",
+		Load:        LoadReleaseReturn,
+		System:      newScriptPath(CompensateFalseAlready, compensateVariant(CompensateFalseAlready, compensateFalseAlreadyReleasedEdits)),
+		validate:    func() error { _, err := compensateVariant("", compensateFalseAlreadyReleasedEdits).get(); return err },
 	},
 	{
 		Name:        NewRequestIDOnTimeout,

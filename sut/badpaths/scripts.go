@@ -82,6 +82,23 @@ var (
 end
 -- 8. Sold out.`},
 	}
+	// lua-stale-remaining: ACCEPTED answered with a count five units
+	// above the one left, to half the users while 100 to 110 units are
+	// left (a count read from a lagging copy); the sale itself is right.
+	staleRemainingEdits = []edit{
+		{`return reply(ACCEPTED, reservation_id, remaining, "QUEUED", 0)`,
+			`if remaining >= 100 and remaining <= 110 and string.byte(user_id, -1) % 2 == 0 then
+    return reply(ACCEPTED, reservation_id, remaining + 5, "QUEUED", 0) -- badpath lua-stale-remaining: a count from five sales ago
+end
+return reply(ACCEPTED, reservation_id, remaining, "QUEUED", 0)`},
+	}
+	// compensate-false-already-released: ALREADY_RELEASED answered,
+	// touching nothing, for live reservations whose id ends in an even
+	// byte (a status read from a stale copy): the reservation stays held.
+	compensateFalseAlreadyReleasedEdits = []edit{
+		{`if status == "RELEASED" then`,
+			`if status == "RELEASED" or string.byte(reservation_id, -1) % 2 == 0 then -- badpath compensate-false-already-released`},
+	}
 	// compensate-without-status-check: releases whatever the status
 	// (RELEASED again, SEND_UNKNOWN, ENQUEUED, RESERVED).
 	compensateNoStatusEdits = []edit{
