@@ -140,8 +140,6 @@ func linPartitions(f *Facts) (parts []linPartition, sc linScope, why string) {
 		countBuckets, why = false, fmt.Sprintf("generator %s holds part of the load: the counters are judged on the merge", f.Generator)
 	case len(f.Planned) == 0:
 		countBuckets, why = false, "the buckets' initial stock is not known"
-	case !answersSayReplay(f) && acceptedTwice(f):
-		countBuckets, why = false, "a request was answered ACCEPTED more than once and this system's answers do not say which answer ran it (no replay flag): the counters are not judged, the users' holds are"
 	}
 	users := map[uint32][]porcupine.Operation{}
 	buckets := map[uint16][]porcupine.Operation{}
@@ -200,8 +198,16 @@ func linPartitions(f *Facts) (parts []linPartition, sc linScope, why string) {
 			users[o.User] = append(users[o.User], op)
 		}
 		ranElsewhere := resolved && execs.ran[RequestKey{o.Bucket, o.Req}] // another operation's answer was the run
+		run, merged := execs.merged[mergeKey{RequestKey{o.Bucket, o.Req}, out.code}]
 		switch {
 		case !countBuckets || ranElsewhere || in.query:
+		case merged && in.reserve() && !out.unknown && !resolved:
+			if run.first == o.ID { // the one run its answers stand for, somewhere in their span
+				op.Call, op.Return = int64(run.call), int64(run.ret)
+				out.remaining = run.remaining
+				op.Output = out
+				buckets[o.Bucket] = append(buckets[o.Bucket], op)
+			}
 		case out.unknown || countsInBucket(in, out) && (in.release || resolved || execs.counts(o)):
 			if sp, ok := execs.repSpan[RequestKey{o.Bucket, o.Req}]; ok && in.reserve() && o.Replay() && !resolved {
 				op.Call, op.Return = int64(sp[0]), int64(sp[1]) // the run was one of the replayed answers' lost sends
@@ -292,10 +298,34 @@ type executions struct {
 	// history cannot say (the first sent need not be the first to reach
 	// Redis), so the counter places it anywhere in that span.
 	repSpan map[RequestKey][2]time.Duration
+	// merged: for a system whose answers do not say which one ran
+	// (answersSayReplay false), the answers of one request that move or
+	// need the counter (ACCEPTED, SOLD_OUT) stand for one run, by code.
+	merged map[mergeKey]mergedRun
+}
+
+// mergeKey is one request's answers of one code.
+type mergeKey struct {
+	key  RequestKey
+	code int16
+}
+
+// mergedRun is the one run a request's answers of one code stand for,
+// when the answers do not say which of them ran: it ran after the
+// request's first send started (call) and before the first of those
+// answers came back (ret); remaining is the count they all carried, -1
+// when they differ or carry none.
+type mergedRun struct {
+	first     uint32 // the operation that stands for it
+	call, ret time.Duration
+	remaining int64
 }
 
 func executionsOf(f *Facts) executions {
 	e := executions{ran: map[RequestKey]bool{}, unknown: map[RequestKey]bool{}, firstRep: map[RequestKey]uint32{}, repSpan: map[RequestKey][2]time.Duration{}}
+	if !answersSayReplay(f) {
+		e.merged = mergedRuns(f)
+	}
 	for _, o := range f.all() {
 		if !o.Kind.IsReserve() || o.Outcome < 0 && o.Outcome != history.OutcomeUnknown {
 			continue
@@ -319,6 +349,44 @@ func executionsOf(f *Facts) executions {
 		}
 	}
 	return e
+}
+
+// mergedRuns are the runs of the requests of a system whose answers do
+// not say which one ran (see executions.merged).
+func mergedRuns(f *Facts) map[mergeKey]mergedRun {
+	firstSend := map[RequestKey]time.Duration{}
+	for _, o := range f.all() {
+		if o.Kind.IsReserve() {
+			k := RequestKey{o.Bucket, o.Req}
+			if t, ok := firstSend[k]; !ok || o.Start < t {
+				firstSend[k] = o.Start
+			}
+		}
+	}
+	runs := map[mergeKey]mergedRun{}
+	for _, o := range f.all() {
+		code := lua.ReserveCode(o.Outcome)
+		if !o.Kind.IsReserve() || o.Outcome < 0 || code != lua.Accepted && code != lua.SoldOut {
+			continue
+		}
+		rem := int64(-1)
+		if n, ok := o.RemainingOf(); ok {
+			rem = int64(n)
+		}
+		k := RequestKey{o.Bucket, o.Req}
+		mk := mergeKey{k, int16(o.Outcome)}
+		r, ok := runs[mk]
+		if !ok {
+			runs[mk] = mergedRun{first: o.ID, call: firstSend[k], ret: o.End, remaining: rem}
+			continue
+		}
+		r.ret = min(r.ret, o.End)
+		if r.remaining != rem {
+			r.remaining = -1
+		}
+		runs[mk] = r
+	}
+	return runs
 }
 
 // counts reports whether reserve operation o's answer is its request's
@@ -533,21 +601,3 @@ func vacuousLinearizability(_ *Facts, v Verdict) string {
 // the cached result (replay=1): the reference scripts do; an adapter
 // file's (Preflight set) and a service's (Answers set) answers do not.
 func answersSayReplay(f *Facts) bool { return f.Preflight == nil && f.Answers == nil }
-
-// acceptedTwice reports whether some request was answered ACCEPTED by
-// more than one operation: without the replay flag each would count a
-// unit of its bucket's counter.
-func acceptedTwice(f *Facts) bool {
-	seen := map[RequestKey]bool{}
-	for _, o := range f.all() {
-		if !o.Kind.IsReserve() || lua.ReserveCode(o.Outcome) != lua.Accepted {
-			continue
-		}
-		k := RequestKey{o.Bucket, o.Req}
-		if seen[k] {
-			return true
-		}
-		seen[k] = true
-	}
-	return false
-}

@@ -8,6 +8,7 @@ import (
 
 	"seckill-harness/history"
 	"seckill-harness/lua"
+	"seckill-harness/sut"
 )
 
 // lop is a hand-built operation of user u with request r from ms a to b.
@@ -384,5 +385,59 @@ func TestLinearizabilityPipelineReleaseOfAnUnknownReservation(t *testing.T) {
 				t.Fatalf("read back: status %s, not followed %v: %s", c.Status, c.Evidence["users_not_followed"], c.Detail)
 			}
 		}
+	}
+}
+
+// judgeLinNoFlag judges ops as a service's answers: they do not say which
+// answer of a re-sent request ran it (no replay flag).
+func judgeLinNoFlag(t *testing.T, stock int64, ops ...history.Op) Check {
+	t.Helper()
+	for _, c := range JudgeFacts(&Facts{Ops: ops, Planned: []int64{stock}, Answers: &sut.Answers{}}).Checks {
+		if c.Name == "linearizability" {
+			return c
+		}
+	}
+	t.Fatal("no linearizability check in the report")
+	return Check{}
+}
+
+func TestLinearizabilityCountersWithoutAReplayFlag(t *testing.T) {
+	// A request answered ACCEPTED twice (the second a replay the answer
+	// does not flag) is one run: the one-unit bucket is not oversold.
+	c := judgeLinNoFlag(t, 1,
+		counted(lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"), 0),
+		counted(lop(1, history.KindReplay, 1, 1, 20, 30, linAccepted, "a1"), 0),
+	)
+	if c.Status != StatusPass || c.Evidence["counters_not_checked"] != nil {
+		t.Fatalf("status %s, want pass with the counters judged: %s", c.Status, c.Detail)
+	}
+	// ... and a second user's ACCEPTED after it is an oversell the
+	// counter sees.
+	c = judgeLinNoFlag(t, 1,
+		lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"),
+		lop(1, history.KindReplay, 1, 1, 20, 30, linAccepted, "a1"),
+		lop(2, history.KindFresh, 2, 2, 40, 50, linAccepted, "b1"),
+	)
+	if c.Status != StatusFail || !strings.Contains(c.Detail, "bucket 0") {
+		t.Fatalf("status %s, want the bucket failing: %s", c.Status, c.Detail)
+	}
+	// A SOLD_OUT replayed after a release gave a unit back is the first
+	// answer's, given while the bucket was empty: explained.
+	c = judgeLinNoFlag(t, 1,
+		lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"),
+		lop(1, history.KindFresh, 2, 2, 20, 30, linSoldOut, ""),
+		lop(2, history.KindRelease, 1, 1, 40, 50, linReleased, "a1"),
+		lop(3, history.KindReplay, 2, 2, 60, 70, linSoldOut, ""),
+	)
+	if c.Status != StatusPass {
+		t.Fatalf("status %s, want pass: %s", c.Status, c.Detail)
+	}
+	// Replays carry the first answer's count: one run with that count.
+	c = judgeLinNoFlag(t, 2,
+		counted(lop(0, history.KindFresh, 1, 1, 0, 10, linAccepted, "a1"), 0),
+		counted(lop(1, history.KindReplay, 1, 1, 20, 30, linAccepted, "a1"), 0),
+	)
+	if c.Status != StatusFail {
+		t.Fatalf("status %s, want fail (count 0 after one of two units): %s", c.Status, c.Detail)
 	}
 }
