@@ -701,8 +701,8 @@ func (e *engine) release(ctx context.Context, op *history.Op) {
 // once: a read changes nothing, so a lost reply is not re-sent. The
 // outcome is the reserve code on record (RID its reservation id,
 // Remaining its count when it carried one) or OutcomeNotFound; a system
-// without the ability answers an error (the planner leaves the query
-// share out for those).
+// without the ability answers an error (lifecycle's setUp leaves the
+// query share out for those, so only a misuse gets here).
 func (e *engine) query(ctx context.Context, op *history.Op) {
 	uid, reqID := history.UserAndRequestID(op.User, op.Req)
 	op.Sends, op.Attempts = 1, 1

@@ -285,6 +285,15 @@ func (x *execution) setUp(ctx context.Context) error {
 			x.cleanup = append(x.cleanup, func() { _ = c.Close() })
 		}
 	}
+	if _, ok := sut.Ability[sut.Querier](x.sut.sys); !ok {
+		// Whatever the system, one without a status query gets no query
+		// share (the planner says why in its own words for the systems
+		// it builds: an adapter file, a service mapping).
+		if p.SystemUnderTest == nil {
+			p.SystemUnderTest = systemUnderTest(p, x.scripts)
+		}
+		LeaveShareOut(p, p.SystemUnderTest, history.KindQuery, x.sut.sys.Name()+" answers no status query (sut.Querier)")
+	}
 	if err := x.preflight(ctx); err != nil {
 		return err
 	}

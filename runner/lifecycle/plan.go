@@ -231,3 +231,17 @@ func systemUnderTest(p *Plan, scripts *lua.Scripts) *reports.SystemUnderTest {
 	}
 	return s
 }
+
+// LeaveShareOut sends each phase's share of kind as fresh reserves, for a
+// system that has no such operation (why), and says so in sys's notes
+// (report.json's system_under_test).
+func LeaveShareOut(p *Plan, sys *reports.SystemUnderTest, kind history.Kind, why string) {
+	for i := range p.Phases {
+		for _, sh := range p.Phases[i].Config.Mix.Shares() {
+			if v := *sh.Share; sh.Kind == kind && v > 0 {
+				*sh.Share = 0
+				sys.Notes = append(sys.Notes, fmt.Sprintf("phase %s: %s, so its %s share (%g) was sent as fresh reserves", p.Phases[i].Name, why, sh.Name, v))
+			}
+		}
+	}
+}

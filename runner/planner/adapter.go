@@ -20,7 +20,7 @@ import (
 // activity of split generators (the system sets its activity up itself).
 // A file without release: gets no release operation, and no file gets
 // status queries: each phase's share of those is sent as fresh reserves,
-// and the report says so (leaveShareOut).
+// and the report says so (lifecycle.LeaveShareOut).
 func (in Inputs) adapter(s *scenarios.Scenario, p *lifecycle.Plan) error {
 	if s.Adapter == "" {
 		if in.StrictPreflight {
@@ -57,11 +57,11 @@ func (in Inputs) adapter(s *scenarios.Scenario, p *lifecycle.Plan) error {
 		}
 	}
 	if !f.Has(adapter.OpRelease) {
-		leaveShareOut(p, sys, history.KindRelease, "the adapter file has no release: script")
+		lifecycle.LeaveShareOut(p, sys, history.KindRelease, "the adapter file has no release: script")
 	}
 	// The file maps no status query: what became of a request is asked of
 	// the system, never read from keys it may not keep.
-	leaveShareOut(p, sys, history.KindQuery, "an adapter file maps no status query")
+	lifecycle.LeaveShareOut(p, sys, history.KindQuery, "an adapter file maps no status query")
 	p.Path = func(st *lua.Store) sut.System { return adapter.NewSystem(f, st) }
 	p.PathName, p.SystemUnderTest = "adapter:"+f.Name, sys
 	return nil

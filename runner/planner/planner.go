@@ -15,7 +15,6 @@ import (
 
 	"seckill-harness/history"
 	"seckill-harness/lua"
-	"seckill-harness/reports"
 	"seckill-harness/runner"
 	"seckill-harness/runner/lifecycle"
 	"seckill-harness/scenarios"
@@ -427,17 +426,4 @@ func ForRun(ctx context.Context, args []string, f scenarios.Flags, sets []string
 		return nil, fmt.Errorf("%s describe an ad-hoc load and cannot be combined with scenario %q: use --set (e.g. --set phases.0.rate=500, --set activity.stock=100)", strings.Join(given, ", "), args[0])
 	}
 	return Resolve(ctx, args[0], sets, seed)
-}
-
-// leaveShareOut sends each phase's share of kind as fresh reserves, for a
-// system that has no such operation (why), and says so in the report.
-func leaveShareOut(p *lifecycle.Plan, sys *reports.SystemUnderTest, kind history.Kind, why string) {
-	for i := range p.Phases {
-		for _, sh := range p.Phases[i].Config.Mix.Shares() {
-			if v := *sh.Share; sh.Kind == kind && v > 0 {
-				*sh.Share = 0
-				sys.Notes = append(sys.Notes, fmt.Sprintf("phase %s: %s, so its %s share (%g) was sent as fresh reserves", p.Phases[i].Name, why, sh.Name, v))
-			}
-		}
-	}
 }

@@ -24,7 +24,7 @@ import (
 // engine's re-sends of the same request. A mapping without a release
 // endpoint gets no release operation, one without a query endpoint no
 // status query: each phase's share of those is sent as fresh reserves,
-// and the report says so (leaveShareOut). It refuses what the service
+// and the report says so (lifecycle.LeaveShareOut). It refuses what the service
 // cannot run with: another system, --lua-dir, a split load.
 func (in Inputs) service(s *scenarios.Scenario, p *lifecycle.Plan) error {
 	sv := s.Service
@@ -61,10 +61,10 @@ func (in Inputs) service(s *scenarios.Scenario, p *lifecycle.Plan) error {
 		workers = max(workers, c.Concurrency)
 	}
 	if m.Release == nil {
-		leaveShareOut(p, sys, history.KindRelease, "the service mapping has no release endpoint")
+		lifecycle.LeaveShareOut(p, sys, history.KindRelease, "the service mapping has no release endpoint")
 	}
 	if m.Query == nil {
-		leaveShareOut(p, sys, history.KindQuery, "the service mapping has no query endpoint")
+		lifecycle.LeaveShareOut(p, sys, history.KindQuery, "the service mapping has no query endpoint")
 	}
 	sys.Notes = append(sys.Notes, "client: "+m.Policy())
 	if len(m.Setup) > 0 || len(m.Teardown) > 0 {
