@@ -285,15 +285,6 @@ func (x *execution) setUp(ctx context.Context) error {
 			x.cleanup = append(x.cleanup, func() { _ = c.Close() })
 		}
 	}
-	if _, ok := sut.Ability[sut.Querier](x.sut.sys); !ok {
-		// Whatever the system, one without a status query gets no query
-		// share (the planner says why in its own words for the systems
-		// it builds: an adapter file, a service mapping).
-		if p.SystemUnderTest == nil {
-			p.SystemUnderTest = systemUnderTest(p, x.scripts)
-		}
-		LeaveShareOut(p, p.SystemUnderTest, history.KindQuery, x.sut.sys.Name()+" answers no status query (sut.Querier)")
-	}
 	if err := x.preflight(ctx); err != nil {
 		return err
 	}
@@ -375,6 +366,7 @@ func (x *execution) joinActivity(ctx context.Context) error {
 // system set up through its service's API (sut.ServiceProvisioner).
 func (x *execution) setUpActivity(ctx context.Context) error {
 	if x.plan.Activity.Shared {
+		x.leaveQueriesOut()
 		return nil // joined by joinActivity
 	}
 	pv, _ := sut.Ability[sut.Provisioner](x.sut.sys)
@@ -384,7 +376,25 @@ func (x *execution) setUpActivity(ctx context.Context) error {
 	if sp, ok := pv.(sut.ServiceProvisioner); (ok && sp.ThroughService()) || !x.stand.Cluster.Owned() || x.plan.Stand != nil {
 		x.cleanup = append(x.cleanup, x.teardown)
 	}
+	x.leaveQueriesOut()
 	return nil
+}
+
+// leaveQueriesOut sends the query share as fresh reserves when the system
+// under test has no status query (sut.Querier), whatever the system, and
+// says so in system_under_test. It asks once the system is set up: an
+// in-process service makes its client in Setup. The planner says why in
+// its own words for the systems it builds (an adapter file, a service
+// mapping without a query endpoint).
+func (x *execution) leaveQueriesOut() {
+	if _, ok := sut.Ability[sut.Querier](x.sut.sys); ok {
+		return
+	}
+	p := x.plan
+	if p.SystemUnderTest == nil {
+		p.SystemUnderTest = systemUnderTest(p, x.scripts)
+	}
+	LeaveShareOut(p, p.SystemUnderTest, history.KindQuery, x.sut.sys.Name()+" answers no status query (sut.Querier)")
 }
 
 // wrapLocalSoldOut puts the plan's local sold-out flag in front of the system.

@@ -225,6 +225,16 @@ var registry = []Info{
 		Reference:   &serviceReferenceInfo,
 	},
 	{
+		Name:        ServeQueryHidesReleased,
+		Description: defectDoes(serve.DefectQueryHidesReleased),
+		Source:      serviceSource,
+		Expect:      []string{"H1"},
+		Why:         "the service's query endpoint says NOT_FOUND for a request it answered ACCEPTED, once the reservation was released: no order of the user's operations explains NOT_FOUND after that answer (H1, judged from the service's answers and its query endpoint); the end state is right",
+		Load:        LoadReleaseQuery,
+		System:      newServicePath(ServeQueryHidesReleased, serve.DefectQueryHidesReleased),
+		Reference:   &serviceReferenceInfo,
+	},
+	{
 		Name:        ServeTimeoutIsFailure,
 		Description: defectDoes(serve.DefectTimeoutIsFailure),
 		Source:      serviceSource,

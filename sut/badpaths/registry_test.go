@@ -15,7 +15,7 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("a Lua variant does not derive from the embedded scripts: %v", err)
 	}
 	names := Names()
-	if len(names) != 17 {
+	if len(names) != 18 {
 		t.Fatalf("names %v", names)
 	}
 	valid := map[string]bool{}

@@ -26,6 +26,7 @@ const (
 	ServeFailOpen               = "serve:" + string(serve.DefectFailOpen)
 	ServeTimeoutIsFailure       = "serve:" + string(serve.DefectTimeoutIsFailure)
 	ServeRetryWithoutIDs        = "serve:" + string(serve.DefectRetryWithoutIDs)
+	ServeQueryHidesReleased     = "serve:" + string(serve.DefectQueryHidesReleased)
 	serviceRedisTimeout         = 200 * time.Millisecond // serve --redis-timeout: the latency load's toxic is beyond it
 	serviceTimeout              = 800 * time.Millisecond // serve --timeout
 	serviceBreakerHold          = 300 * time.Millisecond // serve's node circuit after a timeout

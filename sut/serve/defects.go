@@ -17,6 +17,7 @@ const (
 	DefectTimeoutIsFailure      Defect = "timeout-is-failure"
 	DefectRetryWithoutIDs       Defect = "retry-without-ids"
 	DefectBypassToDB            Defect = "bypass-to-db"
+	DefectQueryHidesReleased    Defect = "query-hides-released"
 )
 
 // DefectInfo is one row of the defect table.
@@ -45,6 +46,9 @@ var Defects = []DefectInfo{
 	{DefectBypassToDB,
 		"when Redis is unreachable it writes the order straight into the pipeline's PostgreSQL (--pg / $" + EnvPGURL + ") and answers ACCEPTED",
 		"an order in PostgreSQL that no message brought to the order stage, with no reservation in Redis"},
+	{DefectQueryHidesReleased,
+		"the query endpoint answers 404 NOT_FOUND for a request whose reservation was released, instead of the request's answer on record",
+		"a request answered ACCEPTED is later queried NOT_FOUND, which tells its client it never ran; the end state is right"},
 }
 
 // DefectSet is the defects turned on.

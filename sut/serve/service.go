@@ -189,6 +189,14 @@ func (s *Service) query(ctx context.Context, req reserveRequest) Answer {
 	case res.UserID != req.UserID:
 		// Another user's request_id: say so without its reservation.
 		return business(req.RequestID, lua.RequestIDConflict, "", b)
+	case s.cfg.Defects.Has(DefectQueryHidesReleased) && res.Code == lua.Accepted:
+		r, ok, err := s.store.ReadReservation(ctx, act.a.Scope(b), res.ReservationID)
+		if err != nil {
+			return busy(req.RequestID, "cannot read the reservation: "+err.Error())
+		}
+		if ok && r.Status == lua.StatusReleased {
+			return notFound // the defect: a released reservation reads as never run
+		}
 	}
 	return business(req.RequestID, res.Code, res.ReservationID, b)
 }
