@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -70,8 +71,30 @@ func (d *LinDrawing) Render(w io.Writer, windows []LinWindow) error {
 			BackgroundColor: "#f6c6c6"})
 	}
 	info.AddAnnotations(notes)
-	return porcupine.Visualize(d.model, info, w)
+	var page bytes.Buffer
+	if err := porcupine.Visualize(d.model, info, &page); err != nil {
+		return err
+	}
+	// The page opens at the answer no order explains (porcupine's "jump
+	// to first error"), not at the partition's first operation: a
+	// bucket's partition holds thousands.
+	html := page.Bytes()
+	if i := bytes.LastIndex(html, []byte("</body>")); i >= 0 {
+		html = slices.Concat(html[:i], []byte(openAtError), html[i:])
+	}
+	_, err := w.Write(html)
+	return err
 }
+
+// openAtError is the drawing's script that follows porcupine's jump link
+// once the page is drawn.
+const openAtError = `<script>window.addEventListener('load', () => {
+  const j = document.querySelector('#jump-link')
+  if (j) j.dispatchEvent(new MouseEvent('click'))
+  const p = [...document.querySelectorAll('.linearization-invalid')].find((e) => !e.parentElement.classList.contains('hidden'))
+  if (p) p.scrollIntoView({inline: 'center', block: 'center'})
+})</script>
+`
 
 // LinearizabilityFileName is the drawing's file beside report.html.
 const LinearizabilityFileName = reports.LinearizabilityFileName

@@ -93,6 +93,9 @@ func TestLinearizabilityFindsAMarkerLeftByARelease(t *testing.T) {
 	if !strings.Contains(b.String(), "failover") || !strings.Contains(b.String(), "USER_ALREADY_RESERVED") {
 		t.Error("the drawing does not show the fault window and the unexplained answer")
 	}
+	if page := b.String(); !strings.Contains(page, openAtError) || strings.Index(page, openAtError) > strings.LastIndex(page, "</body>") {
+		t.Error("the drawing does not open at the unexplained answer")
+	}
 	t.Log(c.Detail)
 }
 
