@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
+
 	"seckill-harness/history"
 	"seckill-harness/lua"
 	"seckill-harness/sut"
@@ -442,5 +444,58 @@ func TestLinearizabilityCountersWithoutAReplayFlag(t *testing.T) {
 	)
 	if c.Status != StatusFail {
 		t.Fatalf("status %s, want fail (count 0 after one of two units): %s", c.Status, c.Detail)
+	}
+}
+
+func TestLinearizabilityMergedClocksMayDisagreeBySkew(t *testing.T) {
+	// Two generators' operations on one bucket of one unit: by the merged
+	// clocks the SOLD_OUT ended 5 ms before the ACCEPTED began. Clocks
+	// that may disagree by 20 ms cannot say so: explained. Clocks that
+	// agree (one generator) say the SOLD_OUT came with stock left.
+	ops := []history.Op{
+		lop(0, history.KindFresh, 1, 1, 0, 25, linSoldOut, ""),
+		counted(lop(1, history.KindFresh, 2, 2, 30, 40, linAccepted, "b1"), 0),
+	}
+	judge := func(skew time.Duration) Check {
+		for _, c := range JudgeFacts(&Facts{Ops: ops, Planned: []int64{1}, ClockSkew: skew}).Checks {
+			if c.Name == "linearizability" {
+				return c
+			}
+		}
+		t.Fatal("no linearizability check")
+		return Check{}
+	}
+	if c := judge(0); c.Status != StatusFail {
+		t.Fatalf("one clock: status %s, want fail: %s", c.Status, c.Detail)
+	}
+	if c := judge(20 * time.Millisecond); c.Status != StatusPass {
+		t.Fatalf("clocks 20 ms apart: status %s, want pass: %s", c.Status, c.Detail)
+	}
+}
+
+func TestBucketWitnessPlacesTheEarliestDeadlineFirst(t *testing.T) {
+	op := func(release bool, a, b int, out history.Outcome) porcupine.Operation {
+		return porcupine.Operation{Input: linInput{release: release}, Output: linOutput{code: int16(out), held: -1, remaining: -1},
+			Call: int64(a), Return: int64(b)}
+	}
+	// One unit: A (called first, answered last) and B both ACCEPTED, a
+	// release between them. In call order A takes the unit and B finds
+	// none; B first, the release, then A explains all three.
+	legal := []porcupine.Operation{
+		op(false, 0, 100, linAccepted),
+		op(false, 10, 20, linAccepted),
+		op(true, 30, 40, linReleased),
+		op(false, 50, 60, linSoldOut),
+	}
+	if !bucketWitness(1, legal) {
+		t.Error("no witness for a legal bucket history")
+	}
+	// Without the release the second ACCEPTED is an oversell: no witness.
+	if bucketWitness(1, []porcupine.Operation{legal[0], legal[1]}) {
+		t.Error("a witness for an oversold bucket")
+	}
+	// A SOLD_OUT that returned before anything was taken: no witness.
+	if bucketWitness(1, []porcupine.Operation{op(false, 0, 5, linSoldOut), op(false, 10, 20, linAccepted)}) {
+		t.Error("a witness for a SOLD_OUT answered with stock left")
 	}
 }

@@ -443,7 +443,41 @@ func uniqueStates(states []bucketState) []bucketState {
 		}
 		return cmpInt(int64(a.releases), int64(b.releases))
 	})
-	return slices.Compact(states)
+	return undominated(slices.Compact(states))
+}
+
+// dominates reports whether every future a bucket in state b can explain,
+// one in state a can too: a holds more lost replies pending and, had the
+// extra ones taken effect, would be b (a pending reply may take effect
+// before any later answer, or never).
+func (a bucketState) dominates(b bucketState) bool {
+	k, m := a.reserves-b.reserves, a.releases-b.releases
+	return k >= 0 && m >= 0 && (k > 0 || m > 0) && a.available-int64(k)+int64(m) == b.available
+}
+
+// undominated drops the states another of states dominates: they add
+// nothing the search could use, and keeping them makes the orders of a
+// sell-out's answers differ in state where they do not in substance, so
+// porcupine's cache cannot merge them and the search grows exponentially
+// (a single lost reply near a sell-out did that).
+func undominated(states []bucketState) []bucketState {
+	if len(states) < 2 {
+		return states
+	}
+	out := states[:0:0]
+	for i, b := range states {
+		dominated := false
+		for j, a := range states {
+			if i != j && a.dominates(b) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func cmpInt(a, b int64) int {

@@ -97,7 +97,12 @@ func Verify(ctx context.Context, stdout, stderr io.Writer, dirs []string, o Veri
 	if err != nil {
 		return nil, err
 	}
-	if err := reports.WriteArtifacts(o.Out, &reports.Inputs{Report: rep, Hists: hists, History: merged.WriteJSONL}); err != nil {
+	in := &reports.Inputs{Report: rep, Hists: hists, History: merged.WriteJSONL}
+	if chk.Drawing != nil {
+		windows := linWindows(rep.Faults, time.Duration(rep.DurationS*float64(time.Second)))
+		in.Linearizability = func(w io.Writer) error { return chk.Drawing.Render(w, windows) }
+	}
+	if err := reports.WriteArtifacts(o.Out, in); err != nil {
 		return nil, err
 	}
 	if !o.Quiet {
