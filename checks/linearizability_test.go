@@ -499,3 +499,47 @@ func TestBucketWitnessPlacesTheEarliestDeadlineFirst(t *testing.T) {
 		t.Error("a witness for a SOLD_OUT answered with stock left")
 	}
 }
+
+// A partition real time orders wholly is stepped through without
+// porcupine: the verdicts must be porcupine's, legal and illegal alike.
+func TestCheckSequentialAgreesWithPorcupine(t *testing.T) {
+	codes := []history.Outcome{linAccepted, linAlready, linSoldOut, linReleased, history.Outcome(lua.CompensateAlreadyReleased), history.Outcome(lua.CompensateNotFound)}
+	seen := map[porcupine.CheckResult]int{}
+	for seed := uint64(1); seed <= 400; seed++ {
+		r := seed
+		next := func(n int) int { r = r*6364136223846793005 + 1442695040888963407; return int(r>>33) % n }
+		var ops []porcupine.Operation
+		for i, at := 0, 0; i < 1+next(5); i++ {
+			release := next(3) == 0
+			code := codes[next(len(codes))]
+			if release != (code == linReleased || code == history.Outcome(lua.CompensateAlreadyReleased) || code == history.Outcome(lua.CompensateNotFound)) {
+				code = map[bool]history.Outcome{true: linReleased, false: linAccepted}[release]
+			}
+			req := uint32(1 + next(2))
+			ops = append(ops, porcupine.Operation{Input: linInput{release: release, req: req, user: 1},
+				Output: linOutput{code: int16(code), held: -1, remaining: -1}, Call: int64(at), Return: int64(at + 5)})
+			at += 10
+		}
+		p := linPartition{name: "user u1", model: userModel(repeatedSet{1: true, 2: true}), ops: ops, stock: -1}
+		got, ok := checkSequential(p)
+		if !ok {
+			t.Fatalf("seed %d: a sequential partition was not checked sequentially", seed)
+		}
+		if want := porcupine.CheckOperations(p.model, ops); want != (got == porcupine.Ok) {
+			t.Fatalf("seed %d: sequential %v, porcupine ok=%v, ops %+v", seed, got, want, ops)
+		}
+		seen[got]++
+	}
+	if seen[porcupine.Ok] == 0 || seen[porcupine.Illegal] == 0 {
+		t.Fatalf("verdicts %v: want both legal and illegal histories among the cases", seen)
+	}
+	t.Logf("verdicts: %v", seen)
+	// Overlapping operations are left to porcupine.
+	p := linPartition{model: userModel(nil), ops: []porcupine.Operation{
+		{Input: linInput{req: 1, user: 1}, Output: linOutput{code: int16(linAccepted), held: -1, remaining: -1}, Call: 0, Return: 10},
+		{Input: linInput{req: 2, user: 1}, Output: linOutput{code: int16(linAlready), held: -1, remaining: -1}, Call: 5, Return: 15},
+	}}
+	if _, ok := checkSequential(p); ok {
+		t.Error("overlapping operations were checked sequentially")
+	}
+}
