@@ -543,3 +543,27 @@ func TestCheckSequentialAgreesWithPorcupine(t *testing.T) {
 		t.Error("overlapping operations were checked sequentially")
 	}
 }
+
+func TestOrderWitnessTriesReturnThenCallOrder(t *testing.T) {
+	op := func(req uint32, a, b int, code history.Outcome, held int64) porcupine.Operation {
+		return porcupine.Operation{Input: linInput{req: req, user: 1}, Output: linOutput{code: int16(code), held: held, remaining: -1},
+			Call: int64(a), Return: int64(b)}
+	}
+	// r2's refusal came back first, but names r1's hold: only call order
+	// (r1 then r2) explains it.
+	legal := linPartition{model: userModel(nil), stock: -1, ops: []porcupine.Operation{
+		op(1, 0, 100, linAccepted, -1), op(2, 10, 20, linAlready, 1)}}
+	if !orderWitness(legal) {
+		t.Error("no witness for r1 ACCEPTED then r2 refused with r1's hold")
+	}
+	// Two holds at once for one user: no order explains them, no witness,
+	// and the search says so.
+	illegal := linPartition{model: userModel(nil), stock: -1, ops: []porcupine.Operation{
+		op(1, 0, 10, linAccepted, -1), op(2, 5, 15, linAccepted, -1)}}
+	if orderWitness(illegal) {
+		t.Error("a witness for two holds of one user")
+	}
+	if r := checkPartition(illegal, time.Second); r != porcupine.Illegal {
+		t.Errorf("checkPartition %v, want Illegal", r)
+	}
+}
