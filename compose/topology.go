@@ -88,11 +88,19 @@ func parseClusterNodes(s string) ([]nodeEntry, error) {
 
 // viewSignature renders the parts of a CLUSTER NODES view that every node
 // must agree on once converged: ids, roles, replication and slot ownership.
+// A node the cluster flagged failed no longer gossips its own state, so
+// the nodes' views of whom it replicated may stay apart for good (one
+// keeps its master's id, another none: seen on Redis 7.0 after a replica
+// was killed): its master is left out.
 func viewSignature(entries []nodeEntry) string {
 	lines := make([]string, 0, len(entries))
 	for _, e := range entries {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s %s %s %s", e.id, e.addr, e.role, e.masterID)
+		master := e.masterID
+		if e.hasFlag("fail") {
+			master = "(failed)"
+		}
+		fmt.Fprintf(&b, "%s %s %s %s", e.id, e.addr, e.role, master)
 		for _, r := range e.slots {
 			fmt.Fprintf(&b, " %d-%d", r[0], r[1])
 		}
