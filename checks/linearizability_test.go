@@ -42,7 +42,14 @@ var (
 // bucket of stock units.
 func judgeLin(t *testing.T, stock int64, ops ...history.Op) (Check, *CheckReport) {
 	t.Helper()
-	rep := JudgeFacts(&Facts{Ops: ops, Planned: []int64{stock}})
+	return linCheck(t, &Facts{Ops: ops, Planned: []int64{stock}})
+}
+
+// linCheck is the linearizability check of the table judged over f, and
+// the whole report; the test fails when the report has none.
+func linCheck(t *testing.T, f *Facts) (Check, *CheckReport) {
+	t.Helper()
+	rep := JudgeFacts(f)
 	for _, c := range rep.Checks {
 		if c.Name == "linearizability" {
 			return c, rep
@@ -177,14 +184,8 @@ func TestLinearizabilityResolvesUnknownsFromTheCachedResult(t *testing.T) {
 		lop(1, history.KindFresh, 2, 2, 20, 30, linSoldOut, ""),
 	}
 	judge := func(rf RequestFact) Check {
-		rep := JudgeFacts(&Facts{Ops: ops, Planned: []int64{1}, Requests: map[RequestKey]RequestFact{{0, 1}: rf}})
-		for _, c := range rep.Checks {
-			if c.Name == "linearizability" {
-				return c
-			}
-		}
-		t.Fatal("no linearizability check")
-		return Check{}
+		c, _ := linCheck(t, &Facts{Ops: ops, Planned: []int64{1}, Requests: map[RequestKey]RequestFact{{0, 1}: rf}})
+		return c
 	}
 	// Redis holds u1's ACCEPTED for r1: it took the unit, SOLD_OUT is explained.
 	if c := judge(RequestFact{Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "a1", Remaining: 0, UserID: history.UserID(1)}}); c.Status != StatusPass {
@@ -384,12 +385,8 @@ func TestLinearizabilityPipelineReleaseOfAnUnknownReservation(t *testing.T) {
 	}, Planned: []int64{1}, Requests: map[RequestKey]RequestFact{
 		{0, 1}: {Found: true, Result: lua.RequestResult{Code: lua.Accepted, ReservationID: "a1", UserID: "u1"}},
 	}}
-	for _, c := range JudgeFacts(f).Checks {
-		if c.Name == "linearizability" {
-			if c.Status != StatusPass || c.Evidence["users_not_followed"] != nil {
-				t.Fatalf("read back: status %s, not followed %v: %s", c.Status, c.Evidence["users_not_followed"], c.Detail)
-			}
-		}
+	if c, _ := linCheck(t, f); c.Status != StatusPass || c.Evidence["users_not_followed"] != nil {
+		t.Fatalf("read back: status %s, not followed %v: %s", c.Status, c.Evidence["users_not_followed"], c.Detail)
 	}
 }
 
@@ -397,13 +394,8 @@ func TestLinearizabilityPipelineReleaseOfAnUnknownReservation(t *testing.T) {
 // answer of a re-sent request ran it (no replay flag).
 func judgeLinNoFlag(t *testing.T, stock int64, ops ...history.Op) Check {
 	t.Helper()
-	for _, c := range JudgeFacts(&Facts{Ops: ops, Planned: []int64{stock}, Answers: &sut.Answers{}}).Checks {
-		if c.Name == "linearizability" {
-			return c
-		}
-	}
-	t.Fatal("no linearizability check in the report")
-	return Check{}
+	c, _ := linCheck(t, &Facts{Ops: ops, Planned: []int64{stock}, Answers: &sut.Answers{}})
+	return c
 }
 
 func TestLinearizabilityCountersWithoutAReplayFlag(t *testing.T) {
@@ -457,13 +449,8 @@ func TestLinearizabilityMergedClocksMayDisagreeBySkew(t *testing.T) {
 		counted(lop(1, history.KindFresh, 2, 2, 30, 40, linAccepted, "b1"), 0),
 	}
 	judge := func(skew time.Duration) Check {
-		for _, c := range JudgeFacts(&Facts{Ops: ops, Planned: []int64{1}, ClockSkew: skew}).Checks {
-			if c.Name == "linearizability" {
-				return c
-			}
-		}
-		t.Fatal("no linearizability check")
-		return Check{}
+		c, _ := linCheck(t, &Facts{Ops: ops, Planned: []int64{1}, ClockSkew: skew})
+		return c
 	}
 	if c := judge(0); c.Status != StatusFail {
 		t.Fatalf("one clock: status %s, want fail: %s", c.Status, c.Detail)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/sut"
@@ -35,14 +34,7 @@ func (c *closingSystem) Close() error { c.closed++; return nil }
 // ends: after a whole run, and when its own Setup fails (the run ends
 // with that error, nothing it started left running).
 func TestExecuteClosesASystemThatIsACloser(t *testing.T) {
-	clustertest.Need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	st, err := OpenStand(ctx, discardLogger, ClusterSpec{Masters: 1, Replicas: 0}, 8, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	ctx, st := oneMasterStand(t, 8, 2*time.Minute)
 	for _, setupErr := range []error{nil, errors.New("setup refused on purpose")} {
 		var sys *closingSystem
 		cfg := runner.DefaultConfig()

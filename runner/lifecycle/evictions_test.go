@@ -1,13 +1,11 @@
 package lifecycle
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"seckill-harness/checks"
-	"seckill-harness/internal/clustertest"
 	"seckill-harness/reports"
 	"seckill-harness/runner"
 )
@@ -19,14 +17,7 @@ import (
 // K2 says why); with the oom fault as the built-in uses it (noeviction),
 // the same load evicts nothing and K2 passes, judged on every node.
 func TestK2FailsWhenAMasterEvicts(t *testing.T) {
-	clustertest.Need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	st, err := OpenStand(ctx, discardLogger, ClusterSpec{Masters: 1, Replicas: 0}, 32, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	ctx, st := oneMasterStand(t, 32, 3*time.Minute)
 	run := func(fault string) reports.Invariant {
 		cfg := runner.DefaultConfig()
 		cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 600, 3*time.Second, 100_000, 16

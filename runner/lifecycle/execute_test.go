@@ -59,3 +59,19 @@ func TestFaultThatDoesNotInjectFailsTheRun(t *testing.T) {
 		t.Fatalf("no failed 'every planned fault injected' assertion: %+v", oc.Report.Assertions)
 	}
 }
+
+// oneMasterStand is a stand of one master without replicas with a
+// client pool of pool connections, and the context of a test that may
+// run for timeout; both end with the test.
+func oneMasterStand(t *testing.T, pool int, timeout time.Duration) (context.Context, *Stand) {
+	t.Helper()
+	clustertest.Need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	st, err := OpenStand(ctx, discardLogger, ClusterSpec{Masters: 1, Replicas: 0}, pool, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return ctx, st
+}

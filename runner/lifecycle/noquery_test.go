@@ -1,13 +1,11 @@
 package lifecycle
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"seckill-harness/history"
-	"seckill-harness/internal/clustertest"
 	"seckill-harness/lua"
 	"seckill-harness/runner"
 	"seckill-harness/sut"
@@ -24,14 +22,7 @@ type blindSystem struct {
 // it: the share is sent as fresh reserves and the report says so, so no
 // query is recorded as the harness's own error.
 func TestASystemWithoutAQueryGetsNoQueryShare(t *testing.T) {
-	clustertest.Need(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	st, err := OpenStand(ctx, discardLogger, ClusterSpec{Masters: 1, Replicas: 0}, 8, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	ctx, st := oneMasterStand(t, 8, 2*time.Minute)
 	cfg := runner.DefaultConfig()
 	cfg.Shape.Rate, cfg.Duration, cfg.Users, cfg.Concurrency = 200, 500*time.Millisecond, 1000, 4
 	cfg.Mix.Query = 0.5
