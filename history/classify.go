@@ -105,9 +105,11 @@ func Classify(err error) (Outcome, ErrClass) {
 	}
 	// Every error of a script that reached a socket is ErrOutcomeUnknown
 	// (the lua hook sees to it); what is left failed before the send: a
-	// refused dial, a handshake cut, a pool timeout, a deadline while waiting.
+	// refused dial, a handshake cut, a pool timeout, a deadline while
+	// waiting, or the caller's own cancel while waiting (the load's end
+	// cutting an operation that waited for a connection): nothing was sent.
 	var op *net.OpError
-	if errors.As(err, &op) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+	if errors.As(err, &op) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.ECONNREFUSED) {
 		return OutcomeError, ErrConnect

@@ -568,7 +568,18 @@ func (e *engine) wait() {
 // are data in the record, never a Go error.
 func (e *engine) execute(ctx context.Context, id uint32, intended time.Duration) history.Op {
 	k, u, r := e.wl.Op(uint64(id))
-	return e.executeOp(ctx, history.Op{ID: id, Kind: k, User: u, Req: r, Intended: intended})
+	op := e.executeOp(ctx, history.Op{ID: id, Kind: k, User: u, Req: r, Intended: intended})
+	if op.Outcome == history.OutcomeError && op.ErrClass == history.ErrConnect && op.Kind != history.KindRelease &&
+		ctx.Err() != nil && e.tailCut.Load() {
+		// Cut at the tail while it waited for a connection: never sent,
+		// as the cut promises (DROPPED), not an error of the system. (A
+		// reserve's earlier sends, if any, were refused: none ran. A
+		// release is two calls, and its fence may have run before the
+		// compensation waited: it stays an ERROR, CONNECT, which is not
+		// counted against the system either.)
+		return e.notSent(id, intended)
+	}
+	return op
 }
 
 // notSent is the record of operation id, scheduled but never sent: its

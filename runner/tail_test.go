@@ -72,3 +72,54 @@ func TestTailCutsWhatANeverAnsweringSystemHolds(t *testing.T) {
 		t.Errorf("%d operations the harness never sent are ERROR, want DROPPED", errs)
 	}
 }
+
+// waiting is a system under test whose calls wait for a connection that
+// never frees (as go-redis' pool does when every connection is taken) and
+// return their context's error: nothing is ever sent.
+type waiting struct{ silent }
+
+func (waiting) Name() string { return "waiting" }
+
+func (waiting) Reserve(ctx context.Context, call lua.ReserveCall) (lua.ReserveResult, error) {
+	<-ctx.Done()
+	return lua.ReserveResult{}, ctx.Err()
+}
+
+// An operation the tail cuts while it waits for a connection was never
+// sent: it is DROPPED, as the cut promises, never an ERROR of the system
+// (a cancelled wait used to be classified OTHER, which the verdict counts
+// as an error of the path under test: a run failed for the harness's own
+// cut).
+func TestTailCutOfAWaitingCallIsNotAnErrorOfTheSystem(t *testing.T) {
+	tgt := newTarget(t, 100, 2)
+	tgt.Path = waiting{}
+	cfg := smallConfig()
+	cfg.Shape = Shape{Kind: "constant", Rate: 200}
+	cfg.Duration, cfg.Concurrency, cfg.SampleEvery = time.Second, 4, 0
+	cfg.CallTimeout, cfg.RetrySends, cfg.RetryBackoff = 300*time.Millisecond, 3, 10*time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := Run(ctx, cfg, tgt.Sale(), tgt.System())
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := map[history.ErrClass]int{}
+	var dropped int
+	for _, o := range res.History.All() {
+		switch o.Outcome {
+		case history.OutcomeError:
+			classes[o.ErrClass]++
+		case history.OutcomeDropped:
+			dropped++
+		}
+	}
+	t.Logf("%d ops, ERROR by class %v, %d DROPPED, cut at the tail %d", res.History.Len(), classes, dropped, res.Observed.CutAtTail)
+	if res.Observed.CutAtTail < 4 || dropped < int(res.Observed.CutAtTail) {
+		t.Errorf("cut at the tail %d, DROPPED %d: want the waiting calls (one per worker at least) cut and DROPPED", res.Observed.CutAtTail, dropped)
+	}
+	for c, n := range classes {
+		if c != history.ErrConnect {
+			t.Errorf("%d operations ERROR %s: a wait that timed out or was cut is CONNECT (never sent)", n, c)
+		}
+	}
+}
