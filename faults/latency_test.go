@@ -13,7 +13,11 @@ import (
 
 // shift measures reserve service times per bucket of an activity spanning
 // all masters, before, during and after the fault spec (injected on the
-// shared proxies), and returns the median per bucket for each phase.
+// shared proxies), and returns the fastest of n calls per bucket for each
+// phase. A toxic adds its delay to every call through it, and a busy
+// machine (go test runs other packages beside this one) only adds to a
+// call's time: the fastest call shows the toxic's shift, where a median of
+// three is shifted by two slow calls in a noisy second.
 type shiftResult struct {
 	before, during, after []time.Duration // per bucket
 	evidence              map[string]any
@@ -43,7 +47,7 @@ func measureShift(t *testing.T, spec string, n int) shiftResult {
 				}
 			}
 			sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-			out[b] = ds[len(ds)/2]
+			out[b] = ds[0]
 		}
 		return out
 	}
@@ -74,7 +78,7 @@ func measureShift(t *testing.T, spec string, n int) shiftResult {
 			t.Fatalf("toxics left on %s after heal: %v", addr, names)
 		}
 	}
-	t.Logf("%s: median reserve per bucket (bucket 0 on the hot master; armed on %v): before %v, during %v, after %v",
+	t.Logf("%s: fastest reserve per bucket (bucket 0 on the hot master; armed on %v): before %v, during %v, after %v",
 		spec, r.evidence["nodes"], r.before, r.during, r.after)
 	return r
 }
@@ -84,9 +88,9 @@ func TestLatencyHotMasterOnly(t *testing.T) {
 	needCluster(t)
 	r := measureShift(t, "latency:latency=100", 7)
 	// Every call through the toxic waits the configured latency; the shift
-	// from a noisy baseline median is allowed a little slack.
+	// from the fastest call before is allowed a little slack.
 	if r.during[0] < 100*time.Millisecond || r.during[0]-r.before[0] < 90*time.Millisecond {
-		t.Fatalf("hot bucket: median %v during (before %v): want >= the configured 100ms", r.during[0], r.before[0])
+		t.Fatalf("hot bucket: fastest %v during (before %v): want >= the configured 100ms", r.during[0], r.before[0])
 	}
 	for b := 1; b < len(r.during); b++ {
 		if d := r.during[b] - r.before[b]; d > 20*time.Millisecond {
@@ -107,7 +111,7 @@ func TestLatencyAllMastersUpstream(t *testing.T) {
 	r := measureShift(t, "latency:latency=30,stream=upstream,target=all-masters", 3)
 	for b := range r.during {
 		if r.during[b] < 30*time.Millisecond || r.during[b]-r.before[b] < 27*time.Millisecond {
-			t.Fatalf("bucket %d: median %v during (before %v): want >= 30ms on every master", b, r.during[b], r.before[b])
+			t.Fatalf("bucket %d: fastest %v during (before %v): want >= 30ms on every master", b, r.during[b], r.before[b])
 		}
 	}
 	if n := len(r.evidence["nodes"].([]string)); n != 3 {
