@@ -22,6 +22,7 @@ import (
 // bucket, when acknowledged), I3 counts their units sold a second time,
 // both are reported failed-as-expected and the run exits 0.
 func TestFailoverDataLossIsReproducedAndNamed(t *testing.T) {
+	parallelRun(t)
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster")
 	}
@@ -62,6 +63,7 @@ func TestFailoverDataLossIsReproducedAndNamed(t *testing.T) {
 // replica catches up before it takes over): nothing is lost, the expected
 // failure does not come, and the run is red (exit 1) saying so.
 func TestFailoverDataLossNotReproducedIsRed(t *testing.T) {
+	parallelRun(t)
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster")
 	}
@@ -105,6 +107,7 @@ func reportInvariant(rep *reports.Report, id string) *reports.Invariant {
 // master refuses writes (NOREPLICAS, counted in totals.errors), so far
 // fewer acknowledged reservations can be lost than the cut lasts.
 func TestMinReplicasRefusesWritesDuringTheCut(t *testing.T) {
+	parallelRun(t)
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster")
 	}
@@ -132,6 +135,7 @@ func TestMinReplicasRefusesWritesDuringTheCut(t *testing.T) {
 // lost; none that the replica confirmed is (I10 passes, wait.lost_confirmed
 // is 0), and the client's latency carries the WAITs.
 func TestWaitConfirmedAcksSurviveTheFailover(t *testing.T) {
+	parallelRun(t)
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster")
 	}
@@ -179,6 +183,7 @@ func (p confirmWithoutWait) Reserve(ctx context.Context, call lua.ReserveCall) (
 // confirmations claimed but never waited for, the acknowledgements of the
 // cut are "confirmed" and lost, and I10 fails naming them.
 func TestConfirmationsWithoutWaitAreCaught(t *testing.T) {
+	parallelRun(t)
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster")
 	}
