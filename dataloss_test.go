@@ -142,7 +142,7 @@ func TestWaitConfirmedAcksSurviveTheFailover(t *testing.T) {
 	out := t.TempDir()
 	code, text := cli(t, "run", "failover-data-loss", "--wait-replicas", "1", "--wait-timeout", "300ms", "--out", out)
 	if code != exitPass {
-		t.Fatalf("exit %d, want 0 (the window reproduced, no confirmed ack lost):\n%s", code, text)
+		t.Fatalf("exit %d, want 0 (the window reproduced, no confirmed ack lost):\n%s%s", code, failingChecks(out), text)
 	}
 	rep := readReport(t, out)
 	w := rep.Wait

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,42 @@ func readReport(t *testing.T, dir string) *reports.Report {
 		t.Fatal(err)
 	}
 	return &rep
+}
+
+// failingChecks names what failed in dir's report.json, each with the
+// start of its detail, for a test's failure message: CI shows only part
+// of a long run's output, and this puts the reason first. Empty when the
+// report is missing or nothing in it failed.
+func failingChecks(dir string) string {
+	raw, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return ""
+	}
+	var rep reports.Report
+	if json.Unmarshal(raw, &rep) != nil {
+		return ""
+	}
+	short := func(s string) string {
+		if len(s) > 240 {
+			return s[:240] + "…"
+		}
+		return s
+	}
+	var b strings.Builder
+	for _, inv := range rep.Invariants {
+		if inv.Status != reports.StatusPass && inv.Status != reports.StatusSkip {
+			fmt.Fprintf(&b, "  %s %s %s (waived %v): %s\n", inv.ID, inv.Name, inv.Status, inv.Waived, short(inv.Detail))
+		}
+	}
+	for _, a := range rep.Assertions {
+		if a.Status != reports.StatusPass && a.Status != reports.StatusSkip {
+			fmt.Fprintf(&b, "  assertion %q %s, observed %v: %s\n", a.Name, a.Status, a.Observed, short(a.Detail))
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "failing in report.json:\n" + b.String()
 }
 
 func failedAssertion(rep *reports.Report, prefix string) *reports.Assertion {
