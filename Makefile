@@ -120,9 +120,12 @@ fmt-check:
 
 ## test-unit: the unit tier: every package's tests with -short under the race
 ## detector. No root, no Redis, no PostgreSQL, no Docker, no network beyond
-## 127.0.0.1 listeners inside the test binary; installs nothing (under two
-## minutes of CPU on 2 cores once the race build is cached). A test that
+## 127.0.0.1 listeners inside the test binary; installs nothing. A test that
 ## needs a real part skips: "integration test (needs redis-server): run make test".
+## The race build is its cost: 439 s on 2 cores from an empty build cache,
+## 180 s after a change to a package most others import (history), 20-60 s
+## when nothing changed. Not part of `make test` (every test it runs, make
+## test runs too, without -race); the nightly race workflow runs it.
 test-unit: check-go
 	$(GO) test -short -race $(UNITFLAGS) ./...
 
@@ -130,18 +133,21 @@ test-unit: check-go
 ## faults, scripts) on real clusters and a real PostgreSQL under the race
 ## detector (~8 minutes on a busy 2-core machine). Not part of `make test`
 ## (it would take the suite past 15 minutes on 2 cores): the nightly
-## workflow (.github/workflows/nightly-race.yml) runs it.
+## workflow (.github/workflows/nightly-race.yml) runs it, after test-unit.
 test-race: deps-pg
 	$(GO) test -race $(RACEFLAGS) $(RACE_PKGS)
 
-## test: the unit tier (test-unit) first, then the integration tier: every
-## package against real redis-server processes and a real PostgreSQL.
+## test: every package's tests, the unit tests with them, against real
+## redis-server processes and a real PostgreSQL, after vet and the gofmt
+## check. Without -race: the race detector's second build of every package
+## and its dependencies took the suite past 15 minutes on 2 cores (see
+## test-unit); the nightly race workflow runs test-unit and test-race.
 ## The Docker tests (go test -run 'Docker|Compose|Image|Kube') need an engine:
 ## deps-test installs PKGS_DOCKER, compose/testdata/ensure-docker.sh starts dockerd
 ## (--bridge=none --iptables=false: host network only) when none answers, and
 ## this target stops the dockerd it started, whatever the tests' outcome.
 ## Without root or the package the Docker tests skip, naming the reason.
-test: deps-test vet fmt-check test-unit
+test: deps-test vet fmt-check
 	@state=$$(sh compose/testdata/ensure-docker.sh start 2>&1 | tail -1); echo "docker engine: $$state"; \
 	$(GO) test $(TESTFLAGS) ./...; rc=$$?; \
 	if [ "$$state" = started ]; then sh compose/testdata/ensure-docker.sh stop; fi; \
