@@ -72,7 +72,6 @@ func readExploreSummary(t *testing.T, dir string) exploreSummary {
 // a few runs, shrinks it to that fault alone, and 'run' of the minimal YAML
 // fails I5 again.
 func TestExploreFindsAndShrinksTheFreshRequestIDPath(t *testing.T) {
-	parallelRun(t)
 	clustertest.Need(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "explore")
@@ -153,7 +152,6 @@ func TestExploreFindsAndShrinksTheFreshRequestIDPath(t *testing.T) {
 // The reference path explored the same way has no finding; the coverage
 // is printed and carried in the state file to the next invocation.
 func TestExploreReferenceHasNoFindingAndCarriesCoverage(t *testing.T) {
-	parallelRun(t)
 	clustertest.Need(t)
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state.json")

@@ -19,7 +19,6 @@ import (
 // pipeline runs; PostgreSQL's conditional decrement keeps the orders
 // within the stock, and reconciliation names every lost reservation by id.
 func TestFailoverDataLossFullPostgresRefusesTheOversell(t *testing.T) {
-	parallelRun(t)
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster and PostgreSQL")
 	}

@@ -22,7 +22,6 @@ import (
 // bucket, when acknowledged), I3 counts their units sold a second time,
 // both are reported failed-as-expected and the run exits 0.
 func TestFailoverDataLossIsReproducedAndNamed(t *testing.T) {
-	parallelRun(t)
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster")
 	}
@@ -63,7 +62,6 @@ func TestFailoverDataLossIsReproducedAndNamed(t *testing.T) {
 // replica catches up before it takes over): nothing is lost, the expected
 // failure does not come, and the run is red (exit 1) saying so.
 func TestFailoverDataLossNotReproducedIsRed(t *testing.T) {
-	parallelRun(t)
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster")
 	}
@@ -107,7 +105,6 @@ func reportInvariant(rep *reports.Report, id string) *reports.Invariant {
 // master refuses writes (NOREPLICAS, counted in totals.errors), so far
 // fewer acknowledged reservations can be lost than the cut lasts.
 func TestMinReplicasRefusesWritesDuringTheCut(t *testing.T) {
-	parallelRun(t)
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster")
 	}
@@ -135,7 +132,6 @@ func TestMinReplicasRefusesWritesDuringTheCut(t *testing.T) {
 // lost; none that the replica confirmed is (I10 passes, wait.lost_confirmed
 // is 0), and the client's latency carries the WAITs.
 func TestWaitConfirmedAcksSurviveTheFailover(t *testing.T) {
-	parallelRun(t)
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster")
 	}
@@ -183,7 +179,6 @@ func (p confirmWithoutWait) Reserve(ctx context.Context, call lua.ReserveCall) (
 // confirmations claimed but never waited for, the acknowledgements of the
 // cut are "confirmed" and lost, and I10 fails naming them.
 func TestConfirmationsWithoutWaitAreCaught(t *testing.T) {
-	parallelRun(t)
 	if testing.Short() {
 		t.Skip("a 16 s run against a real cluster")
 	}

@@ -323,16 +323,3 @@ func TestCompareAndCapacityWriteHTML(t *testing.T) {
 		t.Fatalf("capacity report.html: %v", err)
 	}
 }
-
-// parallelRun marks a test whose runs judge correctness only (invariants,
-// expected failures, explore's findings: no latency or throughput bound)
-// as one that may run beside another such test: go test runs them two at
-// a time (-parallel, GOMAXPROCS) after the package's other tests, each on
-// a cluster of its own. The root package's end-to-end runs are make
-// test's longest package; run one after another they held the suite past
-// its 15 minutes. A test that counts this process's redis-server children
-// (redisServers) must not call it: a parallel run's nodes come and go.
-func parallelRun(t *testing.T) {
-	t.Helper()
-	t.Parallel()
-}
