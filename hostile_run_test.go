@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,6 +70,7 @@ func runCLI(t *testing.T, args []string, at func(line string, since time.Duratio
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	peak := watchPeakRSS(cmd.Process.Pid)
 	var wg sync.WaitGroup
 	var sigAt time.Time
 	wg.Add(1)
@@ -107,9 +109,7 @@ func runCLI(t *testing.T, args []string, at func(line string, since time.Duratio
 	} else if err != nil && r.code < 0 {
 		t.Fatalf("%v: %v after %s:\n%s", args, err, r.wall, lastOf(r.output))
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rss = ru.Maxrss << 10 // KiB on Linux
-	}
+	r.rss = peak()
 	// Children die with their parent (a parent-death signal, a process
 	// group): give the kernel a moment, then look for any left.
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -121,6 +121,54 @@ func runCLI(t *testing.T, args []string, at func(line string, since time.Duratio
 	t.Logf("%v: exit %d (signaled %v) in %s (%s after the first signal), peak RSS %d MiB, left %v",
 		args, r.code, r.signaled, r.wall.Round(10*time.Millisecond), r.afterSig.Round(10*time.Millisecond), r.rss>>20, r.left)
 	return r
+}
+
+// watchPeakRSS follows the peak resident memory of process pid (VmHWM in
+// /proc/pid/status, the high-water mark of its own address space) until
+// the returned function is called, which stops the watch and returns the
+// highest value seen, in bytes. Not the rusage of wait4: Go starts a
+// child with vfork, and exec carries the parent's high-water mark into
+// the child's ru_maxrss, so every run this test binary started after its
+// own memory grew past 400 MiB (the nightly-ci run in-process) reported
+// 499 MiB. A child "true" started by a process holding 300 MiB reports a
+// ru_maxrss of 302 MiB. VmHWM only grows: a sample every 10 ms misses at
+// most the growth of the child's last 10 ms.
+func watchPeakRSS(pid int) func() int64 {
+	stop, done := make(chan struct{}), make(chan int64)
+	go func() {
+		var peak int64
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v := vmHWM(pid); v > peak {
+				peak = v
+			}
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int64 { close(stop); return <-done }
+}
+
+// vmHWM is process pid's VmHWM in bytes, 0 when it cannot be read (the
+// process is gone or not yet exec'd into a new address space: a reaped
+// process has no status; a zombie has no VmHWM line).
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // marked lists the live processes whose environment carries mark: the
@@ -426,4 +474,31 @@ func TestHostileEndlessScriptIsKilledAndSaidSo(t *testing.T) {
 			t.Errorf("report.json does not say %q", want)
 		}
 	})
+}
+
+// The peak memory a hostile run is held to is the child's own: a child
+// started while this process holds 300 MiB does not inherit them, as the
+// rusage of wait4 makes it (exec carries the parent's high-water mark
+// into the child's ru_maxrss).
+func TestPeakRSSIsTheChildsOwn(t *testing.T) {
+	held := make([]byte, 300<<20)
+	for i := range held {
+		held[i] = 1
+	}
+	cmd := exec.Command("sleep", "0.3")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	peak := watchPeakRSS(cmd.Process.Pid)
+	time.Sleep(100 * time.Millisecond)
+	own := peak()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	t.Logf("sleep beside %d MiB held here: VmHWM %d KiB, ru_maxrss %d KiB", len(held)>>20, own>>10, ru.Maxrss)
+	if own <= 0 || own > 50<<20 {
+		t.Fatalf("peak of sleep %d bytes: want its own few MiB", own)
+	}
+	held[len(held)-1] = 2 // held until here
 }
