@@ -62,6 +62,12 @@ type Cluster struct {
 	procs                     []*exec.Cmd
 	tls                       *tls.Config
 	opt                       Options
+	// base holds the nodes' directories. It is made before stop is
+	// registered, so its removal runs after stop (t's cleanups run last
+	// first): a node's directory made by t.TempDir after that was
+	// removed while its node still ran, and a node writing its AOF
+	// then failed the test ("unlinkat …: directory not empty").
+	base string
 }
 
 // Skip skips t when redis-server or redis-cli is missing.
@@ -101,7 +107,7 @@ func Start(t testing.TB, opt Options) *Cluster {
 	if opt.NodeTimeout == 0 {
 		opt.NodeTimeout = 2 * time.Second
 	}
-	c := &Cluster{opt: opt}
+	c := &Cluster{opt: opt, base: t.TempDir()}
 	t.Cleanup(c.stop)
 	var serverCert, serverKey string
 	if opt.TLS {
@@ -125,7 +131,7 @@ func Start(t testing.TB, opt Options) *Cluster {
 func (c *Cluster) startNodeOnFreePorts(t testing.TB, ctx context.Context, i int, serverCert, serverKey string) {
 	t.Helper()
 	opt := c.opt
-	dir := t.TempDir()
+	dir := c.nodeDir(t)
 	c.Dirs = append(c.Dirs, dir)
 	c.Addrs = append(c.Addrs, "")
 	c.procs = append(c.procs, nil)
@@ -251,7 +257,7 @@ func (c *Cluster) AddReplicas(t testing.TB, perMaster int) {
 	for _, id := range masters {
 		for k := 0; k < perMaster; k++ {
 			i := len(c.Addrs)
-			c.Dirs = append(c.Dirs, t.TempDir())
+			c.Dirs = append(c.Dirs, c.nodeDir(t))
 			c.Addrs = append(c.Addrs, "")
 			c.procs = append(c.procs, nil)
 			port, cport := freePort(t), freePort(t)
@@ -374,6 +380,16 @@ func (c *Cluster) kill(i int) {
 		_ = c.procs[i].Wait()
 		c.procs[i] = nil
 	}
+}
+
+// nodeDir makes a fresh directory for a node under c.base.
+func (c *Cluster) nodeDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(c.base, "node-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // stop kills every process this cluster started (by PID) and reaps it.
