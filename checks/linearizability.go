@@ -660,15 +660,48 @@ func stepsThrough(model porcupine.Model, ops []porcupine.Operation) bool {
 
 // bucketWitness looks for one order of a bucket's known answers that
 // explains them, placing at each step, of the operations real time lets
-// come next, the one the counter explains now whose answer came back
-// first (earliest deadline first). Found, it is a witness: the answers
-// are explained. Not found proves nothing; porcupine then searches every
-// order. Without counts in the answers (a service, an adapter file that
-// maps none) porcupine's search, which tries operations in call order,
-// lets the answers that came back later take a sell-out's last units and
-// backtracks through every subset of the concurrent ones; this order is
-// the one that does not.
+// come next, one the counter explains now: first the one whose answer came
+// back first (earliest deadline first), then, if that order fails, with
+// count-less releases as late as possible (lateReleases). Found, it is a
+// witness: the answers are explained. Not found proves nothing; porcupine
+// then searches every order. Without counts in the answers (a service, an
+// adapter file that maps none) porcupine's search, which tries operations
+// in call order, lets the answers that came back later take a sell-out's
+// last units and backtracks through every subset of the concurrent ones;
+// earliest deadline first is the order that does not. With counts in the
+// reserves' answers and none in the pipeline's releases, earliest deadline
+// first may place a release before an ACCEPTED whose count needs it after
+// (two answers leaving the same count, the release between them);
+// releases as late as possible do not.
 func bucketWitness(stock int64, ops []porcupine.Operation) bool {
+	return bucketOrder(stock, ops, earliestDeadline) || bucketOrder(stock, ops, lateReleases)
+}
+
+// A placement rule ranks an operation the counter explains now (a before,
+// n after): the lowest rank is placed, the earliest return among equals.
+type placementRule func(a, n int64, out linOutput) int
+
+// earliestDeadline ranks every explained operation alike.
+func earliestDeadline(int64, int64, linOutput) int { return 0 }
+
+// lateReleases places what leaves the counter as it is first (SOLD_OUT,
+// the refusals: placing them never hurts), then a change the answer's own
+// count pins down, then a count-less ACCEPTED, and a count-less RELEASED
+// (the pipeline's) last, when nothing else can come.
+func lateReleases(a, n int64, out linOutput) int {
+	switch {
+	case n == a:
+		return 0
+	case out.remaining >= 0:
+		return 1
+	case n < a:
+		return 2
+	}
+	return 3
+}
+
+// bucketOrder is one greedy pass of bucketWitness under rule.
+func bucketOrder(stock int64, ops []porcupine.Operation, rule placementRule) bool {
 	byCall := slices.Clone(ops)
 	slices.SortFunc(byCall, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
 	rets := make([]int64, len(byCall)) // returns of the operations not placed, as a min-heap
@@ -688,11 +721,16 @@ func bucketWitness(stock int64, ops []porcupine.Operation) bool {
 		for ; next < len(byCall) && byCall[next].Call <= h[0]; next++ {
 			pool = append(pool, byCall[next])
 		}
-		best := -1
+		best, bestRank := -1, 0
 		var after int64
 		for i, op := range pool {
-			if n, ok := bucketApply(a, op.Input.(linInput), op.Output.(linOutput)); ok && (best < 0 || op.Return < pool[best].Return) {
-				best, after = i, n
+			out := op.Output.(linOutput)
+			n, ok := bucketApply(a, op.Input.(linInput), out)
+			if !ok {
+				continue
+			}
+			if r := rule(a, n, out); best < 0 || r < bestRank || (r == bestRank && op.Return < pool[best].Return) {
+				best, bestRank, after = i, r, n
 			}
 		}
 		if best < 0 {

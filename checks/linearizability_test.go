@@ -487,6 +487,47 @@ func TestBucketWitnessPlacesTheEarliestDeadlineFirst(t *testing.T) {
 	}
 }
 
+// The pipeline's releases carry no count while the reserves' answers do:
+// two ACCEPTED answers both leaving 4 of 5 units, a count-less release
+// between them that came back first. Earliest deadline first places the
+// release first (5 -> 6), after which neither answer is explained; the
+// order A, release, B explains all three. A bucket of a full-path run with
+// ~800 such releases among 7,764 operations fell through to porcupine's
+// search and was "not checked within 10 s" (catalogue, full-path-
+// disconnect). The witness then tries the releases as late as the counts
+// let them come.
+func TestBucketWitnessPlacesCountlessReleasesWhereTheCountsNeedThem(t *testing.T) {
+	op := func(release bool, a, b int, out history.Outcome, remaining int64) porcupine.Operation {
+		return porcupine.Operation{Input: linInput{release: release}, Output: linOutput{code: int16(out), held: -1, remaining: remaining},
+			Call: int64(a), Return: int64(b)}
+	}
+	legal := []porcupine.Operation{
+		op(false, 0, 20, linAccepted, 4), // A
+		op(true, 1, 10, linReleased, -1), // the pipeline's release
+		op(false, 2, 30, linAccepted, 4), // B
+	}
+	if porcupine.CheckOperations(bucketModel(5), legal) != true {
+		t.Fatal("porcupine finds the legal history illegal: the case is wrong")
+	}
+	if !bucketWitness(5, legal) {
+		t.Error("no witness for a legal bucket history")
+	}
+	// Without the release, B's count is a unit no one gave back.
+	if bucketWitness(5, []porcupine.Operation{legal[0], legal[2]}) {
+		t.Error("a witness for two answers leaving the same count with nothing released")
+	}
+	// The other way round, where earliest deadline first is right: the
+	// release must come first for a count of 5 to follow.
+	first := []porcupine.Operation{
+		op(true, 0, 10, linReleased, -1),
+		op(false, 1, 12, linAccepted, 5),
+		op(false, 2, 11, linAccepted, 4),
+	}
+	if !bucketWitness(5, first) {
+		t.Error("no witness when the release must come first")
+	}
+}
+
 // A partition real time orders wholly is stepped through without
 // porcupine: the verdicts must be porcupine's, legal and illegal alike.
 func TestCheckSequentialAgreesWithPorcupine(t *testing.T) {
