@@ -30,18 +30,19 @@ func (silent) Release(ctx context.Context, sc lua.Scope, userID, rid string) (lu
 
 var _ sut.System = silent{}
 
-// A system that never answers holds a phase no longer than its duration
-// plus Config.Tail: the operations still in flight then are cut (UNKNOWN
-// on the wire, DROPPED when never sent), never re-sent for minutes.
-func TestTailCutsWhatANeverAnsweringSystemHolds(t *testing.T) {
+// runTailCase runs one second of 200 ops/s on 4 workers against sys,
+// each send given 300 ms and up to 3 re-sends, and returns the result,
+// the config and how long the run took. Without the tail, 200 operations
+// of 4 sends of 300 ms on 4 workers take a minute: the test's own limit
+// stops them at 10 s.
+func runTailCase(t *testing.T, sys sut.System) (*Result, Config, time.Duration) {
+	t.Helper()
 	tgt := newTarget(t, 100, 2)
-	tgt.Path = silent{}
+	tgt.Path = sys
 	cfg := smallConfig()
 	cfg.Shape = Shape{Kind: "constant", Rate: 200}
 	cfg.Duration, cfg.Concurrency, cfg.SampleEvery = time.Second, 4, 0
 	cfg.CallTimeout, cfg.RetrySends, cfg.RetryBackoff = 300*time.Millisecond, 3, 10*time.Millisecond
-	// Without the tail, 200 operations of 4 sends of 300 ms on 4 workers
-	// take a minute: the test's own limit stops them at 10 s.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	began := time.Now()
@@ -50,6 +51,14 @@ func TestTailCutsWhatANeverAnsweringSystemHolds(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after %s: %v", took, err)
 	}
+	return res, cfg, took
+}
+
+// A system that never answers holds a phase no longer than its duration
+// plus Config.Tail: the operations still in flight then are cut (UNKNOWN
+// on the wire, DROPPED when never sent), never re-sent for minutes.
+func TestTailCutsWhatANeverAnsweringSystemHolds(t *testing.T) {
+	res, cfg, took := runTailCase(t, silent{})
 	if limit := cfg.Duration + cfg.Tail() + time.Second; took > limit {
 		t.Errorf("the run took %s, want at most %s (duration %s + tail %s + 1 s)", took, limit, cfg.Duration, cfg.Tail())
 	}
@@ -91,18 +100,7 @@ func (waiting) Reserve(ctx context.Context, call lua.ReserveCall) (lua.ReserveRe
 // as an error of the path under test: a run failed for the harness's own
 // cut).
 func TestTailCutOfAWaitingCallIsNotAnErrorOfTheSystem(t *testing.T) {
-	tgt := newTarget(t, 100, 2)
-	tgt.Path = waiting{}
-	cfg := smallConfig()
-	cfg.Shape = Shape{Kind: "constant", Rate: 200}
-	cfg.Duration, cfg.Concurrency, cfg.SampleEvery = time.Second, 4, 0
-	cfg.CallTimeout, cfg.RetrySends, cfg.RetryBackoff = 300*time.Millisecond, 3, 10*time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := Run(ctx, cfg, tgt.Sale(), tgt.System())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, _, _ := runTailCase(t, waiting{})
 	classes := map[history.ErrClass]int{}
 	var dropped int
 	for _, o := range res.History.All() {
